@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite: set-up if needed, then every package's tests through turbo.
+# The last line is the total over all packages: "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+npx turbo run typecheck test --concurrency=2 --output-logs=full "$@" 2>&1 | tee "$log"
+turbo_rc=${PIPESTATUS[0]}
+
+# node:test's spec reporter ends each package's run with "ℹ pass N" / "ℹ fail N" (turbo prefixes the line).
+passed=$(grep -aoE 'ℹ pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+failed=$(grep -aoE 'ℹ fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+if [ "$turbo_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  # a package failed outside node:test (type errors, a crash before tests ran): count it as a failure
+  failed=1
+fi
+echo "$passed passed, $failed failed"
+[ "$turbo_rc" -eq 0 ] && [ "$failed" -eq 0 ]

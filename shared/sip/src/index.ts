@@ -1,0 +1,2 @@
+export * from './message/types.ts';
+export { SipHeaders, canonicalHeaderName } from './message/headers.ts';
