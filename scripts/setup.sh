@@ -5,12 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+npm_only=0
+[ "${1:-}" = "--npm-only" ] && npm_only=1
+
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } || need_apt+=(mariadb-server)
 command -v sipp >/dev/null 2>&1 || need_apt+=(sip-tester)
 
-if [ "${#need_apt[@]}" -gt 0 ]; then
+if [ "$npm_only" -eq 0 ] && [ "${#need_apt[@]}" -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

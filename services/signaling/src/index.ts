@@ -1,1 +1,21 @@
-export {};
+// Public surface of @vms/signaling.
+export { createApp, SERVICE_VERSION, type App, type AppDeps, type RunningApp } from './app.ts';
+export { loadConfig, configFileFromArgv, type ConfigIo } from './config/load.ts';
+export { SETTINGS, envNameOf, type SettingKey } from './config/schema.ts';
+export type { Config, SipSettings, HttpSettings, RedisSettings, MysqlSettings, AuthSettings, LogLevel } from './config/config.types.ts';
+export * from './errors/catalog.ts';
+export { signToken, verifyToken } from './auth/jwt.ts';
+export type { Principal } from './auth/principal.ts';
+export type { DeviceRepository } from './devices/device-repository.port.ts';
+export * from './devices/device.types.ts';
+export { createMemoryDeviceRepository } from './devices/device-repository.memory.ts';
+export { createMysqlDeviceRepository, type MysqlDeviceRepositoryOptions } from './devices/device-repository.mysql.ts';
+export * from './control/device-control.port.ts';
+export type { NodeDirectory, NodeListing, NodeView } from './nodes/node-directory.port.ts';
+export type { OwnerDirectory } from './ownership/owner-directory.port.ts';
+export { buildHttpApp } from './http/app.ts';
+export type { HttpDeps, OwnerRoutingHook } from './http/handler.types.ts';
+export { ROUTES, ROUTING_PARAM, routingKeyOf, type RouteSpec, type RouteId, type RoutedBy } from './http/route-table.ts';
+export { ENVELOPE_BY_ERROR } from './http/errors.ts';
+export type { Envelope } from './http/envelope.ts';
+export { systemClock, FakeClock, type Clock, type TimerHandle } from './core/clock.ts';

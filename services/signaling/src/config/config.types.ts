@@ -1,0 +1,67 @@
+import type { SettingKey } from './schema.ts';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface SipSettings {
+  /** External SIP host devices are pointed at. */
+  readonly host: string;
+  /** External SIP port (UDP and TCP); 0 only in tests. */
+  readonly port: number;
+  /** 20-digit platform id. */
+  readonly serverId: string;
+  /** Digest realm: first 10 digits of the server id (SPEC §2). */
+  readonly realm: string;
+  /** Default device digest password; null = no auth. */
+  readonly password: string | null;
+  /** Node code (instance-id). */
+  readonly instanceId: string;
+  /** HTTP base other instances use to reach this one, without a trailing slash. */
+  readonly internalBaseUrl: string;
+  /** Shared forward secret; null = forwarding channel closed (ROUTE-6). */
+  readonly nodeForwardSecret: string | null;
+  readonly cascadeNode: boolean;
+  /** Seconds. */
+  readonly keepaliveIntervalSec: number;
+  readonly keepaliveTimeoutCount: number;
+  /** Seconds. */
+  readonly offlineScanPeriodSec: number;
+}
+
+export interface HttpSettings {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** Validated here; connection details are parsed by @vms/cluster's Redis client. */
+export interface RedisSettings {
+  readonly url: string;
+  /** `cluster` for redis+cluster:// and rediss+cluster:// seed lists. */
+  readonly mode: 'single' | 'cluster';
+}
+
+export interface MysqlSettings {
+  readonly url: string;
+  readonly database: string;
+}
+
+export interface AuthSettings {
+  readonly signingKey: string;
+  /** `dev-default`: no key was configured; a stable development key was derived (warn at start). */
+  readonly signingKeySource: 'configured' | 'dev-default';
+}
+
+export type SettingSource = 'default' | 'file' | 'env';
+
+export interface Config {
+  readonly sip: SipSettings;
+  readonly http: HttpSettings;
+  /** null = standalone (no Redis). */
+  readonly redis: RedisSettings | null;
+  /** null = embedded device store. */
+  readonly mysql: MysqlSettings | null;
+  readonly auth: AuthSettings;
+  readonly log: { readonly level: LogLevel };
+  /** Where each setting came from, for the start-up log (values of secrets are never logged). */
+  readonly sources: Readonly<Record<SettingKey, SettingSource>>;
+  readonly configFile: string | null;
+}

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError } from '../errors/catalog.ts';
+import { loadConfig, type ConfigIo } from './load.ts';
+import { envNameOf, SETTINGS } from './schema.ts';
+import { devSigningKey } from './signing-key.ts';
+
+const KEY = 'k'.repeat(32);
+
+function io(files: Record<string, string> = {}, address = '10.1.2.3'): ConfigIo {
+  return {
+    readFile: (path) => {
+      const text = files[path];
+      if (text === undefined) throw Object.assign(new Error('nope'), { code: 'ENOENT' });
+      return text;
+    },
+    networkInterfaces: () => ({
+      lo: [{ address: '127.0.0.1', family: 'IPv4', internal: true, netmask: '255.0.0.0', mac: '', cidr: null }],
+      eth0: [
+        { address: 'fe80::1', family: 'IPv6', internal: false, netmask: '', mac: '', cidr: null, scopeid: 1 },
+        { address, family: 'IPv4', internal: false, netmask: '255.255.255.0', mac: '', cidr: null },
+      ],
+    }),
+  };
+}
+
+function issuesOf(fn: () => unknown): { key: string; env: string | null; problem: string }[] {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    return [...err.issues];
+  }
+  assert.fail('expected ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('starts standalone with documented defaults when nothing is set', () => {
+    const c = loadConfig([], {}, io());
+    assert.equal(c.sip.host, '10.1.2.3');
+    assert.equal(c.sip.port, 5060);
+    assert.equal(c.sip.serverId, '34020000002000000001');
+    assert.equal(c.sip.realm, '3402000000');
+    assert.equal(c.sip.password, null);
+    assert.equal(c.sip.instanceId, '10.1.2.3:5060');
+    assert.equal(c.sip.internalBaseUrl, 'http://10.1.2.3:18080');
+    assert.equal(c.sip.nodeForwardSecret, null);
+    assert.equal(c.sip.cascadeNode, false);
+    assert.equal(c.sip.keepaliveIntervalSec, 60);
+    assert.equal(c.sip.keepaliveTimeoutCount, 3);
+    assert.equal(c.sip.offlineScanPeriodSec, 30);
+    assert.deepEqual(c.http, { address: '0.0.0.0', port: 18080 });
+    assert.equal(c.redis, null);
+    assert.equal(c.mysql, null);
+    assert.equal(c.auth.signingKeySource, 'dev-default');
+    assert.equal(c.auth.signingKey, devSigningKey('34020000002000000001'));
+    assert.equal(c.sources['vms.gb28181.sip.host'], 'default');
+  });
+
+  it('falls back to 127.0.0.1 without a non-loopback IPv4', () => {
+    const c = loadConfig([], {}, { ...io(), networkInterfaces: () => ({}) });
+    assert.equal(c.sip.host, '127.0.0.1');
+  });
+
+  it('reads nested YAML with unquoted 20-digit ids, and env wins over the file', () => {
+    const yaml = [
+      'vms:',
+      '  gb28181:',
+      '    sip:',
+      '      host: 10.0.0.11          # comment',
+      '      port: 5070',
+      '      server-id: 34020000002000000002',
+      '      instance-id: signal-node-a',
+      '      internal-base-url: http://10.0.0.11:80/',
+      '      node-forward-secret: a8f3k29slx7q',
+      '      cascade-node: true',
+      '      keepalive-interval: 0.5',
+      '  auth:',
+      `    signing-key: ${KEY}`,
+      '  zlm:',
+      '    anything: goes   # not our section',
+      'server:',
+      '  port: 0',
+      'redis:',
+      '  url: redis+cluster://:pw@h1:7000,h2:7001',
+      'mysql:',
+      '  url: mysql://root:pw@127.0.0.1:3306/vms',
+    ].join('\n');
+    const c = loadConfig(['--config', 'a.yml'], { VMS_GB28181_SIP_PORT: '5080', SERVER_PORT: '' }, io({ 'a.yml': yaml }));
+    assert.equal(c.sip.host, '10.0.0.11');
+    assert.equal(c.sip.port, 5080);
+    assert.equal(c.sources['vms.gb28181.sip.port'], 'env');
+    assert.equal(c.sources['vms.gb28181.sip.host'], 'file');
+    assert.equal(c.sip.serverId, '34020000002000000002');
+    assert.equal(c.sip.realm, '3402000000');
+    assert.equal(c.sip.instanceId, 'signal-node-a');
+    assert.equal(c.sip.internalBaseUrl, 'http://10.0.0.11:80');
+    assert.equal(c.sip.nodeForwardSecret, 'a8f3k29slx7q');
+    assert.equal(c.sip.cascadeNode, true);
+    assert.equal(c.sip.keepaliveIntervalSec, 0.5);
+    assert.equal(c.http.port, 0, 'port 0 is allowed; an empty env var means unset');
+    assert.deepEqual(c.redis, { url: 'redis+cluster://:pw@h1:7000,h2:7001', mode: 'cluster' });
+    assert.deepEqual(c.mysql, { url: 'mysql://root:pw@127.0.0.1:3306/vms', database: 'vms' });
+    assert.equal(c.auth.signingKeySource, 'configured');
+    assert.equal(c.configFile, 'a.yml');
+  });
+
+  it('accepts --config=FILE and an empty cascade-node as false', () => {
+    const c = loadConfig(['--config=b.yml'], {}, io({ 'b.yml': 'vms:\n  gb28181:\n    sip:\n      cascade-node:\n' }));
+    assert.equal(c.sip.cascadeNode, false);
+  });
+
+  it('derives every env name from the key path (SPEC §12)', () => {
+    const names = SETTINGS.map((s) => envNameOf(s.key));
+    for (const expected of [
+      'VMS_GB28181_SIP_HOST', 'VMS_GB28181_SIP_PORT', 'VMS_GB28181_SIP_SERVER_ID', 'VMS_GB28181_SIP_PASSWORD',
+      'VMS_GB28181_SIP_INSTANCE_ID', 'VMS_GB28181_SIP_INTERNAL_BASE_URL', 'VMS_GB28181_SIP_NODE_FORWARD_SECRET',
+      'VMS_GB28181_SIP_CASCADE_NODE', 'VMS_GB28181_SIP_KEEPALIVE_INTERVAL', 'VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT',
+      'VMS_GB28181_SIP_OFFLINE_SCAN_PERIOD', 'SERVER_PORT', 'REDIS_URL', 'MYSQL_URL', 'VMS_AUTH_SIGNING_KEY',
+    ]) {
+      assert.ok(names.includes(expected), expected);
+    }
+  });
+
+  it('reports every bad key at once, naming key and env variable', () => {
+    const issues = issuesOf(() =>
+      loadConfig([], {
+        VMS_GB28181_SIP_PORT: '70000',
+        VMS_GB28181_SIP_SERVER_ID: '3402000000200000000',
+        VMS_GB28181_SIP_CASCADE_NODE: 'maybe',
+        VMS_GB28181_SIP_KEEPALIVE_INTERVAL: '-1',
+        VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT: '0',
+        VMS_GB28181_SIP_INTERNAL_BASE_URL: 'ftp://x',
+        VMS_GB28181_SIP_INSTANCE_ID: 'has space',
+        SERVER_PORT: 'eighty',
+        REDIS_URL: 'http://x',
+        MYSQL_URL: 'mysql://h:3306/',
+        VMS_AUTH_SIGNING_KEY: 'short',
+      }, io()),
+    );
+    assert.deepEqual(issues.map((i) => i.key).sort(), [
+      'mysql.url', 'redis.url', 'server.port', 'vms.auth.signing-key', 'vms.gb28181.sip.cascade-node',
+      'vms.gb28181.sip.instance-id', 'vms.gb28181.sip.internal-base-url', 'vms.gb28181.sip.keepalive-interval',
+      'vms.gb28181.sip.keepalive-timeout-count', 'vms.gb28181.sip.port', 'vms.gb28181.sip.server-id',
+    ]);
+    assert.equal(issues.find((i) => i.key === 'server.port')?.env, 'SERVER_PORT');
+  });
+
+  it('never echoes secret values in errors', () => {
+    try {
+      loadConfig([], { VMS_AUTH_SIGNING_KEY: 'tooShortSecret', MYSQL_URL: 'nope://secretpw' }, io());
+      assert.fail('expected ConfigError');
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /vms\.auth\.signing-key \(VMS_AUTH_SIGNING_KEY\)/);
+      assert.match(err.message, /mysql\.url \(MYSQL_URL\)/);
+      assert.doesNotMatch(err.message, /tooShortSecret|secretpw/);
+    }
+  });
+
+  it('reports unknown keys in owned sections, a missing file and non-scalar values', () => {
+    const yaml = 'vms:\n  gb28181:\n    sip:\n      server_id: 1\n      host: [a, b]\n';
+    assert.deepEqual(
+      issuesOf(() => loadConfig(['--config', 'c.yml'], {}, io({ 'c.yml': yaml }))).map((i) => i.key).sort(),
+      ['vms.gb28181.sip.host', 'vms.gb28181.sip.server_id'],
+    );
+    const missing = issuesOf(() => loadConfig(['--config', 'missing.yml'], {}, io()));
+    assert.equal(missing[0]?.key, '--config');
+    assert.match(missing[0]?.problem ?? '', /ENOENT/);
+    assert.equal(issuesOf(() => loadConfig(['--config'], {}, io()))[0]?.key, '--config');
+    assert.equal(issuesOf(() => loadConfig(['--config', 'd.yml'], {}, io({ 'd.yml': 'a: [' })))[0]?.key, '--config');
+  });
+
+  it('returns a deeply frozen object', () => {
+    const c = loadConfig([], {}, io());
+    assert.ok(Object.isFrozen(c) && Object.isFrozen(c.sip) && Object.isFrozen(c.sources));
+    assert.throws(() => {
+      (c.sip as { port: number }).port = 1;
+    }, TypeError);
+  });
+
+  it('brackets an IPv6 host in the derived internal base URL and accepts redis:// URLs', () => {
+    const c = loadConfig([], { VMS_GB28181_SIP_HOST: 'fd00::5', REDIS_URL: 'redis://:pw@127.0.0.1:6379/0' }, io());
+    assert.equal(c.sip.internalBaseUrl, 'http://[fd00::5]:18080');
+    assert.deepEqual(c.redis, { url: 'redis://:pw@127.0.0.1:6379/0', mode: 'single' });
+    for (const bad of ['redis://', 'redis://a,b:1', 'http://x', 'redis://h:99999']) {
+      assert.equal(issuesOf(() => loadConfig([], { REDIS_URL: bad }, io()))[0]?.key, 'redis.url', bad);
+    }
+    assert.equal(loadConfig([], { REDIS_URL: 'rediss+cluster://u:p@h1:1,h2' }, io()).redis?.mode, 'cluster');
+  });
+});

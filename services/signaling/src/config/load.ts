@@ -1,0 +1,196 @@
+// Configuration enters here, once: `--config FILE` (YAML), then environment variables (env wins),
+// validated against `schema.ts` with every problem reported in one ConfigError, then frozen.
+import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
+import type { Config, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
+import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
+import * as P from './parsers.ts';
+import {
+  DEFAULT_HTTP_PORT,
+  DEFAULT_SERVER_ID,
+  DEFAULT_SIP_PORT,
+  envNameOf,
+  OWNED_SECTIONS,
+  SETTINGS,
+  type SettingKey,
+  type SettingType,
+} from './schema.ts';
+import { devSigningKey } from './signing-key.ts';
+
+export interface ConfigIo {
+  readonly readFile: (path: string) => string;
+  readonly networkInterfaces: () => InterfaceTable;
+}
+
+export const nodeConfigIo: ConfigIo = {
+  readFile: (path) => readFileSync(path, 'utf8'),
+  networkInterfaces,
+};
+
+type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count'
+  ? number
+  : T extends 'boolean'
+    ? boolean
+    : T extends 'redisUrl'
+      ? RedisSettings
+      : T extends 'mysqlUrl'
+        ? MysqlSettings
+        : T extends 'logLevel'
+          ? LogLevel
+          : string;
+
+const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<T>> } = {
+  host: P.parseHost,
+  port: P.parsePort,
+  gbId: P.parseGbId,
+  string: P.parseNonEmpty,
+  nodeCode: P.parseNodeCode,
+  httpUrl: P.parseHttpUrl,
+  boolean: P.parseBoolean,
+  seconds: P.parseSeconds,
+  count: P.parseCount,
+  redisUrl: P.parseRedisUrl,
+  mysqlUrl: P.parseMysqlUrl,
+  signingKey: P.parseSigningKey,
+  logLevel: P.parseLogLevel,
+};
+
+type Spec = (typeof SETTINGS)[number];
+type TypeOfKey<K extends SettingKey> = Extract<Spec, { key: K }>['type'];
+
+/** Extracts `--config FILE` / `--config=FILE`; other arguments are left to the caller. */
+export function configFileFromArgv(argv: readonly string[]): { file: string | null; issue: ConfigIssue | null } {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--config') {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) {
+        return { file: null, issue: { key: '--config', env: null, problem: 'needs a file name' } };
+      }
+      return { file: next, issue: null };
+    }
+    if (arg.startsWith('--config=')) return { file: arg.slice('--config='.length), issue: null };
+  }
+  return { file: null, issue: null };
+}
+
+/** Flattens failsafe-parsed YAML (strings, maps, lists) into dotted key paths. */
+function flatten(node: unknown, prefix: string, out: Map<string, unknown>): void {
+  if (node !== null && typeof node === 'object' && !Array.isArray(node)) {
+    for (const [k, v] of Object.entries(node)) flatten(v, prefix === '' ? k : `${prefix}.${k}`, out);
+  } else if (prefix !== '') {
+    out.set(prefix, node);
+  }
+}
+
+function readYaml(file: string, io: ConfigIo, issues: ConfigIssue[]): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  let text: string;
+  try {
+    text = io.readFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'read error';
+    issues.push({ key: '--config', env: null, problem: `cannot read ${file} (${code})` });
+    return out;
+  }
+  try {
+    // failsafe: every scalar stays a string, so a 20-digit server-id keeps its digits.
+    flatten(parseYaml(text, { schema: 'failsafe' }), '', out);
+  } catch (err) {
+    issues.push({ key: '--config', env: null, problem: `${file} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}` });
+  }
+  return out;
+}
+
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: ConfigIo = nodeConfigIo): Config {
+  const issues: ConfigIssue[] = [];
+  const { file, issue } = configFileFromArgv(argv);
+  if (issue !== null) issues.push(issue);
+  const yaml = file === null ? new Map<string, unknown>() : readYaml(file, io, issues);
+
+  const known = new Set<string>(SETTINGS.map((s) => s.key));
+  for (const key of yaml.keys()) {
+    const owned = OWNED_SECTIONS.some((section) => key === section || key.startsWith(`${section}.`));
+    if (owned && !known.has(key)) issues.push({ key, env: null, problem: 'unknown key' });
+  }
+
+  const sources = {} as Record<SettingKey, SettingSource>;
+  const values = new Map<SettingKey, unknown>();
+  for (const spec of SETTINGS) {
+    const envName = envNameOf(spec.key);
+    const fromEnv = env[envName];
+    const fromFile = yaml.get(spec.key);
+    let raw: string | undefined;
+    // An empty value means "unset" in both places (compose files often pass empty variables).
+    if (fromEnv !== undefined && fromEnv.trim() !== '') {
+      raw = fromEnv.trim();
+      sources[spec.key] = 'env';
+    } else if (fromFile !== undefined && fromFile !== '') {
+      if (typeof fromFile !== 'string') {
+        issues.push({ key: spec.key, env: envName, problem: 'must be a single value, not a list or map' });
+        sources[spec.key] = 'file';
+        continue;
+      }
+      raw = fromFile.trim();
+      sources[spec.key] = 'file';
+    } else {
+      sources[spec.key] = 'default';
+      continue;
+    }
+    const parsed = (PARSERS[spec.type] as (raw: string) => P.Parsed<unknown>)(raw);
+    if (parsed.ok) values.set(spec.key, parsed.value);
+    else {
+      const shown = 'secret' in spec && spec.secret ? '' : `, got ${JSON.stringify(raw)}`;
+      issues.push({ key: spec.key, env: envName, problem: parsed.problem + shown });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  const get = <K extends SettingKey>(key: K): ValueOf<TypeOfKey<K>> | undefined =>
+    values.get(key) as ValueOf<TypeOfKey<K>> | undefined;
+
+  const host = get('vms.gb28181.sip.host') ?? firstNonLoopbackIPv4(io.networkInterfaces());
+  const sipPort = get('vms.gb28181.sip.port') ?? DEFAULT_SIP_PORT;
+  const httpPort = get('server.port') ?? DEFAULT_HTTP_PORT;
+  const serverId = get('vms.gb28181.sip.server-id') ?? DEFAULT_SERVER_ID;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const configuredKey = get('vms.auth.signing-key');
+
+  const config: Config = {
+    sip: {
+      host,
+      port: sipPort,
+      serverId,
+      realm: serverId.slice(0, 10),
+      password: get('vms.gb28181.sip.password') ?? null,
+      instanceId: get('vms.gb28181.sip.instance-id') ?? `${host}:${sipPort}`,
+      internalBaseUrl: get('vms.gb28181.sip.internal-base-url') ?? `http://${urlHost}:${httpPort}`,
+      nodeForwardSecret: get('vms.gb28181.sip.node-forward-secret') ?? null,
+      cascadeNode: get('vms.gb28181.sip.cascade-node') ?? false,
+      keepaliveIntervalSec: get('vms.gb28181.sip.keepalive-interval') ?? 60,
+      keepaliveTimeoutCount: get('vms.gb28181.sip.keepalive-timeout-count') ?? 3,
+      offlineScanPeriodSec: get('vms.gb28181.sip.offline-scan-period') ?? 30,
+    },
+    http: { address: get('server.address') ?? '0.0.0.0', port: httpPort },
+    redis: get('redis.url') ?? null,
+    mysql: get('mysql.url') ?? null,
+    auth: {
+      signingKey: configuredKey ?? devSigningKey(serverId),
+      signingKeySource: configuredKey === undefined ? 'dev-default' : 'configured',
+    },
+    log: { level: get('log.level') ?? 'info' },
+    sources,
+    configFile: file,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

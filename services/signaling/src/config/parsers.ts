@@ -1,0 +1,106 @@
+// Pure value parsers for configuration strings. Each returns the typed value or a problem text that
+// never repeats the raw value (the caller decides whether the value may be echoed).
+import { InvalidStoreUrlError, parseMysqlUrl as parseClusterMysqlUrl, parseRedisUrl as parseClusterRedisUrl } from '@vms/cluster';
+import type { LogLevel, MysqlSettings, RedisSettings } from './config.types.ts';
+import { MIN_SIGNING_KEY_BYTES } from './signing-key.ts';
+
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+
+const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const bad = <T>(problem: string): Parsed<T> => ({ ok: false, problem });
+
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+export function parseHost(raw: string): Parsed<string> {
+  if (IPV4.test(raw) || HOSTNAME.test(raw)) return ok(raw);
+  if (raw.includes(':') && /^[0-9A-Fa-f:.]+$/.test(raw)) return ok(raw); // IPv6 literal
+  return bad('must be an IPv4 address, IPv6 address or host name');
+}
+
+export function parsePort(raw: string): Parsed<number> {
+  if (!/^\d{1,5}$/.test(raw)) return bad('must be an integer 0-65535');
+  const n = Number(raw);
+  return n <= 65535 ? ok(n) : bad('must be an integer 0-65535');
+}
+
+export function parseGbId(raw: string): Parsed<string> {
+  return /^\d{20}$/.test(raw) ? ok(raw) : bad('must be a 20-digit GB28181 code');
+}
+
+export function parseNonEmpty(raw: string): Parsed<string> {
+  return raw.length > 0 ? ok(raw) : bad('must not be empty');
+}
+
+/** Node codes travel in Redis values, headers and SQL rows: keep them to a safe alphabet. */
+export function parseNodeCode(raw: string): Parsed<string> {
+  return /^[A-Za-z0-9._:-]{1,64}$/.test(raw) ? ok(raw) : bad('must be 1-64 characters of A-Z a-z 0-9 . _ : -');
+}
+
+export function parseHttpUrl(raw: string): Parsed<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return bad('must be an absolute http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad('must be an absolute http:// or https:// URL');
+  if (url.search !== '' || url.hash !== '') return bad('must not have a query or fragment');
+  return ok(raw.replace(/\/+$/, ''));
+}
+
+const TRUE = new Set(['true', 'yes', 'on', '1']);
+const FALSE = new Set(['false', 'no', 'off', '0']);
+
+export function parseBoolean(raw: string): Parsed<boolean> {
+  const v = raw.toLowerCase();
+  if (TRUE.has(v)) return ok(true);
+  if (FALSE.has(v)) return ok(false);
+  return bad('must be true or false');
+}
+
+/** A positive duration in seconds; fractions allowed (tests use sub-second windows). */
+export function parseSeconds(raw: string): Parsed<number> {
+  if (!/^\d+(\.\d+)?$/.test(raw)) return bad('must be a positive number of seconds');
+  const n = Number(raw);
+  return n > 0 && n <= 86_400 ? ok(n) : bad('must be a positive number of seconds, at most 86400');
+}
+
+export function parseCount(raw: string): Parsed<number> {
+  if (!/^\d{1,4}$/.test(raw)) return bad('must be an integer 1-1000');
+  const n = Number(raw);
+  return n >= 1 && n <= 1000 ? ok(n) : bad('must be an integer 1-1000');
+}
+
+/** SPEC §12 Redis URL forms, parsed by @vms/cluster (the client that will use them). */
+export function parseRedisUrl(raw: string): Parsed<RedisSettings> {
+  try {
+    return ok({ url: raw, mode: parseClusterRedisUrl(raw).mode });
+  } catch (err) {
+    if (!(err instanceof InvalidStoreUrlError)) throw err;
+    return bad('must be redis://[user:pass@]host:port[/db], rediss://… or redis+cluster://h1:p1,h2:p2');
+  }
+}
+
+/** `mysql://user:pass@host:port/db`, parsed by @vms/cluster (which builds the pool). */
+export function parseMysqlUrl(raw: string): Parsed<MysqlSettings> {
+  try {
+    return ok({ url: raw, database: parseClusterMysqlUrl(raw).database ?? '' });
+  } catch (err) {
+    if (!(err instanceof InvalidStoreUrlError)) throw err;
+    return bad('must be mysql://user:pass@host:port/database');
+  }
+}
+
+export function parseSigningKey(raw: string): Parsed<string> {
+  return Buffer.byteLength(raw, 'utf8') >= MIN_SIGNING_KEY_BYTES
+    ? ok(raw)
+    : bad(`must be at least ${MIN_SIGNING_KEY_BYTES} bytes (RFC 7518 §3.2)`);
+}
+
+const LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function parseLogLevel(raw: string): Parsed<LogLevel> {
+  const v = raw.toLowerCase();
+  return (LEVELS as readonly string[]).includes(v) ? ok(v as LogLevel) : bad(`must be one of ${LEVELS.join(', ')}`);
+}

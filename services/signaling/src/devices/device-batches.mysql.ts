@@ -1,0 +1,48 @@
+// Multi-row statements of the MySQL device store: keepalive batches (OWN-5) and catalog upserts.
+import type { Pool, PoolConnection } from 'mysql2/promise';
+import { CHANNEL_COLUMNS, channelValues } from './device-rows.mysql.ts';
+import type { ChannelInput, DeviceId } from './device.types.ts';
+
+/** Rows per multi-row statement. */
+const CHUNK = 500;
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+/** One UPDATE per 500 devices; keepalive_at only moves forward (a late batch never rewinds it). */
+export async function writeKeepalives(pool: Pool, batch: ReadonlyMap<DeviceId, number>): Promise<void> {
+  for (const part of chunks([...batch])) {
+    const cases = part.map(() => 'WHEN ? THEN CAST(? AS DATETIME(3))').join(' ');
+    const params: unknown[] = part.flatMap(([id, at]) => [id, new Date(at)]);
+    await pool.query(
+      `UPDATE gb_device SET keepalive_at = GREATEST(COALESCE(keepalive_at, CAST('1970-01-01' AS DATETIME(3))), CASE device_id ${cases} END) ` +
+        'WHERE device_id IN (?)',
+      [...params, part.map(([id]) => id)],
+    );
+  }
+}
+
+/** Upserts catalog items; a channel id given twice keeps the later item. */
+export async function insertChannels(conn: PoolConnection, deviceId: DeviceId, inputs: readonly ChannelInput[], at: Date): Promise<void> {
+  const unique = [...new Map(inputs.map((c) => [c.channelId, c])).values()];
+  for (const part of chunks(unique)) {
+    await conn.query(
+      `INSERT INTO gb_channel (${CHANNEL_COLUMNS}) VALUES ? ON DUPLICATE KEY UPDATE ` +
+        'name = VALUES(name), manufacturer = VALUES(manufacturer), model = VALUES(model), owner = VALUES(owner), ' +
+        'civil_code = VALUES(civil_code), address = VALUES(address), parent_id = VALUES(parent_id), parental = VALUES(parental), ' +
+        'status = VALUES(status), longitude = VALUES(longitude), latitude = VALUES(latitude), ptz_type = VALUES(ptz_type), ' +
+        'extra = VALUES(extra), updated_at = VALUES(updated_at)',
+      [part.map((c) => channelValues(deviceId, c, at))],
+    );
+  }
+}
+
+export async function recountChannels(conn: PoolConnection, deviceId: DeviceId, at: Date): Promise<void> {
+  await conn.query(
+    'UPDATE gb_device SET channel_count = (SELECT COUNT(*) FROM gb_channel WHERE device_id = ?), updated_at = ? WHERE device_id = ?',
+    [deviceId, at, deviceId],
+  );
+}

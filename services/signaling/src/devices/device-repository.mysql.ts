@@ -1,0 +1,267 @@
+// MySQL/MariaDB device store (mysql2/promise pool). Schema: deploy/sql/V001__devices.sql.
+// Keepalives go through a write-behind buffer flushed every `keepaliveFlushMs` (OWN-5); reads and
+// scans overlay or flush it, so callers never see a stale keepalive.
+import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2/promise';
+import type { Clock } from '../core/clock.ts';
+import { DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.ts';
+import type { DeviceRepository } from './device-repository.port.ts';
+import { insertChannels, recountChannels, writeKeepalives } from './device-batches.mysql.ts';
+import { CHANNEL_COLUMNS, channelFromRow, DEVICE_COLUMNS, deviceFromRow, type ChannelRow, type CountRow, type DeviceRow } from './device-rows.mysql.ts';
+import { DEFAULT_TENANT, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
+import { createKeepaliveBuffer } from './keepalive-buffer.ts';
+import { normalizePage, offsetOf } from './paging.ts';
+
+export interface MysqlDeviceRepositoryOptions {
+  readonly pool: Pool;
+  /** Keepalive write-behind period; default 1000 ms. */
+  readonly keepaliveFlushMs?: number;
+  /** Timers of the keepalive buffer; default system clock. */
+  readonly clock?: Clock;
+  /** Called when a batched keepalive write fails (it is retried). */
+  readonly onKeepaliveFlushError?: (err: unknown, size: number) => void;
+}
+
+export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOptions): DeviceRepository {
+  const { pool } = options;
+
+  const guard = async <T>(operation: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof VmsError) throw err;
+      throw new StorageError(operation, { cause: err });
+    }
+  };
+
+  const inTransaction = async <T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> => {
+    const conn = await pool.getConnection();
+    try {
+      await conn.beginTransaction();
+      const result = await fn(conn);
+      await conn.commit();
+      return result;
+    } catch (err) {
+      await conn.rollback().catch(() => {});
+      throw err;
+    } finally {
+      conn.release();
+    }
+  };
+
+  const keepalives = createKeepaliveBuffer({
+    flushIntervalMs: options.keepaliveFlushMs ?? 1000,
+    write: (batch) => writeKeepalives(pool, batch),
+    onError: options.onKeepaliveFlushError ?? (() => {}),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  keepalives.start();
+
+  const withPending = (d: Device): Device => {
+    const pending = keepalives.pending(d.deviceId);
+    return pending !== undefined && (d.keepaliveAt === null || pending > d.keepaliveAt) ? Object.freeze({ ...d, keepaliveAt: pending }) : d;
+  };
+
+  const selectDevice = async (conn: Pool | PoolConnection, deviceId: DeviceId, lock = false): Promise<Device | null> => {
+    const [rows] = await conn.query<DeviceRow[]>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id = ?${lock ? ' FOR UPDATE' : ''}`, [deviceId]);
+    const row = rows[0];
+    return row === undefined ? null : withPending(deviceFromRow(row));
+  };
+
+  const requireDevice = async (conn: PoolConnection, deviceId: DeviceId): Promise<void> => {
+    if ((await selectDevice(conn, deviceId, true)) === null) throw new DeviceNotFoundError(deviceId);
+  };
+
+  let closed: Promise<void> | null = null;
+
+  return {
+    registerDevice: (r) =>
+      guard('registerDevice', async () => {
+        const at = new Date(r.at);
+        await pool.query(
+          'INSERT INTO gb_device (device_id, tenant_id, transport, remote_ip, remote_port, registered_at, keepalive_at, expires_sec, online, created_at, updated_at) ' +
+            'VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON DUPLICATE KEY UPDATE transport = VALUES(transport), remote_ip = VALUES(remote_ip), ' +
+            'remote_port = VALUES(remote_port), registered_at = VALUES(registered_at), ' +
+            'keepalive_at = GREATEST(COALESCE(keepalive_at, VALUES(keepalive_at)), VALUES(keepalive_at)), ' +
+            'expires_sec = VALUES(expires_sec), online = 1, updated_at = VALUES(updated_at)',
+          [r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, at, at, r.expiresSec, at, at],
+        );
+        const device = await selectDevice(pool, r.deviceId);
+        if (device === null) throw new DeviceNotFoundError(r.deviceId);
+        return device;
+      }),
+
+    provisionDevice: (p, atMs) =>
+      guard('provisionDevice', async () => {
+        const at = new Date(atMs);
+        const sets: string[] = ['updated_at = VALUES(updated_at)'];
+        const cols = ['device_id', 'created_at', 'updated_at'];
+        const vals: unknown[] = [p.deviceId, at, at];
+        const field = (col: string, value: unknown): void => {
+          if (value === undefined) return;
+          cols.push(col);
+          vals.push(value);
+          sets.push(`${col} = VALUES(${col})`);
+        };
+        field('tenant_id', p.tenantId);
+        field('name', p.name);
+        field('password', p.password);
+        field('charset', p.charset);
+        field('transport', p.transport);
+        await pool.query(`INSERT INTO gb_device (${cols.join(', ')}) VALUES (?) ON DUPLICATE KEY UPDATE ${sets.join(', ')}`, [vals]);
+        const device = await selectDevice(pool, p.deviceId);
+        if (device === null) throw new DeviceNotFoundError(p.deviceId);
+        return device;
+      }),
+
+    updateDeviceInfo: (deviceId, info, atMs) =>
+      guard('updateDeviceInfo', async () => {
+        const sets: string[] = ['updated_at = ?'];
+        const vals: unknown[] = [new Date(atMs)];
+        for (const [col, value] of [['name', info.name], ['manufacturer', info.manufacturer], ['model', info.model], ['firmware', info.firmware]] as const) {
+          if (value === undefined) continue;
+          sets.push(`${col} = ?`);
+          vals.push(value);
+        }
+        const [res] = await pool.query<ResultSetHeader>(`UPDATE gb_device SET ${sets.join(', ')} WHERE device_id = ?`, [...vals, deviceId]);
+        if (res.affectedRows === 0) throw new DeviceNotFoundError(deviceId);
+      }),
+
+    getDevice: (deviceId) => guard('getDevice', () => selectDevice(pool, deviceId)),
+
+    listDevices: (filter: DeviceFilter) =>
+      guard('listDevices', async () => {
+        const p = normalizePage(filter);
+        const where: string[] = [];
+        const vals: unknown[] = [];
+        if (filter.tenantId !== undefined) {
+          where.push('tenant_id = ?');
+          vals.push(filter.tenantId);
+        }
+        if (filter.online !== undefined) {
+          where.push('online = ?');
+          vals.push(filter.online ? 1 : 0);
+        }
+        const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+        const [[count]] = await pool.query<CountRow[]>(`SELECT COUNT(*) AS n FROM gb_device${clause}`, vals);
+        const [rows] = await pool.query<DeviceRow[]>(
+          `SELECT ${DEVICE_COLUMNS} FROM gb_device${clause} ORDER BY device_id LIMIT ? OFFSET ?`,
+          [...vals, p.size, offsetOf(p)],
+        );
+        return { items: rows.map((r) => withPending(deviceFromRow(r))), total: Number(count?.n ?? 0), page: p.page, size: p.size };
+      }),
+
+    countOnlineDevices: () =>
+      guard('countOnlineDevices', async () => {
+        const [[row]] = await pool.query<CountRow[]>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1');
+        return Number(row?.n ?? 0);
+      }),
+
+    touchKeepalive(deviceId, at) {
+      keepalives.record(deviceId, at);
+    },
+
+    markOnline: (deviceIds, atMs) =>
+      guard('markOnline', async () => {
+        if (deviceIds.length === 0) return [];
+        const at = new Date(atMs);
+        return inTransaction(async (conn) => {
+          const [rows] = await conn.query<DeviceRow[]>('SELECT device_id FROM gb_device WHERE device_id IN (?) AND online = 0 ORDER BY device_id FOR UPDATE', [[...deviceIds]]);
+          await conn.query(
+            'UPDATE gb_device SET online = 1, keepalive_at = GREATEST(COALESCE(keepalive_at, ?), ?), updated_at = ? WHERE device_id IN (?)',
+            [at, at, at, [...deviceIds]],
+          );
+          return rows.map((r) => r.device_id);
+        });
+      }),
+
+    markOffline: (deviceIds, opts) =>
+      guard('markOffline', async () => {
+        if (deviceIds.length === 0) return [];
+        await keepalives.flush();
+        const before = opts?.onlyIfKeepaliveBefore;
+        const cond = before === undefined ? '' : ' AND (keepalive_at IS NULL OR keepalive_at < ?)';
+        const condVals = before === undefined ? [] : [new Date(before)];
+        return inTransaction(async (conn) => {
+          const [rows] = await conn.query<DeviceRow[]>(
+            `SELECT device_id FROM gb_device WHERE device_id IN (?) AND online = 1${cond} ORDER BY device_id FOR UPDATE`,
+            [[...deviceIds], ...condVals],
+          );
+          const ids = rows.map((r) => r.device_id);
+          if (ids.length > 0) await conn.query('UPDATE gb_device SET online = 0 WHERE device_id IN (?)', [ids]);
+          return ids;
+        });
+      }),
+
+    findSilentDevices: (keepaliveBefore, limit) =>
+      guard('findSilentDevices', async () => {
+        await keepalives.flush();
+        const [rows] = await pool.query<DeviceRow[]>(
+          'SELECT device_id FROM gb_device WHERE online = 1 AND (keepalive_at IS NULL OR keepalive_at < ?) ORDER BY keepalive_at, device_id LIMIT ?',
+          [new Date(keepaliveBefore), Math.max(0, limit)],
+        );
+        return rows.map((r) => r.device_id);
+      }),
+
+    replaceChannels: (deviceId, inputs, atMs) =>
+      guard('replaceChannels', () =>
+        inTransaction(async (conn) => {
+          const at = new Date(atMs);
+          await requireDevice(conn, deviceId);
+          await conn.query('DELETE FROM gb_channel WHERE device_id = ?', [deviceId]);
+          await insertChannels(conn, deviceId, inputs, at);
+          await recountChannels(conn, deviceId, at);
+        }),
+      ),
+
+    upsertChannels: (deviceId, inputs, atMs) =>
+      guard('upsertChannels', () =>
+        inTransaction(async (conn) => {
+          const at = new Date(atMs);
+          await requireDevice(conn, deviceId);
+          await insertChannels(conn, deviceId, inputs, at);
+          await recountChannels(conn, deviceId, at);
+        }),
+      ),
+
+    removeChannels: (deviceId, channelIds, atMs) =>
+      guard('removeChannels', async () => {
+        if (channelIds.length === 0) return;
+        await inTransaction(async (conn) => {
+          await conn.query('DELETE FROM gb_channel WHERE device_id = ? AND channel_id IN (?)', [deviceId, [...channelIds]]);
+          await recountChannels(conn, deviceId, new Date(atMs));
+        });
+      }),
+
+    listChannels: (deviceId, request) =>
+      guard('listChannels', async () => {
+        const p = normalizePage(request);
+        const [[count]] = await pool.query<CountRow[]>('SELECT COUNT(*) AS n FROM gb_channel WHERE device_id = ?', [deviceId]);
+        const [rows] = await pool.query<ChannelRow[]>(
+          `SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? ORDER BY channel_id LIMIT ? OFFSET ?`,
+          [deviceId, p.size, offsetOf(p)],
+        );
+        return { items: rows.map(channelFromRow), total: Number(count?.n ?? 0), page: p.page, size: p.size };
+      }),
+
+    getChannel: (deviceId, channelId) =>
+      guard('getChannel', async () => {
+        const [rows] = await pool.query<ChannelRow[]>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id = ?`, [deviceId, channelId]);
+        const row = rows[0];
+        return row === undefined ? null : channelFromRow(row);
+      }),
+
+    findChannelDevice: (channelId) =>
+      guard('findChannelDevice', async () => {
+        const [rows] = await pool.query<ChannelRow[]>(
+          'SELECT device_id FROM gb_channel WHERE channel_id = ? ORDER BY updated_at DESC, device_id LIMIT 1',
+          [channelId],
+        );
+        return rows[0]?.device_id ?? null;
+      }),
+
+    close() {
+      closed ??= keepalives.close();
+      return closed;
+    },
+  } satisfies DeviceRepository;
+}

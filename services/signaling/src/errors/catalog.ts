@@ -1,0 +1,215 @@
+// The signaling service's one error catalog. Every failure the service reports is one of these
+// classes; each carries a stable string code. Callers branch on `code` (or `instanceof`), never on
+// `message`. The single mapping of codes to the API envelope lives in `http/errors.ts`.
+
+export const ErrorCodes = {
+  CONFIG_INVALID: 'VMS_ERR_CONFIG_INVALID',
+  BAD_PARAMETER: 'VMS_ERR_BAD_PARAMETER',
+  UNAUTHORIZED: 'VMS_ERR_UNAUTHORIZED',
+  TENANT_FORBIDDEN: 'VMS_ERR_TENANT_FORBIDDEN',
+  ROUTE_NOT_FOUND: 'VMS_ERR_ROUTE_NOT_FOUND',
+  DEVICE_NOT_FOUND: 'VMS_ERR_DEVICE_NOT_FOUND',
+  CHANNEL_NOT_FOUND: 'VMS_ERR_CHANNEL_NOT_FOUND',
+  RECORD_QUERY_NOT_FOUND: 'VMS_ERR_RECORD_QUERY_NOT_FOUND',
+  DEVICE_OFFLINE: 'VMS_ERR_DEVICE_OFFLINE',
+  FORWARDING_DISABLED: 'VMS_ERR_FORWARDING_DISABLED',
+  OWNER_NODE_OFFLINE: 'VMS_ERR_OWNER_NODE_OFFLINE',
+  OWNER_UNREACHABLE: 'VMS_ERR_OWNER_UNREACHABLE',
+  FORGED_FORWARD: 'VMS_ERR_FORGED_FORWARD',
+  DEVICE_TIMEOUT: 'VMS_ERR_DEVICE_TIMEOUT',
+  DEVICE_REJECTED: 'VMS_ERR_DEVICE_REJECTED',
+  CONTROL_UNAVAILABLE: 'VMS_ERR_CONTROL_UNAVAILABLE',
+  STORAGE_FAILED: 'VMS_ERR_STORAGE_FAILED',
+  SHUTTING_DOWN: 'VMS_ERR_SHUTTING_DOWN',
+  INTERNAL: 'VMS_ERR_INTERNAL',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export abstract class VmsError extends Error {
+  abstract readonly code: ErrorCode;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export interface ConfigIssue {
+  /** Dotted key path as written in YAML, e.g. `vms.gb28181.sip.port`. */
+  readonly key: string;
+  /** The environment variable that sets the same key, e.g. `VMS_GB28181_SIP_PORT` (none for CLI flags). */
+  readonly env: string | null;
+  readonly problem: string;
+}
+
+export class ConfigError extends VmsError {
+  readonly code = ErrorCodes.CONFIG_INVALID;
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(
+      `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
+        issues.map((i) => `  - ${i.key}${i.env === null ? '' : ` (${i.env})`}: ${i.problem}`).join('\n'),
+    );
+  }
+}
+
+export class BadParameterError extends VmsError {
+  readonly code = ErrorCodes.BAD_PARAMETER;
+  constructor(
+    readonly parameter: string,
+    readonly problem: string,
+  ) {
+    super(`bad parameter ${parameter}: ${problem}`);
+  }
+}
+
+export class UnauthorizedError extends VmsError {
+  readonly code = ErrorCodes.UNAUTHORIZED;
+  constructor(readonly reason: 'missing' | 'invalid' | 'expired') {
+    super(reason === 'missing' ? 'missing auth token' : `${reason} auth token`);
+  }
+}
+
+export class TenantForbiddenError extends VmsError {
+  readonly code = ErrorCodes.TENANT_FORBIDDEN;
+  constructor(readonly deviceId: string) {
+    super('device belongs to another tenant');
+  }
+}
+
+export class RouteNotFoundError extends VmsError {
+  readonly code = ErrorCodes.ROUTE_NOT_FOUND;
+  constructor(
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(`no such endpoint: ${method} ${path}`);
+  }
+}
+
+export class DeviceNotFoundError extends VmsError {
+  readonly code = ErrorCodes.DEVICE_NOT_FOUND;
+  constructor(readonly deviceId: string) {
+    super(`unknown device ${deviceId}`);
+  }
+}
+
+export class ChannelNotFoundError extends VmsError {
+  readonly code = ErrorCodes.CHANNEL_NOT_FOUND;
+  constructor(readonly channelId: string) {
+    super(`unknown channel ${channelId}`);
+  }
+}
+
+export class RecordQueryNotFoundError extends VmsError {
+  readonly code = ErrorCodes.RECORD_QUERY_NOT_FOUND;
+  constructor(readonly sn: string) {
+    super(`unknown or expired record query ${sn}`);
+  }
+}
+
+/** SPEC §12 4601: the device is offline / has no owner (ROUTE-2). */
+export class DeviceOfflineError extends VmsError {
+  readonly code = ErrorCodes.DEVICE_OFFLINE;
+  constructor(readonly deviceId: string) {
+    super(`device ${deviceId} is offline`);
+  }
+}
+
+/** SPEC §12 4602: the device is owned elsewhere and no forward secret is configured (ROUTE-6). */
+export class ForwardingDisabledError extends VmsError {
+  readonly code = ErrorCodes.FORWARDING_DISABLED;
+  constructor(
+    readonly deviceId: string,
+    readonly ownerNode: string,
+  ) {
+    super(`device ${deviceId} is owned by node ${ownerNode} and forwarding is disabled (no node-forward-secret)`);
+  }
+}
+
+/** SPEC §12 4603: the owner's node is not online in the node table (ROUTE-5). */
+export class OwnerNodeOfflineError extends VmsError {
+  readonly code = ErrorCodes.OWNER_NODE_OFFLINE;
+  constructor(
+    readonly deviceId: string,
+    readonly ownerNode: string,
+  ) {
+    super(`owner node ${ownerNode} of device ${deviceId} is offline`);
+  }
+}
+
+/** SPEC §12 4604: the owner timed out or could not be reached (ROUTE-5). */
+export class OwnerUnreachableError extends VmsError {
+  readonly code = ErrorCodes.OWNER_UNREACHABLE;
+  constructor(
+    readonly ownerNode: string,
+    readonly phase: 'connect' | 'response',
+    options?: { cause?: unknown },
+  ) {
+    super(`owner node ${ownerNode} did not answer (${phase})`, options);
+  }
+}
+
+/** SPEC §12 4605: a request claimed to be forwarded without the right secret (ROUTE-3, ROUTE-6). */
+export class ForgedForwardError extends VmsError {
+  readonly code = ErrorCodes.FORGED_FORWARD;
+  constructor() {
+    super('forwarded request refused');
+  }
+}
+
+/** The device did not answer a live query/command in time. */
+export class DeviceTimeoutError extends VmsError {
+  readonly code = ErrorCodes.DEVICE_TIMEOUT;
+  constructor(
+    readonly deviceId: string,
+    readonly operation: string,
+  ) {
+    super(`device ${deviceId} did not answer ${operation} in time`);
+  }
+}
+
+/** The device answered a live query/command with an error (SIP error status or Result=ERROR). */
+export class DeviceRejectedError extends VmsError {
+  readonly code = ErrorCodes.DEVICE_REJECTED;
+  constructor(
+    readonly deviceId: string,
+    readonly operation: string,
+    readonly reason: string,
+  ) {
+    super(`device ${deviceId} rejected ${operation}: ${reason}`);
+  }
+}
+
+/** Live device control is not wired on this instance (no SIP stack yet). */
+export class ControlUnavailableError extends VmsError {
+  readonly code = ErrorCodes.CONTROL_UNAVAILABLE;
+  constructor(readonly operation: string) {
+    super(`live device control is not available on this instance (${operation})`);
+  }
+}
+
+export class StorageError extends VmsError {
+  readonly code = ErrorCodes.STORAGE_FAILED;
+  constructor(
+    readonly operation: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`storage operation failed: ${operation}`, options);
+  }
+}
+
+export class ShuttingDownError extends VmsError {
+  readonly code = ErrorCodes.SHUTTING_DOWN;
+  constructor() {
+    super('instance is shutting down');
+  }
+}
+
+export class InternalError extends VmsError {
+  readonly code = ErrorCodes.INTERNAL;
+  constructor(options?: { cause?: unknown }) {
+    super('internal error', options);
+  }
+}
+
+export const isVmsError = (err: unknown): err is VmsError => err instanceof VmsError;

@@ -1,0 +1,105 @@
+// buildHttpApp(deps): the control API on fastify. Routes come from the route table; auth runs in
+// onRequest, the owner-routing slot in preHandler (before any handler, ROUTE-5); every answer, good or
+// bad, is the SPEC §12 envelope.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { extractToken } from '../auth/bearer.ts';
+import { verifyToken } from '../auth/jwt.ts';
+import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
+import { createDeviceAccess } from './access.ts';
+import { installBodyParsers } from './body-parsers.ts';
+import { ok } from './envelope.ts';
+import { errorResponse, toVmsError } from './errors.ts';
+import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
+import type { RawParams } from './params.ts';
+import { isWebhookPath, stripServicePrefix } from './paths.ts';
+import { ROUTES } from './route-table.ts';
+import { deviceQueryHandlers } from './routes/device-queries.ts';
+import { deviceHandlers } from './routes/devices.ts';
+import { healthHandlers } from './routes/health.ts';
+import { nodeHandlers } from './routes/nodes.ts';
+import { ptzHandlers } from './routes/ptz.ts';
+import { recordHandlers } from './routes/records.ts';
+import './fastify-types.ts';
+
+/** Single instance (ROUTE-8): every device is local. */
+export const localOnlyRouting: OwnerRoutingHook = async () => 'local';
+
+export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
+  const access = createDeviceAccess(deps.devices);
+  return {
+    ...healthHandlers(deps),
+    ...deviceHandlers(deps, access),
+    ...nodeHandlers(deps),
+    ...deviceQueryHandlers(deps, access),
+    ...ptzHandlers(deps, access),
+    ...recordHandlers(deps, access),
+  };
+}
+
+export function buildHttpApp(deps: HttpDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
+    return503OnClosing: true,
+    // Malformed URLs and similar are rejected by the router before any hook: answer with an envelope too.
+    frameworkErrors: (error, request, reply) => {
+      const { httpStatus, body } = errorResponse(new BadParameterError('url', error.message));
+      request.log.info({ code: error.code }, 'request refused');
+      void (reply as FastifyReply).status(httpStatus).send(body);
+    },
+  });
+  app.decorateRequest('principal', null);
+  app.decorateRequest('rawBody', null);
+  installBodyParsers(app);
+
+  app.addHook('onRequest', async (request) => {
+    const route = request.routeOptions.config.route;
+    if (route === undefined || route.auth === 'none' || isWebhookPath(request.url)) return;
+    const token = extractToken(request.headers);
+    if (token === null) throw new UnauthorizedError('missing');
+    request.principal = await verifyToken(token, deps.signingKey, deps.clock.now());
+  });
+
+  const ownerRouting = deps.ownerRouting ?? localOnlyRouting;
+  const routingPreHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const route = request.routeOptions.config.route;
+    if (route === undefined || request.principal === null) return;
+    const outcome = await ownerRouting({ route, principal: request.principal, request, reply });
+    if (outcome === 'handled' && !reply.sent) throw new Error('owner routing reported handled without replying');
+  };
+
+  const handlers = createRouteHandlers(deps);
+  for (const route of ROUTES) {
+    const handler = handlers[route.id];
+    app.route({
+      method: route.method,
+      url: route.path,
+      config: { route },
+      ...(route.routedBy === null ? {} : { preHandler: routingPreHandler }),
+      handler: async (request) =>
+        ok(
+          await handler({
+            query: request.query as RawParams,
+            params: request.params as RawParams,
+            principal: request.principal,
+            log: request.log,
+          }),
+        ),
+    });
+  }
+
+  app.setNotFoundHandler(async (request) => {
+    throw new RouteNotFoundError(request.method, request.url.split('?')[0] ?? '/');
+  });
+
+  app.setErrorHandler(async (raw, request, reply) => {
+    const err = toVmsError(raw);
+    const { httpStatus, body } = errorResponse(err);
+    if (httpStatus >= 500) request.log.error({ err: raw, code: err.code }, 'request failed');
+    else request.log.info({ code: err.code, reason: err.message }, 'request refused');
+    return reply.status(httpStatus).type('application/json; charset=utf-8').send(body);
+  });
+
+  return app;
+}

@@ -1,0 +1,50 @@
+// The one table from error codes to the API envelope code and HTTP status (pinned by errors.test.ts).
+// Routing failures are business failures: HTTP 200 with success=false (SPEC §12), except a forged
+// forward (403). Device-side failures follow the same rule with codes 4606-4608.
+import { BadParameterError, ErrorCodes, InternalError, isVmsError, type ErrorCode, type VmsError } from '../errors/catalog.ts';
+import { failure, type Envelope } from './envelope.ts';
+
+export interface EnvelopeMapping {
+  readonly httpStatus: number;
+  readonly code: number;
+}
+
+export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } = {
+  [ErrorCodes.BAD_PARAMETER]: { httpStatus: 400, code: 400 },
+  [ErrorCodes.UNAUTHORIZED]: { httpStatus: 401, code: 401 },
+  [ErrorCodes.TENANT_FORBIDDEN]: { httpStatus: 403, code: 403 },
+  [ErrorCodes.ROUTE_NOT_FOUND]: { httpStatus: 404, code: 404 },
+  [ErrorCodes.DEVICE_NOT_FOUND]: { httpStatus: 404, code: 404 },
+  [ErrorCodes.CHANNEL_NOT_FOUND]: { httpStatus: 404, code: 404 },
+  [ErrorCodes.RECORD_QUERY_NOT_FOUND]: { httpStatus: 404, code: 404 },
+  [ErrorCodes.DEVICE_OFFLINE]: { httpStatus: 200, code: 4601 },
+  [ErrorCodes.FORWARDING_DISABLED]: { httpStatus: 200, code: 4602 },
+  [ErrorCodes.OWNER_NODE_OFFLINE]: { httpStatus: 200, code: 4603 },
+  [ErrorCodes.OWNER_UNREACHABLE]: { httpStatus: 200, code: 4604 },
+  [ErrorCodes.FORGED_FORWARD]: { httpStatus: 403, code: 4605 },
+  [ErrorCodes.DEVICE_TIMEOUT]: { httpStatus: 200, code: 4606 },
+  [ErrorCodes.DEVICE_REJECTED]: { httpStatus: 200, code: 4607 },
+  [ErrorCodes.CONTROL_UNAVAILABLE]: { httpStatus: 200, code: 4608 },
+  [ErrorCodes.STORAGE_FAILED]: { httpStatus: 503, code: 503 },
+  [ErrorCodes.SHUTTING_DOWN]: { httpStatus: 503, code: 503 },
+  [ErrorCodes.CONFIG_INVALID]: { httpStatus: 500, code: 500 },
+  [ErrorCodes.INTERNAL]: { httpStatus: 500, code: 500 },
+};
+
+/** Fastify's own client errors (bad JSON, wrong content type, body too large) carry a 4xx statusCode. */
+function isClientError(err: unknown): err is Error & { statusCode: number } {
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  return err instanceof Error && typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** Anything thrown becomes a catalog error; unknown errors become InternalError (cause kept for the log). */
+export function toVmsError(err: unknown): VmsError {
+  if (isVmsError(err)) return err;
+  if (isClientError(err)) return new BadParameterError('request', err.message);
+  return new InternalError({ cause: err });
+}
+
+export function errorResponse(err: VmsError): { readonly httpStatus: number; readonly body: Envelope<never> } {
+  const m = ENVELOPE_BY_ERROR[err.code];
+  return { httpStatus: m.httpStatus, body: failure(m.code, err.message) };
+}

@@ -1,0 +1,52 @@
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.ts';
+import type { Clock } from '../core/clock.ts';
+import type { DeviceControlService } from '../control/device-control.port.ts';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { NodeDirectory } from '../nodes/node-directory.port.ts';
+import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
+import type { RawParams } from './params.ts';
+import type { RouteId, RouteSpec } from './route-table.ts';
+
+/** What a handler sees: parsed parameters, the operator, a request-bound logger. No fastify objects. */
+export interface HandlerContext {
+  readonly query: RawParams;
+  readonly params: RawParams;
+  /** null only on routes declared `auth: 'none'`. */
+  readonly principal: Principal | null;
+  readonly log: FastifyBaseLogger;
+}
+
+/** Returns the envelope's `data`; throws catalog errors for failures. */
+export type RouteHandler = (ctx: HandlerContext) => Promise<unknown>;
+
+export type RouteHandlers = { readonly [K in RouteId]: RouteHandler };
+
+/**
+ * The owner-routing slot (SPEC ROUTE-2..5), run before any handler of a route with `routedBy`.
+ * Return `local` to run the local handler, or `handled` after writing the reply (a forward's answer or
+ * a routing failure). The cluster issue provides it; the default is the single-instance no-op (ROUTE-8).
+ */
+export type OwnerRoutingHook = (ctx: {
+  readonly route: RouteSpec;
+  readonly principal: Principal;
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+}) => Promise<'local' | 'handled'>;
+
+export interface HttpDeps {
+  readonly instanceId: string;
+  readonly signingKey: string;
+  readonly storage: 'memory' | 'mysql';
+  readonly devices: DeviceRepository;
+  readonly control: DeviceControlService;
+  readonly nodes: NodeDirectory;
+  readonly owners: OwnerDirectory;
+  readonly clock: Clock;
+  readonly logger: FastifyBaseLogger;
+  /** Platform UTC offset for zoned API times (e.g. 480 = UTC+8). */
+  readonly utcOffsetMinutes: number;
+  readonly ownerRouting?: OwnerRoutingHook;
+  /** Largest accepted request body, bytes. Default 1 MiB. */
+  readonly bodyLimit?: number;
+}

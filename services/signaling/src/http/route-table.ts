@@ -1,0 +1,48 @@
+// Every control endpoint, declared once (SPEC ROUTE-1). Registration (`app.ts`) reads this table:
+// adding an endpoint is one line here plus its handler. `routedBy` says how the owner-routing hook
+// finds the device: by channelId, sessionId, deviceId or SN; null = answered locally from the database.
+
+export type RoutedBy = 'channel' | 'session' | 'device' | 'sn';
+
+/** The request parameter that carries the routing key of each kind. */
+export const ROUTING_PARAM: { readonly [K in RoutedBy]: string } = {
+  channel: 'channelId',
+  session: 'sessionId',
+  device: 'deviceId',
+  sn: 'sn',
+};
+
+export interface RouteSpec {
+  readonly id: string;
+  readonly method: 'GET' | 'POST';
+  /** Canonical path (microservice form); the `/blade-iot` form is normalised onto it. */
+  readonly path: string;
+  readonly routedBy: RoutedBy | null;
+  /** `none`: no operator token (health, media-node webhooks). */
+  readonly auth: 'operator' | 'none';
+}
+
+export const ROUTES = [
+  { id: 'health', method: 'GET', path: '/healthz', routedBy: null, auth: 'none' },
+  { id: 'devices.list', method: 'GET', path: '/vms/devices', routedBy: null, auth: 'operator' },
+  { id: 'devices.get', method: 'GET', path: '/vms/devices/:deviceId', routedBy: null, auth: 'operator' },
+  { id: 'channels.list', method: 'GET', path: '/vms/channels', routedBy: null, auth: 'operator' },
+  { id: 'nodes.list', method: 'GET', path: '/vms/nodes', routedBy: null, auth: 'operator' },
+  { id: 'device.info', method: 'GET', path: '/vms/device/info', routedBy: 'device', auth: 'operator' },
+  { id: 'device.status', method: 'GET', path: '/vms/device/status', routedBy: 'device', auth: 'operator' },
+  { id: 'catalog.sync', method: 'POST', path: '/vms/device/catalog/sync', routedBy: 'device', auth: 'operator' },
+  { id: 'catalog.progress', method: 'GET', path: '/vms/device/catalog/sync', routedBy: 'device', auth: 'operator' },
+  { id: 'device.control', method: 'POST', path: '/vms/device/control', routedBy: 'device', auth: 'operator' },
+  { id: 'ptz.control', method: 'POST', path: '/vms/ptz/control', routedBy: 'channel', auth: 'operator' },
+  { id: 'record.query', method: 'POST', path: '/vms/record/query', routedBy: 'channel', auth: 'operator' },
+  { id: 'record.result', method: 'GET', path: '/vms/record/result', routedBy: 'sn', auth: 'operator' },
+] as const satisfies readonly RouteSpec[];
+
+export type RouteId = (typeof ROUTES)[number]['id'];
+
+/** The routing key of a request (ROUTE-1): the value of the route's routing parameter, if present. */
+export function routingKeyOf(route: RouteSpec, query: Readonly<Record<string, unknown>>): string | undefined {
+  if (route.routedBy === null) return undefined;
+  const value = query[ROUTING_PARAM[route.routedBy]];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

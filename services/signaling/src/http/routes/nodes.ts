@@ -1,0 +1,19 @@
+import type { HttpDeps, RouteHandlers } from '../handler.types.ts';
+
+/** SPEC NODE-2: the node table with online device counts and the cascade leader. */
+export function nodeHandlers(deps: HttpDeps): Pick<RouteHandlers, 'nodes.list'> {
+  return {
+    'nodes.list': async () => {
+      const listing = await deps.nodes.listNodes();
+      return {
+        cascadeLeader: listing.cascadeLeader,
+        nodes: listing.nodes.map((n) => ({
+          ...n,
+          self: n.nodeCode === deps.instanceId,
+          startedAt: new Date(n.startedAt).toISOString(),
+          lastHeartbeatAt: new Date(n.lastHeartbeatAt).toISOString(),
+        })),
+      };
+    },
+  };
+}
