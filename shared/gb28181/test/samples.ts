@@ -11,8 +11,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export const SAMPLES_DIR = process.env['GB28181_SAMPLES_DIR'] ?? '/work/shared/gb28181-samples';
+// The captures live in shared/ beside the repository root (../shared from the root), in CI as here.
+export const SAMPLES_DIR =
+  process.env['GB28181_SAMPLES_DIR'] ?? fileURLToPath(new URL('../../../../shared/gb28181-samples', import.meta.url));
 
 export type BodyKind = 'manscdp' | 'sdp' | 'mansrtsp';
 

@@ -21,6 +21,8 @@ export interface NameAddr {
   displayName: string | null; // unquoted
   uri: SipUri;
   params: Params;
+  /** Set only on the `Contact: *` entry of a REGISTER (RFC 3261 §10.2.2); its `uri` is then a placeholder. */
+  wildcard?: true;
 }
 
 /** RFC 3261 §20.42 */

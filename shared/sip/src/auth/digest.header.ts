@@ -1,0 +1,145 @@
+import { SipParseError } from '../errors.ts';
+import { endOfQuoted, isLws, isTokenChar, quote, skipLws, unquote } from '../message/lex.ts';
+
+/**
+ * WWW-Authenticate / Authorization values for HTTP Digest as SIP uses it (RFC 3261 §22.4 with
+ * RFC 2617 §3.2.1/§3.2.2; RFC 7616 keeps the same syntax). Parameter names are case-insensitive,
+ * values may be quoted strings or tokens, LWS may surround `=` and `,`.
+ */
+export interface DigestChallenge {
+  realm: string;
+  nonce: string;
+  opaque?: string;
+  /** As sent (`MD5`, `MD5-sess`); absent means MD5 (RFC 2617 §3.2.1). */
+  algorithm?: string;
+  /** qop options offered, e.g. `['auth']`; absent means the RFC 2069-compatible digest. */
+  qop?: string[];
+  stale?: boolean;
+  domain?: string;
+  /** Every parameter, names lower-cased, values unquoted. */
+  params: Map<string, string>;
+}
+
+export interface DigestCredentials {
+  username: string;
+  realm: string;
+  nonce: string;
+  uri: string;
+  response: string;
+  algorithm?: string;
+  opaque?: string;
+  qop?: string;
+  /** nonce-count, 8 hex digits as sent. */
+  nc?: string;
+  cnonce?: string;
+  params: Map<string, string>;
+}
+
+export function parseDigestChallenge(value: string): DigestChallenge {
+  const params = parseDigestParams(value);
+  const realm = required(params, 'realm', value);
+  const nonce = required(params, 'nonce', value);
+  const qop = params.get('qop');
+  const stale = params.get('stale');
+  return {
+    realm,
+    nonce,
+    opaque: params.get('opaque'),
+    algorithm: params.get('algorithm'),
+    qop: qop === undefined ? undefined : qop.split(',').map((q) => q.trim()).filter((q) => q.length > 0),
+    stale: stale === undefined ? undefined : stale.toLowerCase() === 'true',
+    domain: params.get('domain'),
+    params,
+  };
+}
+
+export function parseDigestCredentials(value: string): DigestCredentials {
+  const params = parseDigestParams(value);
+  return {
+    username: required(params, 'username', value),
+    realm: required(params, 'realm', value),
+    nonce: required(params, 'nonce', value),
+    uri: required(params, 'uri', value),
+    response: required(params, 'response', value),
+    algorithm: params.get('algorithm'),
+    opaque: params.get('opaque'),
+    qop: params.get('qop'),
+    nc: params.get('nc'),
+    cnonce: params.get('cnonce'),
+    params,
+  };
+}
+
+/** `Digest realm="…", nonce="…"[, opaque="…"], algorithm=MD5[, qop="auth"][, stale=true]`. */
+export function formatDigestChallenge(c: Omit<DigestChallenge, 'params'>): string {
+  const parts = [`realm=${quote(c.realm)}`, `nonce=${quote(c.nonce)}`];
+  if (c.domain !== undefined) parts.push(`domain=${quote(c.domain)}`);
+  if (c.opaque !== undefined) parts.push(`opaque=${quote(c.opaque)}`);
+  if (c.algorithm !== undefined) parts.push(`algorithm=${c.algorithm}`);
+  if (c.qop !== undefined && c.qop.length > 0) parts.push(`qop=${quote(c.qop.join(','))}`);
+  if (c.stale === true) parts.push('stale=true');
+  return `Digest ${parts.join(', ')}`;
+}
+
+/**
+ * Parameter order and quoting as the GB28181 devices in our captures send them (RFC 2617 §3.2.2:
+ * qop and nc are unquoted tokens, everything else but algorithm is quoted).
+ */
+export function formatDigestCredentials(c: Omit<DigestCredentials, 'params'>): string {
+  const parts = [
+    `username=${quote(c.username)}`,
+    `realm=${quote(c.realm)}`,
+    `nonce=${quote(c.nonce)}`,
+    `uri=${quote(c.uri)}`,
+    `response=${quote(c.response)}`,
+  ];
+  if (c.algorithm !== undefined) parts.push(`algorithm=${c.algorithm}`);
+  if (c.qop !== undefined) parts.push(`qop=${c.qop}`, `nc=${c.nc ?? ''}`, `cnonce=${quote(c.cnonce ?? '')}`);
+  if (c.opaque !== undefined) parts.push(`opaque=${quote(c.opaque)}`);
+  return `Digest ${parts.join(', ')}`;
+}
+
+/** `Digest` then a comma-separated auth-param list (RFC 2617 §1.2, RFC 3261 §25.1). */
+function parseDigestParams(value: string): Map<string, string> {
+  let i = skipLws(value, 0);
+  const schemeStart = i;
+  while (i < value.length && isTokenChar(value.charCodeAt(i))) i++;
+  if (value.slice(schemeStart, i).toLowerCase() !== 'digest') throw authError('not a Digest header', value);
+  const params = new Map<string, string>();
+  while (true) {
+    i = skipLws(value, i);
+    while (i < value.length && value.charCodeAt(i) === 44 /* , */) i = skipLws(value, i + 1);
+    if (i >= value.length) break;
+    const nameStart = i;
+    while (i < value.length && isTokenChar(value.charCodeAt(i))) i++;
+    if (i === nameStart) throw authError('bad parameter name', value);
+    const name = value.slice(nameStart, i).toLowerCase();
+    i = skipLws(value, i);
+    if (value.charCodeAt(i) !== 61 /* = */) throw authError(`parameter ${name} without value`, value);
+    i = skipLws(value, i + 1);
+    const valueStart = i;
+    if (value.charCodeAt(i) === 34 /* " */) {
+      try {
+        i = endOfQuoted(value, i);
+      } catch {
+        throw authError('unterminated quoted string', value);
+      }
+    } else {
+      while (i < value.length && value.charCodeAt(i) !== 44 && !isLws(value.charCodeAt(i))) i++;
+    }
+    if (!params.has(name)) params.set(name, unquote(value.slice(valueStart, i)));
+    i = skipLws(value, i);
+    if (i < value.length && value.charCodeAt(i) !== 44) throw authError('expected comma', value);
+  }
+  return params;
+}
+
+function required(params: Map<string, string>, name: string, value: string): string {
+  const v = params.get(name);
+  if (v === undefined) throw authError(`missing ${name}`, value);
+  return v;
+}
+
+function authError(why: string, value: string): SipParseError {
+  return new SipParseError('SIP_ERR_AUTH_HEADER', `${why}: ${value.slice(0, 120)}`);
+}

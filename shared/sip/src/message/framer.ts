@@ -1,0 +1,153 @@
+import { SipParseError } from '../errors.ts';
+import { scanContentLength } from './content-length.ts';
+
+const CR = 13;
+const LF = 10;
+const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
+const LFLF = Buffer.from('\n\n', 'latin1');
+
+/** Default ceiling for one framed message: large Catalog/RecordInfo answers over TCP fit, a runaway peer does not. */
+export const DEFAULT_MAX_STREAM_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * RFC 5626 §3.5.1 keepalives between messages: a double CRLF is a "ping" (answer with one CRLF),
+ * a single CRLF is the "pong". A ping split across two segments is reported as two pongs.
+ */
+export type StreamKeepalive = 'ping' | 'pong';
+
+export interface SipStreamFramerOptions {
+  maxMessageBytes?: number;
+  onKeepalive?: (kind: StreamKeepalive) => void;
+}
+
+/**
+ * Cuts a TCP byte stream into SIP messages (RFC 3261 §18.3): the header section ends at the first
+ * empty line and the body is exactly Content-Length bytes — which is therefore mandatory on streams.
+ * Returned buffers start at the start line and are meant for `parseSipMessage`.
+ *
+ * A framing error (no/bad Content-Length, message over `maxMessageBytes`) leaves no way to find the
+ * next message boundary: the framer stays failed, every later `push` rethrows, and the transport
+ * should close the connection.
+ */
+export class SipStreamFramer {
+  readonly #max: number;
+  readonly #onKeepalive: ((kind: StreamKeepalive) => void) | undefined;
+  // Unconsumed bytes are #store[#start, #end). Appends go after #end; when there is no room a new,
+  // larger store is allocated (never compacted in place: returned frames are views of old bytes),
+  // so a peer trickling one byte per segment costs amortized O(1) per byte, not a full copy.
+  #store: Buffer = Buffer.alloc(0);
+  #start = 0;
+  #end = 0;
+  /** Total size of the message at #start once its headers are complete, else -1. */
+  #need = -1;
+  /** Bytes after #start already searched for the end of the header section. */
+  #scanned = 0;
+  /** Offset from #start of the first LF, -1 until seen: it tells CRLF peers from LF-only ones. */
+  #firstLf = -1;
+  #failed: SipParseError | undefined;
+
+  constructor(opts: SipStreamFramerOptions = {}) {
+    this.#max = opts.maxMessageBytes ?? DEFAULT_MAX_STREAM_MESSAGE_BYTES;
+    this.#onKeepalive = opts.onKeepalive;
+  }
+
+  /** Bytes held while waiting for the rest of a message. */
+  get bufferedBytes(): number {
+    return this.#end - this.#start;
+  }
+
+  push(chunk: Buffer): Buffer[] {
+    if (this.#failed !== undefined) throw this.#failed;
+    this.#append(chunk);
+    try {
+      return this.#drain();
+    } catch (err) {
+      if (err instanceof SipParseError) this.#failed = err;
+      throw err;
+    }
+  }
+
+  #append(chunk: Buffer): void {
+    if (this.#start === this.#end) {
+      // Nothing pending: frame straight out of the segment (zero copy). Its length bounds any write.
+      this.#store = chunk;
+      this.#start = 0;
+      this.#end = chunk.length;
+      return;
+    }
+    if (this.#store.length - this.#end < chunk.length) {
+      const pending = this.#end - this.#start;
+      const grown = Buffer.allocUnsafe(Math.max(2 * pending, pending + chunk.length, 4096));
+      this.#store.copy(grown, 0, this.#start, this.#end);
+      this.#store = grown;
+      this.#start = 0;
+      this.#end = pending;
+    }
+    chunk.copy(this.#store, this.#end);
+    this.#end += chunk.length;
+  }
+
+  #drain(): Buffer[] {
+    const out: Buffer[] = [];
+    while (this.#end > this.#start) {
+      if (this.#need === -1) {
+        if (!this.#skipKeepalives()) break;
+        const need = this.#measure();
+        if (need === -1) break;
+        this.#need = need;
+      }
+      if (this.#end - this.#start < this.#need) break;
+      out.push(this.#store.subarray(this.#start, this.#start + this.#need));
+      this.#start += this.#need;
+      this.#need = -1;
+      this.#scanned = 0;
+      this.#firstLf = -1;
+    }
+    return out;
+  }
+
+  /** Drops CR/LF bytes before a start line, reporting them; false when nothing else is buffered. */
+  #skipKeepalives(): boolean {
+    const b = this.#store;
+    let i = this.#start;
+    while (i < this.#end && (b[i] === CR || b[i] === LF)) i++;
+    if (i === this.#start) return true;
+    const skipped = i - this.#start;
+    this.#start = i;
+    this.#scanned = 0;
+    this.#firstLf = -1;
+    this.#onKeepalive?.(skipped >= 4 ? 'ping' : 'pong');
+    return this.#end > this.#start;
+  }
+
+  /** Total size of the message at #start, or -1 while its header section is incomplete. */
+  #measure(): number {
+    const b = this.#store.subarray(this.#start, this.#end);
+    // Only bytes not searched before are searched again (minus a separator's overlap).
+    if (this.#firstLf === -1) this.#firstLf = b.indexOf(LF, this.#scanned);
+    if (this.#firstLf !== -1) {
+      const crlf = this.#firstLf > 0 && b[this.#firstLf - 1] === CR;
+      const sep = crlf ? CRLFCRLF : LFLF;
+      const at = b.indexOf(sep, Math.max(0, this.#scanned - sep.length));
+      if (at !== -1) {
+        const bodyStart = at + sep.length;
+        const contentLength = scanContentLength(b.toString('latin1', 0, at));
+        if (contentLength === null) {
+          throw new SipParseError('SIP_ERR_CONTENT_LENGTH', 'Content-Length is mandatory on stream transports (RFC 3261 §18.3)', {
+            header: 'Content-Length',
+          });
+        }
+        const total = bodyStart + contentLength;
+        if (total > this.#max) throw tooLarge(total, this.#max);
+        return total;
+      }
+    }
+    if (b.length > this.#max) throw tooLarge(b.length, this.#max);
+    this.#scanned = b.length;
+    return -1;
+  }
+}
+
+function tooLarge(size: number, max: number): SipParseError {
+  return new SipParseError('SIP_ERR_MESSAGE_TOO_LARGE', `stream message of ${size} bytes exceeds the ${max}-byte limit`);
+}

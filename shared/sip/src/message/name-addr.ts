@@ -1,0 +1,67 @@
+import { SipParseError } from '../errors.ts';
+import { endOfQuoted, isToken, parseParamsAt, quote, skipLws, trimLws, unquote } from './lex.ts';
+import type { NameAddr } from './types.ts';
+import { formatUri, parseUri } from './uri.ts';
+
+/**
+ * One value of From, To, Contact, Route, Record-Route (RFC 3261 §20.10, §25.1):
+ *   name-addr = [ display-name ] LAQUOT addr-spec RAQUOT   (display-name: token sequence or quoted-string)
+ *   addr-spec without brackets: everything after the first `;` is a HEADER parameter (§20.10),
+ *   so `sip:a@b;tag=1` has tag in `params`, not in `uri.params`.
+ */
+export function parseNameAddr(value: string): NameAddr {
+  const s = trimLws(value);
+  if (s.length === 0) throw nameAddrError(value, 'empty');
+  let i = 0;
+  let displayName: string | null = null;
+  let laquot: number;
+
+  if (s.charCodeAt(0) === 34 /* " */) {
+    const end = endOfQuoted(s, 0);
+    displayName = unquote(s.slice(0, end));
+    laquot = skipLws(s, end);
+    if (s.charCodeAt(laquot) !== 60 /* < */) throw nameAddrError(value, 'quoted display name without <uri>');
+  } else {
+    // First of `<`, `;`, `"` decides: `<` means name-addr with an optional token display name.
+    laquot = -1;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c === 60) {
+        laquot = i;
+        break;
+      }
+      if (c === 59 || c === 34) break;
+    }
+    if (laquot > 0) {
+      const name = trimLws(s.slice(0, laquot));
+      displayName = name.length > 0 ? name : null;
+    }
+  }
+
+  if (laquot === -1) {
+    const semi = s.indexOf(';');
+    const uriText = semi === -1 ? s : trimLws(s.slice(0, semi));
+    return { displayName: null, uri: parseUri(uriText), params: semi === -1 ? new Map() : parseParamsAt(s, semi) };
+  }
+  const raquot = s.indexOf('>', laquot + 1);
+  if (raquot === -1) throw nameAddrError(value, 'missing >');
+  const uri = parseUri(s.slice(laquot + 1, raquot));
+  return { displayName, uri, params: parseParamsAt(s, raquot + 1) };
+}
+
+/** Always the bracketed form, so URI parameters can never be mistaken for header parameters. */
+export function formatNameAddr(n: NameAddr): string {
+  let out = '';
+  if (n.displayName !== null && n.displayName.length > 0) out = `${isDisplayToken(n.displayName) ? n.displayName : quote(n.displayName)} `;
+  out += `<${formatUri(n.uri)}>`;
+  for (const [k, v] of n.params) out += v === null ? `;${k}` : `;${k}=${v}`;
+  return out;
+}
+
+function isDisplayToken(s: string): boolean {
+  return s.split(' ').every(isToken);
+}
+
+function nameAddrError(value: string, why: string): SipParseError {
+  return new SipParseError('SIP_ERR_HEADER_VALUE', `${why}: ${value.slice(0, 80)}`);
+}

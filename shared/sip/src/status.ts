@@ -1,0 +1,128 @@
+/**
+ * SIP response codes by name (RFC 3261 §21 plus the extensions GB28181 peers use).
+ * Use these, never HTTP status constants: the code spaces overlap but the reason phrases and
+ * semantics do not (e.g. 481, 491, 513 have no HTTP counterpart).
+ */
+export const SipStatus = Object.freeze({
+  Trying: 100,
+  Ringing: 180,
+  CallIsBeingForwarded: 181,
+  Queued: 182,
+  SessionProgress: 183,
+  OK: 200,
+  Accepted: 202, // RFC 3265 §3.1.6.1 (SUBSCRIBE)
+  MultipleChoices: 300,
+  MovedPermanently: 301,
+  MovedTemporarily: 302,
+  UseProxy: 305,
+  AlternativeService: 380,
+  BadRequest: 400,
+  Unauthorized: 401,
+  PaymentRequired: 402,
+  Forbidden: 403,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  NotAcceptable: 406,
+  ProxyAuthenticationRequired: 407,
+  RequestTimeout: 408,
+  Gone: 410,
+  ConditionalRequestFailed: 412, // RFC 3903
+  RequestEntityTooLarge: 413,
+  RequestUriTooLong: 414,
+  UnsupportedMediaType: 415,
+  UnsupportedUriScheme: 416,
+  BadExtension: 420,
+  ExtensionRequired: 421,
+  SessionIntervalTooSmall: 422, // RFC 4028
+  IntervalTooBrief: 423,
+  TemporarilyUnavailable: 480,
+  CallTransactionDoesNotExist: 481,
+  LoopDetected: 482,
+  TooManyHops: 483,
+  AddressIncomplete: 484,
+  Ambiguous: 485,
+  BusyHere: 486,
+  RequestTerminated: 487,
+  NotAcceptableHere: 488,
+  BadEvent: 489, // RFC 6665
+  RequestPending: 491,
+  Undecipherable: 493,
+  ServerInternalError: 500,
+  NotImplemented: 501,
+  BadGateway: 502,
+  ServiceUnavailable: 503,
+  ServerTimeout: 504,
+  VersionNotSupported: 505,
+  MessageTooLarge: 513,
+  BusyEverywhere: 600,
+  Decline: 603,
+  DoesNotExistAnywhere: 604,
+  NotAcceptableAnywhere: 606,
+} as const);
+
+export type SipStatusName = keyof typeof SipStatus;
+
+/** Default reason phrases, RFC 3261 §21 wording. */
+export const SIP_REASON_PHRASES: Readonly<Record<number, string>> = Object.freeze({
+  100: 'Trying',
+  180: 'Ringing',
+  181: 'Call Is Being Forwarded',
+  182: 'Queued',
+  183: 'Session Progress',
+  200: 'OK',
+  202: 'Accepted',
+  300: 'Multiple Choices',
+  301: 'Moved Permanently',
+  302: 'Moved Temporarily',
+  305: 'Use Proxy',
+  380: 'Alternative Service',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  410: 'Gone',
+  412: 'Conditional Request Failed',
+  413: 'Request Entity Too Large',
+  414: 'Request-URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Unsupported URI Scheme',
+  420: 'Bad Extension',
+  421: 'Extension Required',
+  422: 'Session Interval Too Small',
+  423: 'Interval Too Brief',
+  480: 'Temporarily Unavailable',
+  481: 'Call/Transaction Does Not Exist',
+  482: 'Loop Detected',
+  483: 'Too Many Hops',
+  484: 'Address Incomplete',
+  485: 'Ambiguous',
+  486: 'Busy Here',
+  487: 'Request Terminated',
+  488: 'Not Acceptable Here',
+  489: 'Bad Event',
+  491: 'Request Pending',
+  493: 'Undecipherable',
+  500: 'Server Internal Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Server Time-out',
+  505: 'Version Not Supported',
+  513: 'Message Too Large',
+  600: 'Busy Everywhere',
+  603: 'Decline',
+  604: 'Does Not Exist Anywhere',
+  606: 'Not Acceptable',
+});
+
+const CLASS_PHRASES = ['', 'Provisional', 'Success', 'Redirection', 'Client Error', 'Server Error', 'Global Failure'];
+
+/** Reason phrase for `status`; unknown codes get their class name (RFC 3261 §21: x00 semantics). */
+export function reasonPhrase(status: number): string {
+  return SIP_REASON_PHRASES[status] ?? CLASS_PHRASES[Math.floor(status / 100)] ?? 'Unknown';
+}
