@@ -1,0 +1,45 @@
+/** Embedded NodeRegistry for standalone mode and unit tests; "now" is the injected clock. */
+import { systemClock, type Clock } from './clock.ts';
+import { compareCodes } from './election.ts';
+import { StoreClosedError } from './errors.ts';
+import type { NodeInfo, NodeRegistry, NodeRow } from './node-table.port.ts';
+
+export interface MemoryNodeRegistryOptions {
+  clock?: Clock;
+}
+
+export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): NodeRegistry {
+  const clock = opts.clock ?? systemClock;
+  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number }>();
+  let closed = false;
+  const open = (): void => {
+    if (closed) throw new StoreClosedError('node registry is closed');
+  };
+  const view = (code: string, windowMs: number): NodeRow | null => {
+    const r = rows.get(code);
+    if (r === undefined) return null;
+    return {
+      ...r.info,
+      lastHeartbeat: new Date(r.lastHeartbeat),
+      onlineDeviceCount: r.onlineDeviceCount,
+      online: r.lastHeartbeat >= clock.now() - windowMs,
+    };
+  };
+  return {
+    async heartbeat(self, onlineDeviceCount) {
+      open();
+      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount });
+    },
+    async listNodes(onlineWindowMs) {
+      open();
+      return [...rows.keys()].sort(compareCodes).map((code) => view(code, onlineWindowMs) as NodeRow);
+    },
+    async getNode(code, onlineWindowMs) {
+      open();
+      return view(code, onlineWindowMs);
+    },
+    async close() {
+      closed = true;
+    },
+  } satisfies NodeRegistry;
+}

@@ -1,0 +1,102 @@
+/**
+ * NodeRegistry on the MySQL/MariaDB `signal_node` table (deploy/sql/V002__signal_node.sql).
+ * SPEC NODE-1: the heartbeat writes NOW(3) and the online flag is computed in SQL against NOW(3),
+ * so only the database clock matters. Driver errors become typed errors (FAIL-4); retrying is the
+ * caller's choice (see retryTransient).
+ */
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { compareCodes } from './election.ts';
+import { StoreClosedError } from './errors.ts';
+import { toNodeRegistryError } from './mysql-errors.ts';
+import type { NodeRegistry, NodeRow } from './node-table.port.ts';
+
+const UPSERT = `
+INSERT INTO signal_node
+  (node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat, online_device_count, version)
+VALUES (?, ?, ?, ?, ?, ?, NOW(3), ?, ?)
+ON DUPLICATE KEY UPDATE
+  sip_host = VALUES(sip_host),
+  sip_port = VALUES(sip_port),
+  internal_base_url = VALUES(internal_base_url),
+  cascade_node = VALUES(cascade_node),
+  started_at = VALUES(started_at),
+  last_heartbeat = NOW(3),
+  online_device_count = VALUES(online_device_count),
+  version = VALUES(version)`;
+
+// The window arrives in microseconds so sub-second windows work; the comparison happens in SQL.
+const SELECT = `
+SELECT node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat,
+       online_device_count, version,
+       last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AS online
+FROM signal_node`;
+
+interface NodeRecord extends RowDataPacket {
+  node_code: string;
+  sip_host: string;
+  sip_port: number;
+  internal_base_url: string;
+  cascade_node: number;
+  started_at: Date;
+  last_heartbeat: Date;
+  online_device_count: number;
+  version: string;
+  online: number | null;
+}
+
+export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
+  let closed = false;
+  const run = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+    if (closed) throw new StoreClosedError('node registry is closed');
+    try {
+      return await fn();
+    } catch (err) {
+      throw toNodeRegistryError(err, what);
+    }
+  };
+  const select = async (windowMs: number, where: string, params: unknown[]): Promise<NodeRow[]> => {
+    const [rows] = await pool.query<NodeRecord[]>(`${SELECT} ${where}`, [windowUs(windowMs), ...params]);
+    return rows.map(toRow).sort((a, b) => compareCodes(a.code, b.code));
+  };
+  return {
+    heartbeat: (self, onlineDeviceCount) =>
+      run('heartbeat', async () => {
+        await pool.query(UPSERT, [
+          self.code,
+          self.sipHost,
+          self.sipPort,
+          self.internalBaseUrl,
+          self.cascadeNode ? 1 : 0,
+          self.startedAt,
+          onlineDeviceCount,
+          self.version,
+        ]);
+      }),
+    listNodes: (onlineWindowMs) => run('listNodes', () => select(onlineWindowMs, '', [])),
+    getNode: (code, onlineWindowMs) =>
+      run('getNode', async () => (await select(onlineWindowMs, 'WHERE node_code = ?', [code]))[0] ?? null),
+    async close() {
+      closed = true;
+    },
+  } satisfies NodeRegistry;
+}
+
+function windowUs(windowMs: number): number {
+  if (!Number.isFinite(windowMs) || windowMs < 0) throw new RangeError(`online window must be >= 0 ms, got ${windowMs}`);
+  return Math.round(windowMs * 1000);
+}
+
+function toRow(r: NodeRecord): NodeRow {
+  return {
+    code: r.node_code,
+    sipHost: r.sip_host,
+    sipPort: r.sip_port,
+    internalBaseUrl: r.internal_base_url,
+    cascadeNode: r.cascade_node === 1,
+    startedAt: r.started_at,
+    version: r.version,
+    lastHeartbeat: r.last_heartbeat,
+    onlineDeviceCount: r.online_device_count,
+    online: r.online === 1,
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * The signaling node table (SPEC §5): one row per instance, upserted at start and on every node
+ * heartbeat. "Online" is decided by the database clock (NODE-1), so instances with skewed local
+ * clocks still agree on who is online, and therefore on the cascade leader (CASC-1).
+ */
+export interface NodeInfo {
+  /** instance-id: unique, stable across restarts (SPEC §2). */
+  readonly code: string;
+  readonly sipHost: string;
+  readonly sipPort: number;
+  readonly internalBaseUrl: string;
+  /** This instance volunteers for the cascade role. */
+  readonly cascadeNode: boolean;
+  readonly startedAt: Date;
+  readonly version: string;
+}
+
+export interface NodeRow extends NodeInfo {
+  readonly lastHeartbeat: Date;
+  /** NODE-2: devices this node reported as online at its last heartbeat. */
+  readonly onlineDeviceCount: number;
+  /** last heartbeat within the online window, judged by the store's own clock. */
+  readonly online: boolean;
+}
+
+export interface NodeRegistry {
+  /** Upsert own row; last heartbeat = the store's current time. */
+  heartbeat(self: NodeInfo, onlineDeviceCount: number): Promise<void>;
+  /** Every known node (online or not), ordered by code. */
+  listNodes(onlineWindowMs: number): Promise<NodeRow[]>;
+  getNode(code: string, onlineWindowMs: number): Promise<NodeRow | null>;
+  /** Idempotent; later calls reject with StoreClosedError. Does not close a pool it was given. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+/**
+ * Embedded OwnershipStore for standalone mode (no Redis configured, SPEC §2 / ROUTE-8): a map with
+ * expiry judged by the injected clock, so unit tests control TTLs exactly.
+ */
+import { systemClock, type Clock } from './clock.ts';
+import { StoreClosedError } from './errors.ts';
+import { assertTtl, type OwnershipClaim, type OwnershipStore } from './ownership.port.ts';
+
+export interface MemoryOwnershipOptions {
+  clock?: Clock;
+}
+
+export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): OwnershipStore {
+  const clock = opts.clock ?? systemClock;
+  const entries = new Map<string, { owner: string; expiresAt: number }>();
+  let closed = false;
+
+  const open = (): void => {
+    if (closed) throw new StoreClosedError('ownership store is closed');
+  };
+  const live = (deviceId: string): string | null => {
+    const e = entries.get(deviceId);
+    if (e === undefined) return null;
+    if (e.expiresAt <= clock.now()) {
+      entries.delete(deviceId); // OWN-2: an expired claim is gone, like a Redis key
+      return null;
+    }
+    return e.owner;
+  };
+  const put = (deviceId: string, instanceId: string, ttlMs: number): void => {
+    entries.set(deviceId, { owner: instanceId, expiresAt: clock.now() + ttlMs });
+  };
+
+  return {
+    async claim(deviceId, instanceId, ttlMs) {
+      open();
+      assertTtl(ttlMs);
+      put(deviceId, instanceId, ttlMs);
+    },
+    async claimMany(claims: readonly OwnershipClaim[], instanceId) {
+      open();
+      for (const c of claims) assertTtl(c.ttlMs);
+      for (const c of claims) put(c.deviceId, instanceId, c.ttlMs);
+    },
+    async ownerOf(deviceId) {
+      open();
+      return live(deviceId);
+    },
+    async ownersOf(deviceIds) {
+      open();
+      const out = new Map<string, string>();
+      for (const id of deviceIds) {
+        const owner = live(id);
+        if (owner !== null) out.set(id, owner);
+      }
+      return out;
+    },
+    async releaseIfOwner(deviceId, instanceId) {
+      open();
+      // SPEC OWN-3: delete only if still ours
+      if (live(deviceId) !== instanceId) return false;
+      entries.delete(deviceId);
+      return true;
+    },
+    async close() {
+      closed = true;
+      entries.clear();
+    },
+  } satisfies OwnershipStore;
+}

@@ -1,0 +1,45 @@
+/**
+ * Device ownership (SPEC §3): which instance received a device's REGISTER / heartbeats and therefore
+ * is the only one that may send it SIP. Runtime state with a TTL, never persisted in MySQL (OWN-1).
+ * Domain types only; adapters (memory, Redis) live beside this file.
+ */
+export interface OwnershipClaim {
+  readonly deviceId: string;
+  /** Time to live of the claim, ms (OWN-1: online window + one offline-scan period). */
+  readonly ttlMs: number;
+}
+
+export interface OwnershipStore {
+  /** OWN-1 / OWN-4: owner(deviceId) = instanceId for ttlMs, overwriting any other owner. */
+  claim(deviceId: string, instanceId: string, ttlMs: number): Promise<void>;
+  /** OWN-5: many claims for one instance in one round trip (pipelined). */
+  claimMany(claims: readonly OwnershipClaim[], instanceId: string): Promise<void>;
+  /** The current owner, or null when nobody holds a live claim. */
+  ownerOf(deviceId: string): Promise<string | null>;
+  /** Owners of many devices in one round trip; devices without an owner are absent from the map. */
+  ownersOf(deviceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** OWN-3: deletes the claim only if it still names instanceId (atomic); true when deleted. */
+  releaseIfOwner(deviceId: string, instanceId: string): Promise<boolean>;
+  /** Idempotent; later calls reject with StoreClosedError. */
+  close(): Promise<void>;
+}
+
+/** Input of ownershipTtlMs, in the units of the SPEC §12 settings. */
+export interface OwnershipTtlSettings {
+  keepaliveIntervalS: number;
+  keepaliveTimeoutCount: number;
+  offlineScanPeriodS: number;
+}
+
+/**
+ * SPEC OWN-1: TTL = online window (keepalive interval × timeout count) + one offline-scan period. The
+ * extra scan period keeps the owner resolvable for as long as the device can still be judged online.
+ */
+export function ownershipTtlMs(s: OwnershipTtlSettings): number {
+  return Math.round((s.keepaliveIntervalS * s.keepaliveTimeoutCount + s.offlineScanPeriodS) * 1000);
+}
+
+/** Rejects values Redis would refuse (`PX` needs a positive integer), before any I/O. */
+export function assertTtl(ttlMs: number): void {
+  if (!Number.isInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`ownership TTL must be a positive integer of ms, got ${ttlMs}`);
+}

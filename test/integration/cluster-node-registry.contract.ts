@@ -1,0 +1,106 @@
+/**
+ * Behaviour every NodeRegistry must have (SPEC NODE-1/2), run by cluster-node-registry.test.ts
+ * against the memory registry and a real MariaDB. Not a test file itself.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { StoreClosedError, electCascadeLeader, type NodeInfo, type NodeRegistry } from '@vms/cluster';
+
+export interface NodeRegistryFixture {
+  registry: NodeRegistry;
+  /** Lets time pass on the registry's clock (fake clock jump, or real waiting for a database). */
+  advance(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const nodeInfo = (code: string, over: Partial<NodeInfo> = {}): NodeInfo => ({
+  code,
+  sipHost: '10.0.0.11',
+  sipPort: 5060,
+  internalBaseUrl: 'http://10.0.0.11:80',
+  cascadeNode: false,
+  startedAt: new Date('2025-03-01T08:00:00.123Z'),
+  version: '0.1.0',
+  ...over,
+});
+
+export function nodeRegistryContract(label: string, make: () => Promise<NodeRegistryFixture>): void {
+  describe(`NodeRegistry contract: ${label}`, () => {
+    let fx: NodeRegistryFixture;
+    let registry: NodeRegistry;
+    beforeEach(async () => {
+      fx = await make();
+      registry = fx.registry;
+    });
+    afterEach(async () => {
+      await fx.close();
+    });
+
+    it('starts empty', async () => {
+      assert.deepEqual(await registry.listNodes(10_000), []);
+      assert.equal(await registry.getNode('signal-node-a', 10_000), null);
+    });
+
+    it('a heartbeat stores every field and the node is online (NODE-1, NODE-2)', async () => {
+      const self = nodeInfo('signal-node-a', { cascadeNode: true, sipPort: 5062, version: '1.2.3' });
+      await registry.heartbeat(self, 42);
+      const row = await registry.getNode('signal-node-a', 10_000);
+      assert.ok(row !== null);
+      assert.deepEqual(
+        { ...row, lastHeartbeat: undefined },
+        { ...self, lastHeartbeat: undefined, onlineDeviceCount: 42, online: true },
+      );
+      assert.ok(row.startedAt instanceof Date && row.lastHeartbeat instanceof Date);
+    });
+
+    it('heartbeats upsert one row per code and move last_heartbeat forward', async () => {
+      await registry.heartbeat(nodeInfo('signal-node-a'), 1);
+      const first = await registry.getNode('signal-node-a', 10_000);
+      await fx.advance(20);
+      const restarted = new Date('2025-03-02T00:00:00.000Z');
+      await registry.heartbeat(nodeInfo('signal-node-a', { internalBaseUrl: 'http://10.0.0.99:80', startedAt: restarted }), 7);
+      const rows = await registry.listNodes(10_000);
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]?.internalBaseUrl, 'http://10.0.0.99:80');
+      assert.equal(rows[0]?.onlineDeviceCount, 7);
+      assert.equal(rows[0]?.startedAt.getTime(), restarted.getTime());
+      assert.ok((rows[0]?.lastHeartbeat.getTime() ?? 0) > (first?.lastHeartbeat.getTime() ?? Infinity));
+    });
+
+    it('online means "heartbeat within the window" on the registry clock', async () => {
+      await registry.heartbeat(nodeInfo('old'), 0);
+      await fx.advance(400);
+      await registry.heartbeat(nodeInfo('fresh'), 0);
+      const narrow = await registry.listNodes(200);
+      assert.deepEqual(
+        narrow.map((r) => [r.code, r.online]),
+        [
+          ['fresh', true],
+          ['old', false],
+        ],
+      );
+      assert.equal((await registry.getNode('old', 60_000))?.online, true);
+    });
+
+    it('codes are case-sensitive and listed in ordinal order', async () => {
+      for (const code of ['node-b', 'Node-A', 'node-a']) await registry.heartbeat(nodeInfo(code), 0);
+      const codes = (await registry.listNodes(10_000)).map((r) => r.code);
+      assert.deepEqual(codes, ['Node-A', 'node-a', 'node-b']);
+    });
+
+    it('feeds the cascade election (CASC-1): smallest online flagged node', async () => {
+      await registry.heartbeat(nodeInfo('signal-node-b', { cascadeNode: true }), 0);
+      await registry.heartbeat(nodeInfo('signal-node-c', { cascadeNode: true }), 0);
+      await registry.heartbeat(nodeInfo('signal-node-a', { cascadeNode: false }), 0);
+      const nodes = await registry.listNodes(10_000);
+      assert.equal(electCascadeLeader(nodes, 'signal-node-c'), 'signal-node-b');
+    });
+
+    it('close() is idempotent and later calls fail with StoreClosedError', async () => {
+      await registry.close();
+      await registry.close();
+      await assert.rejects(registry.listNodes(1000), StoreClosedError);
+      await assert.rejects(registry.heartbeat(nodeInfo('x'), 0), StoreClosedError);
+    });
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * Behaviour every OwnershipStore must have (SPEC OWN-1..5), run by cluster-ownership.test.ts
+ * against the memory store, a real Redis and a real Redis Cluster. Not a test file itself.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { OwnershipStore, StoreClosedError } from '@vms/cluster';
+
+export interface OwnershipFixture {
+  store: OwnershipStore;
+  /** Lets time pass: a fake clock jumps, a real server is waited for. */
+  advance(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `make` gets a unique key prefix so cases never see each other's keys. */
+export function ownershipContract(label: string, make: (keyPrefix: string) => Promise<OwnershipFixture>): void {
+  describe(`OwnershipStore contract: ${label}`, () => {
+    let fx: OwnershipFixture;
+    let store: OwnershipStore;
+    beforeEach(async () => {
+      fx = await make(`vms:test:${randomBytes(4).toString('hex')}:`);
+      store = fx.store;
+    });
+    afterEach(async () => {
+      await fx.close();
+    });
+
+    it('a device nobody claimed has no owner', async () => {
+      assert.equal(await store.ownerOf('34020000001320000001'), null);
+    });
+
+    it('claim makes the instance the owner (OWN-1)', async () => {
+      await store.claim('34020000001320000001', 'node-a', 60_000);
+      assert.equal(await store.ownerOf('34020000001320000001'), 'node-a');
+    });
+
+    it('a claim from another instance moves the device (OWN-4)', async () => {
+      await store.claim('d1', 'node-a', 60_000);
+      await store.claim('d1', 'node-b', 60_000);
+      assert.equal(await store.ownerOf('d1'), 'node-b');
+    });
+
+    it('releaseIfOwner deletes only its own claim (OWN-3)', async () => {
+      await store.claim('d1', 'node-b', 60_000);
+      assert.equal(await store.releaseIfOwner('d1', 'node-a'), false, 'old owner must not delete the new claim');
+      assert.equal(await store.ownerOf('d1'), 'node-b');
+      assert.equal(await store.releaseIfOwner('d1', 'node-b'), true);
+      assert.equal(await store.ownerOf('d1'), null);
+      assert.equal(await store.releaseIfOwner('d1', 'node-b'), false, 'nothing left to release');
+    });
+
+    it('a claim expires after its TTL (OWN-2) and each claim renews it (OWN-1)', async () => {
+      await store.claim('gone', 'node-a', 200);
+      await store.claim('kept', 'node-a', 200);
+      await fx.advance(120);
+      await store.claim('kept', 'node-a', 200);
+      await fx.advance(120);
+      assert.equal(await store.ownerOf('gone'), null);
+      assert.equal(await store.ownerOf('kept'), 'node-a');
+    });
+
+    it('claimMany writes every claim with its own TTL; ownersOf reads them back (OWN-5)', async () => {
+      const ids = Array.from({ length: 1200 }, (_, i) => `3402000000132${String(i).padStart(7, '0')}`);
+      await store.claimMany(
+        ids.map((deviceId, i) => ({ deviceId, ttlMs: i === 0 ? 200 : 60_000 })),
+        'node-a',
+      );
+      await store.claim(ids[5] as string, 'node-b', 60_000);
+      const owners = await store.ownersOf([...ids, 'never-claimed']);
+      assert.equal(owners.size, ids.length);
+      assert.equal(owners.get(ids[5] as string), 'node-b');
+      assert.equal(owners.get(ids[1199] as string), 'node-a');
+      assert.equal(owners.has('never-claimed'), false);
+      await fx.advance(300);
+      assert.equal(await store.ownerOf(ids[0] as string), null, 'per-claim TTL honoured');
+      assert.equal(await store.ownerOf(ids[1] as string), 'node-a');
+    });
+
+    it('empty batches are no-ops', async () => {
+      await store.claimMany([], 'node-a');
+      assert.equal((await store.ownersOf([])).size, 0);
+    });
+
+    it('invalid TTLs are refused before any write', async () => {
+      await assert.rejects(store.claim('d1', 'node-a', 0), RangeError);
+      await assert.rejects(store.claimMany([{ deviceId: 'd1', ttlMs: 1000 }, { deviceId: 'd2', ttlMs: -5 }], 'node-a'), RangeError);
+      assert.equal(await store.ownerOf('d1'), null);
+    });
+
+    it('device ids with key-special characters stay separate', async () => {
+      await store.claim('a}b', 'node-a', 60_000);
+      await store.claim('a', 'node-b', 60_000);
+      assert.equal(await store.ownerOf('a}b'), 'node-a');
+      assert.equal(await store.ownerOf('a'), 'node-b');
+    });
+
+    it('close() is idempotent and later calls fail with StoreClosedError', async () => {
+      await store.close();
+      await store.close();
+      await assert.rejects(store.ownerOf('d1'), (err: StoreClosedError) => err.code === 'CLUSTER_ERR_CLOSED');
+    });
+  });
+}
