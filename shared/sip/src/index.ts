@@ -1,2 +1,61 @@
 export * from './message/types.ts';
 export { SipHeaders, canonicalHeaderName } from './message/headers.ts';
+// --- message layer: parser, serializer, accessors, builders, digest (owner: message/auth) ---
+export { SIP_ERROR_STATUS, SipError, SipParseError, sipStatusForError } from './errors.ts';
+export type { SipErrorCode, SipParseErrorDetails } from './errors.ts';
+export { SipStatus, SIP_REASON_PHRASES, reasonPhrase } from './status.ts';
+export type { SipStatusName } from './status.ts';
+export { parseSipMessage, BODY_LENGTH_MISCOUNTED, type ParseOptions } from './message/parse.ts';
+export { serializeSipMessage } from './message/serialize.ts';
+export { SipStreamFramer, DEFAULT_MAX_STREAM_MESSAGE_BYTES } from './message/framer.ts';
+export type { SipStreamFramerOptions, StreamKeepalive } from './message/framer.ts';
+export { MAX_CONTENT_LENGTH } from './message/content-length.ts';
+export {
+  getVias, getTopVia, getFrom, getTo, getCallId, getCSeq, getContacts, isWildcardContact,
+  getRouteSet, getExpires, getMaxForwards, getContentType,
+} from './message/accessors.ts';
+export type { ContentType } from './message/accessors.ts';
+export { parseUri, formatUri } from './message/uri.ts';
+export { parseNameAddr, formatNameAddr } from './message/name-addr.ts';
+export { parseVia, parseViaHop, formatVia } from './message/via.ts';
+export { splitHeaderValues, parseParams, formatParams, quote, unquote } from './message/lex.ts';
+export {
+  createRequest, createResponse, generateTag, generateBranch, generateCallId,
+  BRANCH_MAGIC_COOKIE, DEFAULT_MAX_FORWARDS,
+} from './message/build.ts';
+export type { CreateRequestOptions, CreateResponseOptions } from './message/build.ts';
+export {
+  parseDigestChallenge, parseDigestCredentials, formatDigestChallenge, formatDigestCredentials,
+} from './auth/digest.header.ts';
+export type { DigestChallenge, DigestCredentials } from './auth/digest.header.ts';
+export { computeDigestResponse, checkDigestResponse, formatNonceCount } from './auth/digest.compute.ts';
+export type { DigestAlgorithm, DigestInput } from './auth/digest.compute.ts';
+export { DigestServer, DEFAULT_NONCE_TTL_MS, gbRealmFromServerId } from './auth/digest.server.ts';
+export type { DigestServerOptions, DigestFailure, DigestVerifyResult, DigestVerifyInput } from './auth/digest.server.ts';
+export { buildAuthorization } from './auth/digest.client.ts';
+export type { AuthorizationOptions } from './auth/digest.client.ts';
+// --- transport, transactions, dialogs, user agent (owner: stack) ---
+export { systemClock, FakeClock } from './clock.ts';
+export type { Clock, TimerHandle } from './clock.ts';
+export { T1, T2, T4, TIMER_D_UNRELIABLE, DEFAULT_TIMERS, resolveTimers, timerValues } from './transaction/timers.ts';
+export type { TimerConfig, TimerValues } from './transaction/timers.ts';
+export { createSipStack, SipStack } from './ua/stack.ts';
+export type { SipStackStats } from './ua/stack.ts';
+export type {
+  SipStackOptions, OutgoingRequestSpec, RequestOptions, UacOptions, UacResult, ReplyOptions, AcceptOptions,
+  ServerContext, RequestHandler, HeaderInput, DigestAuth,
+} from './ua/types.ts';
+export { SIP_STACK_ERROR_STATUS, SipStackError, SipTimeoutError, SipTransportError, SipRejectedError } from './ua/errors.ts';
+export type { SipStackErrorCode } from './ua/errors.ts';
+export { Dialog } from './dialog/dialog.ts';
+export type { DialogEvents, DialogRequestOptions, DialogTerminationReason } from './dialog/dialog.ts';
+export type { DialogState, DialogKind, DialogRole } from './dialog/dialog-state.ts';
+export { flowKey, isFlow } from './transport/flow.ts';
+export type { Flow, HostTarget, SendTarget, TransportName } from './transport/flow.ts';
+export { SIP_CHANNELS } from './transport/diagnostics.ts';
+export type {
+  MessageInEvent, MessageOutEvent, ParseErrorEvent, DroppedEvent, DropReason, ConnectionEvent, TransactionTimeoutEvent,
+  TransportCounters,
+} from './transport/diagnostics.ts';
+export { silentLogger } from './transport/logger.ts';
+export type { SipLogger } from './transport/logger.ts';

@@ -1,0 +1,121 @@
+import type { Clock } from '../clock.ts';
+import { BRANCH_MAGIC_COOKIE } from '../message/build.ts';
+import { getCallId, getCSeq, getFrom, getTopVia } from '../message/accessors.ts';
+import type { SipMessage, SipRequest, SipResponse } from '../message/types.ts';
+import type { TransactionEnv } from './base.ts';
+import { InviteClientTransaction, type ClientTransactionUser } from './client-invite.ts';
+import { NonInviteClientTransaction } from './client-non-invite.ts';
+import { InviteServerTransaction, type ServerTransactionUser } from './server-invite.ts';
+import { NonInviteServerTransaction } from './server-non-invite.ts';
+import { timerValues, type TimerConfig } from './timers.ts';
+
+export type ClientTransaction = InviteClientTransaction | NonInviteClientTransaction;
+export type ServerTransaction = InviteServerTransaction | NonInviteServerTransaction;
+
+/** ACK belongs to the INVITE transaction it acknowledges (RFC 3261 §17.1.3 / §17.2.3). */
+const txMethod = (m: string): string => (m === 'ACK' ? 'INVITE' : m);
+
+/** §17.1.3: a response matches the client transaction with the same top-Via branch and CSeq method. */
+export function clientKey(msg: SipMessage): string {
+  return `${getTopVia(msg).params.get('branch') ?? ''}|${txMethod(getCSeq(msg).method)}`;
+}
+
+/**
+ * §17.2.3: branch + sent-by + method for RFC 3261 branches. A branch without the magic cookie comes
+ * from an RFC 2543 element; full 2543 matching is out of scope, so such requests get a key from
+ * Call-ID, CSeq, From-tag and sent-by — stable across retransmissions, and never a crash.
+ */
+export function serverKey(req: SipRequest, method: string = req.method): string {
+  const top = getTopVia(req);
+  const sentBy = `${top.host.toLowerCase()}:${top.port ?? ''}`;
+  const branch = top.params.get('branch') ?? '';
+  if (branch.startsWith(BRANCH_MAGIC_COOKIE)) return `${branch}|${sentBy}|${txMethod(method)}`;
+  const tag = getFrom(req).params.get('tag') ?? '';
+  return `2543|${getCallId(req)}|${getCSeq(req).seq}|${tag}|${sentBy}|${branch}|${txMethod(method)}`;
+}
+
+export interface TransactionSink {
+  /** Hands a message to the transport; failures must come back via the transaction's transportError(). */
+  send(msg: SipMessage): void;
+  reliable: boolean;
+}
+
+/** The matching tables; transactions remove themselves when they reach Terminated. */
+export class TransactionLayer {
+  readonly #clients = new Map<string, ClientTransaction>();
+  readonly #servers = new Map<string, ServerTransaction>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly timers: TimerConfig,
+  ) {}
+
+  get size(): { clients: number; servers: number } {
+    return { clients: this.#clients.size, servers: this.#servers.size };
+  }
+
+  #env(sink: TransactionSink): TransactionEnv {
+    return { clock: this.clock, timers: timerValues(this.timers, sink.reliable), reliable: sink.reliable, send: sink.send };
+  }
+
+  /** Creates and starts the client transaction for `req` (which already carries our Via). */
+  startClient(req: SipRequest, sink: TransactionSink, tu: ClientTransactionUser): ClientTransaction {
+    const key = clientKey(req);
+    const wrapped: ClientTransactionUser = {
+      ...tu,
+      onTerminated: () => {
+        if (this.#clients.get(key) === tx) this.#clients.delete(key);
+        tu.onTerminated();
+      },
+    };
+    const tx: ClientTransaction =
+      req.method === 'INVITE' ? new InviteClientTransaction(req, this.#env(sink), wrapped) : new NonInviteClientTransaction(req, this.#env(sink), wrapped);
+    this.#clients.set(key, tx);
+    tx.start();
+    return tx;
+  }
+
+  matchResponse(res: SipResponse): ClientTransaction | undefined {
+    return this.#clients.get(clientKey(res));
+  }
+
+  /** The server transaction a request (retransmission or ACK) belongs to, if any. */
+  matchRequest(req: SipRequest): ServerTransaction | undefined {
+    return this.#servers.get(serverKey(req));
+  }
+
+  /** RFC 3261 §9.2: the INVITE server transaction a CANCEL targets (same matching, method INVITE). */
+  matchCancelTarget(cancel: SipRequest): InviteServerTransaction | undefined {
+    const tx = this.#servers.get(serverKey(cancel, 'INVITE'));
+    return tx instanceof InviteServerTransaction ? tx : undefined;
+  }
+
+  startServer(req: SipRequest, sink: TransactionSink, tu: ServerTransactionUser, createTrying?: () => SipResponse): ServerTransaction {
+    const key = serverKey(req);
+    const wrapped: ServerTransactionUser = {
+      ...tu,
+      onTerminated: () => {
+        if (this.#servers.get(key) === tx) this.#servers.delete(key);
+        tu.onTerminated();
+      },
+    };
+    let tx: ServerTransaction;
+    if (req.method === 'INVITE') {
+      const inv = new InviteServerTransaction(req, this.#env(sink), wrapped, createTrying);
+      tx = inv;
+      this.#servers.set(key, tx);
+      inv.start();
+    } else {
+      tx = new NonInviteServerTransaction(req, this.#env(sink), wrapped);
+      this.#servers.set(key, tx);
+    }
+    return tx;
+  }
+
+  /** Ends every transaction silently (stack close); timers are cleared by each. */
+  close(): void {
+    for (const tx of [...this.#clients.values(), ...this.#servers.values()]) tx.terminate();
+    this.#clients.clear();
+    this.#servers.clear();
+  }
+}

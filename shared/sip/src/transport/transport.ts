@@ -1,0 +1,280 @@
+import { SipParseError } from '../errors.ts';
+import { getTopVia } from '../message/accessors.ts';
+import { parseSipMessage } from '../message/parse.ts';
+import type { SipMessage, SipResponse } from '../message/types.ts';
+import { channels, newCounters, publish, type DropReason, type TransportCounters } from './diagnostics.ts';
+import { isFlow, targetHost, targetPort, type Flow, type HostTarget, type SendTarget, type TransportName } from './flow.ts';
+import { silentLogger, type SipLogger } from './logger.ts';
+import { badRequestFor, checkRequiredHeaders, MessageSerializer, rewriteTopVia } from './inbound.ts';
+import { TcpTransport, type TcpConnection, type TcpLimits } from './tcp.ts';
+import { UdpSocket, type UdpDatagram } from './udp.ts';
+import { DEFAULT_SIP_PORT, responseDestination, stampReceived } from './via-stamp.ts';
+
+export const MAX_UDP_MESSAGE_BYTES = 65_535; // IPv4 datagram ceiling; GB28181 RecordInfo answers reach ~8 KB
+export const DEFAULT_MAX_TCP_CONNECTIONS = 10_000;
+export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 10 * 60_000; // well above GB28181 keepalive (60 s default)
+export const DEFAULT_TCP_CONNECT_TIMEOUT_MS = 5_000;
+
+export interface TransportOptions {
+  host: string;
+  /** 0 = any free port; UDP and TCP always share the port. */
+  port: number;
+  transports: readonly TransportName[];
+  maxMessageBytes?: number;
+  maxTcpConnections?: number;
+  tcpIdleTimeoutMs?: number;
+  tcpConnectTimeoutMs?: number;
+  /** Treat every request as if it carried `;rport` (NAT'd devices that forget it). */
+  forceRport?: boolean;
+  logger?: SipLogger;
+}
+
+export type InboundHandler = (msg: SipMessage, flow: Flow) => void;
+
+const BIND_ATTEMPTS = 8; // port 0: TCP picks, UDP may find it taken; retry with a fresh pick
+
+/**
+ * RFC 3261 §18: UDP and TCP on one host:port, inbound validation (malformed input answered with
+ * 400 when possible, otherwise dropped and counted — never thrown), Via `received`/`rport`, and
+ * outbound routing of requests (to a flow or a host) and responses (§18.2.2).
+ */
+export class SipTransport {
+  readonly #counters = newCounters();
+  readonly #log: SipLogger;
+  readonly #serializer = new MessageSerializer();
+  readonly #flows = new WeakMap<SipMessage, Flow>();
+  #udp: UdpSocket | undefined;
+  #tcp: TcpTransport | undefined;
+  #closed = false;
+  #onMessage: InboundHandler = () => {};
+
+  private constructor(private readonly opts: TransportOptions) {
+    this.#log = opts.logger ?? silentLogger;
+  }
+
+  static async listen(opts: TransportOptions): Promise<SipTransport> {
+    const t = new SipTransport(opts);
+    await t.#bind();
+    return t;
+  }
+
+  /** The upper layer's entry point; set once by the stack. */
+  set onMessage(handler: InboundHandler) {
+    this.#onMessage = handler;
+  }
+
+  get port(): number {
+    return (this.#tcp?.address.port ?? this.#udp?.address.port) as number;
+  }
+
+  get host(): string {
+    return this.opts.host;
+  }
+
+  /** The flow an inbound message arrived on. */
+  flowOf(msg: SipMessage): Flow | undefined {
+    return this.#flows.get(msg);
+  }
+
+  supports(t: TransportName): boolean {
+    return t === 'udp' ? this.#udp !== undefined : this.#tcp !== undefined;
+  }
+
+  stats(): Readonly<TransportCounters> {
+    return { ...this.#counters, tcpOpen: this.#tcp?.size ?? 0 };
+  }
+
+  async #bind(): Promise<void> {
+    const { host, transports } = this.opts;
+    const wantUdp = transports.includes('udp');
+    const wantTcp = transports.includes('tcp');
+    const limits: TcpLimits = {
+      maxConnections: this.opts.maxTcpConnections ?? DEFAULT_MAX_TCP_CONNECTIONS,
+      idleTimeoutMs: this.opts.tcpIdleTimeoutMs ?? DEFAULT_TCP_IDLE_TIMEOUT_MS,
+      maxMessageBytes: this.opts.maxMessageBytes ?? 256 * 1024,
+      connectTimeoutMs: this.opts.tcpConnectTimeoutMs ?? DEFAULT_TCP_CONNECT_TIMEOUT_MS,
+    };
+    for (let attempt = 1; ; attempt++) {
+      let tcp: TcpTransport | undefined;
+      try {
+        if (wantTcp) tcp = await TcpTransport.listen(host, this.opts.port, limits, this.#tcpEvents());
+        const port = tcp?.address.port ?? this.opts.port;
+        if (wantUdp) {
+          this.#udp = await UdpSocket.bind(host, port, (d) => this.#onDatagram(d), (err) => this.#onUdpError(err));
+        }
+        this.#tcp = tcp;
+        return;
+      } catch (err) {
+        await tcp?.close();
+        const retry = this.opts.port === 0 && (err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < BIND_ATTEMPTS;
+        if (!retry) throw err;
+      }
+    }
+  }
+
+  #tcpEvents() {
+    return {
+      onFrame: (conn: TcpConnection, frame: Buffer) => this.#inbound(frame, conn.flow),
+      onFramingError: (conn: TcpConnection, err: unknown) => {
+        this.#counters.parseErrors++;
+        publish(channels.parseError, { flow: conn.flow, error: err, bytes: 0, answered: false });
+        this.#drop(conn.flow, err instanceof SipParseError && err.code === 'SIP_ERR_MESSAGE_TOO_LARGE' ? 'oversize' : 'framing');
+        this.#log.debug({ flow: conn.flow, err }, 'sip tcp framing error, closing connection');
+      },
+      onPing: () => this.#counters.keepalivesAnswered++,
+      onOpen: (conn: TcpConnection) => {
+        this.#counters.tcpAccepted++;
+        publish(channels.connection, { flow: conn.flow, event: 'open' });
+      },
+      onClose: (conn: TcpConnection, reason: 'idle-timeout' | 'closed') => {
+        if (reason === 'idle-timeout') this.#counters.tcpIdleClosed++;
+        publish(channels.connection, { flow: conn.flow, event: reason === 'idle-timeout' ? 'idle-timeout' : 'close' });
+      },
+      onRejected: () => {
+        this.#counters.tcpRejected++;
+        this.#drop(undefined, 'connection-limit');
+      },
+    };
+  }
+
+  #onDatagram(d: UdpDatagram): void {
+    const udp = this.#udp;
+    if (udp === undefined) return;
+    const local = udp.address;
+    const flow: Flow = {
+      transport: 'udp',
+      remoteAddress: d.remoteAddress,
+      remotePort: d.remotePort,
+      localAddress: local.address,
+      localPort: local.port,
+    };
+    // RFC 5626 §4.4.1 STUN keepalives and stray CRLFs on UDP: nothing to answer.
+    if (d.data.length <= 4 && d.data.every((b) => b === 13 || b === 10)) return;
+    if (d.data.length > (this.opts.maxMessageBytes ?? MAX_UDP_MESSAGE_BYTES)) {
+      this.#counters.oversize++;
+      this.#drop(flow, 'oversize');
+      return;
+    }
+    this.#inbound(d.data, flow);
+  }
+
+  #onUdpError(err: Error): void {
+    this.#counters.sendErrors++;
+    this.#log.warn({ err }, 'sip udp socket error');
+  }
+
+  /** Everything inbound goes through here; nothing thrown below may escape to the socket callbacks. */
+  #inbound(buf: Buffer, flow: Flow): void {
+    if (this.#closed) return;
+    let msg: SipMessage;
+    try {
+      // One datagram is one message: keep a device's miscounted body whole (see ParseOptions).
+      msg = parseSipMessage(buf, { trustDatagramEnd: flow.transport === 'udp' });
+      checkRequiredHeaders(msg);
+      if (msg.type === 'request') {
+        const top = getTopVia(msg);
+        if (stampReceived(top, flow.remoteAddress, flow.remotePort, this.opts.forceRport === true)) rewriteTopVia(msg, top);
+      }
+    } catch (err) {
+      this.#onParseError(err, buf, flow);
+      return;
+    }
+    this.#counters.messagesIn++;
+    this.#flows.set(msg, flow);
+    publish(channels.messageIn, { message: msg, flow, bytes: buf.length });
+    try {
+      this.#onMessage(msg, flow);
+    } catch (err) {
+      // A bug above must cost one message, not the process.
+      this.#log.error({ err, flow }, 'sip inbound handler threw');
+    }
+  }
+
+  #onParseError(err: unknown, buf: Buffer, flow: Flow): void {
+    this.#counters.parseErrors++;
+    if (!(err instanceof SipParseError)) this.#log.error({ err, flow }, 'sip inbound processing failed');
+    const bad = err instanceof SipParseError ? badRequestFor(err, flow, this.opts.forceRport === true) : undefined;
+    publish(channels.parseError, { flow, error: err, bytes: buf.length, answered: bad !== undefined });
+    if (bad === undefined) {
+      this.#drop(flow, 'unparseable');
+      return;
+    }
+    this.#counters.badRequestsSent++;
+    this.sendResponse(bad, flow).catch((e: unknown) => this.#log.debug({ err: e, flow }, 'sip 400 could not be sent'));
+  }
+
+  #drop(flow: Flow | undefined, reason: DropReason): void {
+    this.#counters.dropped++;
+    publish(channels.dropped, { flow, reason });
+  }
+
+  /**
+   * Sends a message to a remembered flow or a host; resolves with the flow actually used. When a
+   * flow's TCP connection is gone, `fallback` (typically the Request-URI's host:port) is dialled,
+   * else the flow's remote address.
+   */
+  async send(msg: SipMessage, target: SendTarget, fallback?: HostTarget): Promise<Flow> {
+    if (this.#closed) throw new Error('SIP transport closed');
+    const data = this.#serializer.serialize(msg);
+    let flow: Flow;
+    try {
+      flow = target.transport === 'udp' ? await this.#sendUdp(data, target) : await this.#sendTcp(data, target, fallback);
+    } catch (err) {
+      this.#counters.sendErrors++;
+      throw err;
+    }
+    this.#counters.messagesOut++;
+    publish(channels.messageOut, { message: msg, target: flow, bytes: data.length });
+    return flow;
+  }
+
+  /**
+   * RFC 3261 §18.2.2: over TCP the connection the request came on, or a new one to `received`
+   * and the sent-by port; over UDP `received` and `rport` (RFC 3581 §4) or the sent-by port.
+   */
+  async sendResponse(res: SipResponse, flow: Flow): Promise<void> {
+    const top = getTopVia(res);
+    const dest = responseDestination(top);
+    if (flow.transport === 'tcp') {
+      const conn = flow.connectionId === undefined ? undefined : this.#tcp?.get(flow.connectionId);
+      if (conn !== undefined) {
+        await this.send(res, flow);
+        return;
+      }
+      await this.send(res, { transport: 'tcp', host: dest.host, port: top.port ?? DEFAULT_SIP_PORT });
+      return;
+    }
+    await this.send(res, { transport: 'udp', host: dest.host, port: dest.port });
+  }
+
+  async #sendUdp(data: Buffer, target: SendTarget): Promise<Flow> {
+    const udp = this.#udp;
+    if (udp === undefined) throw new Error('UDP transport not enabled');
+    const host = isFlow(target) ? target.remoteAddress : target.host;
+    const port = isFlow(target) ? target.remotePort : target.port;
+    await udp.send(data, port, host);
+    const local = udp.address;
+    return { transport: 'udp', remoteAddress: host, remotePort: port, localAddress: local.address, localPort: local.port };
+  }
+
+  async #sendTcp(data: Buffer, target: SendTarget, fallback: HostTarget | undefined): Promise<Flow> {
+    const tcp = this.#tcp;
+    if (tcp === undefined) throw new Error('TCP transport not enabled');
+    let conn = isFlow(target) && target.connectionId !== undefined ? tcp.get(target.connectionId) : undefined;
+    if (conn === undefined && isFlow(target)) {
+      // The remembered connection is gone (device reconnected or idle-closed): a device's
+      // ephemeral source port rarely listens, so prefer the caller's fallback address.
+      conn = fallback !== undefined ? await tcp.connect(fallback.host, fallback.port) : await tcp.connect(target.remoteAddress, target.remotePort);
+    }
+    conn ??= await tcp.connect(targetHost(target), targetPort(target));
+    await conn.write(data);
+    return conn.flow;
+  }
+
+  /** Idempotent; in-flight sends fail, inbound traffic is ignored from now on. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([this.#udp?.close(), this.#tcp?.close()]);
+  }
+}

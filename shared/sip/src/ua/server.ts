@@ -1,0 +1,193 @@
+import type { Dialog } from '../dialog/dialog.ts';
+import { createUasDialogState, type DialogState } from '../dialog/dialog-state.ts';
+import type { DialogRegistry } from '../dialog/registry.ts';
+import { getTo } from '../message/accessors.ts';
+import { createResponse } from '../message/build.ts';
+import type { SipRequest, SipResponse } from '../message/types.ts';
+import { SipStatus } from '../status.ts';
+import type { ServerTransaction, TransactionLayer, TransactionSink } from '../transaction/layer.ts';
+import type { Flow } from '../transport/flow.ts';
+import type { SipLogger } from '../transport/logger.ts';
+import type { SipTransport } from '../transport/transport.ts';
+import { SipStackError } from './errors.ts';
+import { headerEntries } from './headers-input.ts';
+import { contactFor, type LocalIdentity } from './outbound.ts';
+import { ServerCtx } from './server-context.ts';
+import type { AcceptOptions, RequestHandler } from './types.ts';
+
+/** RFC 3261 §8.2.1: methods we know; an unhandled one of these gets 405, anything else 501. */
+const KNOWN_METHODS = new Set(['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'REGISTER', 'SUBSCRIBE', 'NOTIFY', 'MESSAGE', 'INFO', 'PRACK', 'UPDATE', 'REFER', 'PUBLISH']);
+/** Always accepted: transaction/dialog machinery handles these without an app handler. */
+const BUILTIN_METHODS = ['ACK', 'CANCEL', 'OPTIONS', 'BYE', 'INFO', 'NOTIFY'];
+
+export interface ServerDeps {
+  transport: SipTransport;
+  layer: TransactionLayer;
+  dialogs: DialogRegistry;
+  local: LocalIdentity;
+  log: SipLogger;
+  createDialog(state: DialogState, flow: Flow): Dialog;
+}
+
+/**
+ * The UAS core (RFC 3261 §8.2): new requests get a server transaction and go to an in-dialog
+ * Dialog, the method's handler, or a default answer; CANCEL and ACK are handled here.
+ */
+export class RequestDispatcher {
+  readonly #handlers = new Map<string, RequestHandler>();
+  readonly #contexts = new Set<ServerCtx>();
+  readonly #inviteCtx = new WeakMap<ServerTransaction, ServerCtx>();
+  #closing = false;
+
+  constructor(private readonly deps: ServerDeps) {}
+
+  get log(): SipLogger {
+    return this.deps.log;
+  }
+
+  /** One handler per method; a second registration for the same method is a programming error. */
+  register(method: string, handler: RequestHandler): void {
+    if (this.#handlers.has(method)) throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `handler for ${method} already registered`);
+    this.#handlers.set(method, handler);
+  }
+
+  /** Stack close: handlers see their signal abort; no new requests are taken. */
+  close(err: Error): void {
+    this.#closing = true;
+    for (const ctx of this.#contexts) ctx.abort(err);
+    this.#contexts.clear();
+  }
+
+  handleRequest(req: SipRequest, flow: Flow): void {
+    const existing = this.deps.layer.matchRequest(req);
+    if (existing !== undefined) {
+      if (existing.receiveRequest(req) === 'pass-to-tu') this.#onAck(req);
+      return;
+    }
+    if (req.method === 'ACK') {
+      this.#onAck(req);
+      return;
+    }
+    if (this.#closing) return;
+    const sink: TransactionSink & { tx?: ServerTransaction } = {
+      reliable: flow.transport === 'tcp',
+      send: (msg) => {
+        this.deps.transport.sendResponse(msg as SipResponse, flow).catch((err: unknown) => sink.tx?.transportError(err as Error));
+      },
+    };
+    if (req.method === 'CANCEL') {
+      this.#onCancel(req, sink);
+      return;
+    }
+    let ctx: ServerCtx | undefined;
+    const tx = this.deps.layer.startServer(
+      req,
+      sink,
+      {
+        onTimeout: () => this.log.debug({ callId: req.headers.get('Call-ID') }, 'sip no ACK for final response'),
+        onTransportError: (err) => this.log.debug({ err, flow }, 'sip response not delivered'),
+        onTerminated: () => {
+          if (ctx !== undefined) this.#contexts.delete(ctx);
+        },
+      },
+      req.method === 'INVITE' ? () => createResponse(req, SipStatus.Trying) : undefined,
+    );
+    sink.tx = tx;
+    ctx = new ServerCtx(req, flow, tx, { accept: (c, o) => this.#accept(c, o), serverHeader: this.deps.local.userAgent });
+    this.#contexts.add(ctx);
+    if (req.method === 'INVITE') this.#inviteCtx.set(tx, ctx);
+    this.#dispatch(req, ctx);
+  }
+
+  #dispatch(req: SipRequest, ctx: ServerCtx): void {
+    const inDialog = getTo(req).params.has('tag');
+    if (inDialog) {
+      const d = this.deps.dialogs.findForRequest(req);
+      if (d !== undefined) {
+        try {
+          d.handleRequest(req, ctx);
+        } catch (err) {
+          this.#handlerFailed(err, req, ctx);
+        }
+        return;
+      }
+    }
+    const handler = this.#handlers.get(req.method);
+    if (handler !== undefined) {
+      this.#runHandler(handler, req, ctx);
+      return;
+    }
+    if (inDialog) ctx.reply(SipStatus.CallTransactionDoesNotExist); // §12.2.2
+    else if (req.method === 'OPTIONS') ctx.reply(SipStatus.OK, { headers: { Allow: this.#allow() } }); // §11.2
+    else if (KNOWN_METHODS.has(req.method)) ctx.reply(SipStatus.MethodNotAllowed, { headers: { Allow: this.#allow() } }); // §8.2.1
+    else ctx.reply(SipStatus.NotImplemented);
+  }
+
+  #allow(): string {
+    return [...new Set([...BUILTIN_METHODS, ...this.#handlers.keys()])].join(', ');
+  }
+
+  /** A handler must send a final response before its promise settles (INVITE may answer later). */
+  #runHandler(handler: RequestHandler, req: SipRequest, ctx: ServerCtx): void {
+    const done = (): void => {
+      if (ctx.finalSent || req.method === 'INVITE' || ctx.signal.aborted) return;
+      this.log.warn({ method: req.method }, 'sip handler settled without a final response');
+      this.#safeReply(ctx, SipStatus.ServerInternalError);
+    };
+    try {
+      const r = handler(req, ctx);
+      if (r instanceof Promise) r.then(done, (err: unknown) => this.#handlerFailed(err, req, ctx));
+      else done();
+    } catch (err) {
+      this.#handlerFailed(err, req, ctx);
+    }
+  }
+
+  #handlerFailed(err: unknown, req: SipRequest, ctx: ServerCtx): void {
+    // A reply racing a CANCEL or close is expected, not a bug.
+    if (ctx.signal.aborted && err instanceof SipStackError && err.code === 'SIP_ERR_INVALID_STATE') return;
+    this.log.error({ err, method: req.method, callId: req.headers.get('Call-ID') }, 'sip request handler failed');
+    this.#safeReply(ctx, SipStatus.ServerInternalError);
+  }
+
+  #safeReply(ctx: ServerCtx, status: number): void {
+    if (!ctx.finalSent && !ctx.signal.aborted) ctx.tx.respond(ctx.buildResponse(status));
+  }
+
+  /** RFC 3261 §9.2: 200 to the CANCEL (same To-tag as the INVITE's answers), 487 to the INVITE. */
+  #onCancel(cancel: SipRequest, sink: TransactionSink & { tx?: ServerTransaction }): void {
+    const invite = this.deps.layer.matchCancelTarget(cancel);
+    const tx = this.deps.layer.startServer(cancel, sink, { onTimeout: () => {}, onTransportError: () => {}, onTerminated: () => {} });
+    sink.tx = tx;
+    const ictx = invite === undefined ? undefined : this.#inviteCtx.get(invite);
+    if (ictx === undefined) {
+      tx.respond(createResponse(cancel, SipStatus.CallTransactionDoesNotExist));
+      return;
+    }
+    tx.respond(createResponse(cancel, SipStatus.OK, undefined, { toTag: ictx.toTag }));
+    ictx.cancel();
+  }
+
+  #onAck(ack: SipRequest): void {
+    this.deps.dialogs.findForRequest(ack)?.handleAck(ack);
+  }
+
+  #accept(ctx: ServerCtx, opts: AcceptOptions): Dialog {
+    const req = ctx.request;
+    const status = opts.status ?? SipStatus.OK;
+    if ((req.method !== 'INVITE' && req.method !== 'SUBSCRIBE') || status < 200 || status >= 300) {
+      throw new SipStackError('SIP_ERR_BAD_ARGUMENT', 'accept() is for a 2xx to INVITE or SUBSCRIBE');
+    }
+    if (ctx.finalSent) throw new SipStackError('SIP_ERR_INVALID_STATE', 'final response already sent');
+    const headers = headerEntries(opts.headers);
+    if (!headers.some(([n]) => n.toLowerCase() === 'contact')) {
+      headers.push(['Contact', contactFor(this.deps.local, getTo(req).uri.user, ctx.flow.transport)]);
+    }
+    const res = ctx.buildResponse(status, { ...opts, headers });
+    const kind = req.method === 'INVITE' ? 'invite' : 'subscribe';
+    const dialog = this.deps.createDialog(createUasDialogState(req, ctx.toTag, kind), ctx.flow);
+    ctx.send(res);
+    if (kind === 'invite') dialog.awaitAck(() => ctx.tx.respond(res), ctx.flow.transport === 'tcp');
+    return dialog;
+  }
+}

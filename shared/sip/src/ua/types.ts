@@ -1,0 +1,99 @@
+import type { Clock } from '../clock.ts';
+import type { Dialog } from '../dialog/dialog.ts';
+import type { SipHeaders } from '../message/headers.ts';
+import type { SipRequest, SipResponse, SipUri } from '../message/types.ts';
+import type { TimerConfig } from '../transaction/timers.ts';
+import type { Flow, SendTarget, TransportName } from '../transport/flow.ts';
+import type { SipLogger } from '../transport/logger.ts';
+
+/** Headers as the app writes them: a SipHeaders, `{ Name: value | [values] }`, or `[name, value]` pairs. */
+export type HeaderInput =
+  | SipHeaders
+  | Readonly<Record<string, string | number | readonly string[]>>
+  | Iterable<readonly [string, string]>;
+
+export interface SipStackOptions {
+  /** Listen address; also the address written in Via/Contact unless `publicAddress` is given. */
+  host: string;
+  /** 0 (default) = a free port chosen by the OS; UDP and TCP share it. */
+  port?: number;
+  transports?: readonly TransportName[];
+  /** Address devices use to reach us, when `host` is a wildcard or we sit behind NAT. */
+  publicAddress?: { host: string; port: number };
+  timers?: Partial<TimerConfig>;
+  clock?: Clock;
+  logger?: SipLogger;
+  /** Sent as User-Agent in requests and Server in responses. */
+  userAgent?: string;
+  limits?: {
+    maxMessageBytes?: number;
+    maxTcpConnections?: number;
+    tcpIdleTimeoutMs?: number;
+    tcpConnectTimeoutMs?: number;
+  };
+  /** Reply to NAT'd UDP clients at their source port even without `;rport` (RFC 3581 behaviour forced). */
+  forceRport?: boolean;
+}
+
+export interface DigestAuth {
+  username: string;
+  password: string;
+}
+
+export interface OutgoingRequestSpec {
+  method: string;
+  uri: string | SipUri;
+  /** From/To/Call-ID/CSeq/Contact may be given here; missing ones get RFC 3261 §8.1.1 defaults. */
+  headers?: HeaderInput;
+  body?: Buffer | string;
+  contentType?: string;
+  /** Where to send: a remembered flow (NAT) or host/port/transport; default from Route / Request-URI (§8.1.2). */
+  target?: SendTarget;
+}
+
+export interface RequestOptions {
+  /** Answer one 401/407 with digest credentials (RFC 3261 §22.2). */
+  auth?: DigestAuth;
+  onProvisional?: (res: SipResponse) => void;
+}
+
+export interface UacOptions extends RequestOptions {
+  /** Aborting sends CANCEL (after the first provisional, RFC 3261 §9.1); the promise rejects with SIP_ERR_CANCELLED. */
+  signal?: AbortSignal;
+}
+
+export interface UacResult {
+  dialog: Dialog;
+  response: SipResponse;
+}
+
+export interface ReplyOptions {
+  reason?: string;
+  headers?: HeaderInput;
+  body?: Buffer | string;
+  contentType?: string;
+}
+
+export interface AcceptOptions extends ReplyOptions {
+  /** 2xx status, default 200. */
+  status?: number;
+}
+
+/** What a request handler gets besides the request. */
+export interface ServerContext {
+  readonly request: SipRequest;
+  /** Where the request came from: store it as the device's flow to reach it behind NAT. */
+  readonly flow: Flow;
+  /** Aborted when the peer CANCELs this INVITE (a 487 has then been sent) or the stack closes. */
+  readonly signal: AbortSignal;
+  /** A final response has been sent. */
+  readonly finalSent: boolean;
+  /** The To-tag used for every response but 100 (RFC 3261 §8.2.6.2). */
+  readonly toTag: string;
+  /** Sends a response; throws SIP_ERR_INVALID_STATE after the final one (a 2xx to INVITE goes through accept()). */
+  reply(status: number, opts?: ReplyOptions): SipResponse;
+  /** INVITE / SUBSCRIBE only: sends a 2xx with our Contact and returns the new dialog. */
+  accept(opts?: AcceptOptions): Dialog;
+}
+
+export type RequestHandler = (req: SipRequest, ctx: ServerContext) => unknown;

@@ -1,0 +1,44 @@
+// RFC 3261 §18.2.1 / §18.2.2 and RFC 3581 §4, hand-checked against the RFC examples.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { formatVia, parseViaHop } from '../src/message/via.ts';
+import { responseDestination, stampReceived } from '../src/transport/via-stamp.ts';
+
+describe('Via received/rport stamping', () => {
+  it('RFC 3581 §4 example: rport requested → rport=<src port> and received even when the host matches', () => {
+    const hop = parseViaHop('SIP/2.0/UDP 192.0.2.1:5060;rport;branch=z9hG4bKc8ac');
+    assert.equal(stampReceived(hop, '192.0.2.1', 9988), true);
+    assert.equal(formatVia(hop), 'SIP/2.0/UDP 192.0.2.1:5060;rport=9988;branch=z9hG4bKc8ac;received=192.0.2.1');
+  });
+
+  it('§18.2.1: no rport, sent-by differs from the source → received only', () => {
+    const hop = parseViaHop('SIP/2.0/UDP 10.0.0.7:5061;branch=z9hG4bKx');
+    stampReceived(hop, '203.0.113.9', 40000);
+    assert.equal(hop.params.get('received'), '203.0.113.9');
+    assert.equal(hop.params.has('rport'), false);
+  });
+
+  it('§18.2.1: no rport, sent-by equals the source → untouched', () => {
+    const hop = parseViaHop('SIP/2.0/TCP 127.0.0.1:5061;branch=z9hG4bKx');
+    assert.equal(stampReceived(hop, '127.0.0.1', 5061), false);
+    assert.equal(hop.params.size, 1);
+  });
+
+  it('forceRport fills rport for devices that forget to ask', () => {
+    const hop = parseViaHop('SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bKx');
+    stampReceived(hop, '198.51.100.4', 17000, true);
+    assert.deepEqual(responseDestination(hop), { host: '198.51.100.4', port: 17000 });
+  });
+
+  it('§18.2.2 destination: received+rport, received+sent-by port, sent-by with default 5060', () => {
+    assert.deepEqual(responseDestination(parseViaHop('SIP/2.0/UDP a.example:5070;received=1.2.3.4;rport=6000')), { host: '1.2.3.4', port: 6000 });
+    assert.deepEqual(responseDestination(parseViaHop('SIP/2.0/UDP a.example:5070;received=1.2.3.4')), { host: '1.2.3.4', port: 5070 });
+    assert.deepEqual(responseDestination(parseViaHop('SIP/2.0/UDP 5.6.7.8;rport')), { host: '5.6.7.8', port: 5060 });
+  });
+
+  it('IPv6 sent-by and source are compared without brackets', () => {
+    const hop = parseViaHop('SIP/2.0/UDP [2001:db8::1]:5060;branch=z9hG4bKx');
+    assert.equal(stampReceived(hop, '2001:db8::1', 5060), false);
+    assert.deepEqual(responseDestination(hop), { host: '2001:db8::1', port: 5060 });
+  });
+});
