@@ -1,0 +1,230 @@
+/**
+ * PlatformRepository on MySQL/MariaDB (deploy/sql/V004__upstream_platform.sql). The pool is the
+ * caller's (one per process, shared with the other stores); driver errors become CASCADE_ERR_STORE_*
+ * (or PLATFORM_NOT_FOUND for a share naming an unknown platform), never raw driver errors.
+ */
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { CascadeError } from '../errors.ts';
+import type { ChannelShare, SharedChannel, UpstreamPlatform } from './platform.ts';
+import type { PlatformRepository } from './platform-repository.port.ts';
+import { freezePlatform, validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
+import { toStoreError } from './store-errors.ts';
+
+const COLUMNS = `server_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s,
+  keepalive_max_failures, enabled, charset, local_id, catalog_group_id, catalog_group_name`;
+
+const UPSERT = `
+INSERT INTO upstream_platform (${COLUMNS})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON DUPLICATE KEY UPDATE
+  name = VALUES(name),
+  domain = VALUES(domain),
+  host = VALUES(host),
+  port = VALUES(port),
+  transport = VALUES(transport),
+  password = VALUES(password),
+  register_expires_s = VALUES(register_expires_s),
+  keepalive_interval_s = VALUES(keepalive_interval_s),
+  keepalive_max_failures = VALUES(keepalive_max_failures),
+  enabled = VALUES(enabled),
+  charset = VALUES(charset),
+  local_id = VALUES(local_id),
+  catalog_group_id = VALUES(catalog_group_id),
+  catalog_group_name = VALUES(catalog_group_name)`;
+
+const SHARE_COLUMNS = 'platform_id, device_id, channel_id, catalog_group_id, parent_id';
+const UPSERT_SHARES_TAIL = `
+ON DUPLICATE KEY UPDATE catalog_group_id = VALUES(catalog_group_id), parent_id = VALUES(parent_id)`;
+
+/** Rows per multi-row statement: far below max_allowed_packet, few round trips for big lists. */
+const CHUNK = 500;
+
+interface PlatformRecord extends RowDataPacket {
+  server_id: string;
+  name: string;
+  domain: string;
+  host: string;
+  port: number;
+  transport: 'UDP' | 'TCP';
+  password: string;
+  register_expires_s: number;
+  keepalive_interval_s: number;
+  keepalive_max_failures: number;
+  enabled: number;
+  charset: 'GB2312' | 'UTF-8';
+  local_id: string;
+  catalog_group_id: string | null;
+  catalog_group_name: string | null;
+}
+
+interface ShareRecord extends RowDataPacket {
+  platform_id: string;
+  device_id: string;
+  channel_id: string;
+  catalog_group_id: string | null;
+  parent_id: string | null;
+}
+
+type Queryable = Pick<Pool, 'query'> | PoolConnection;
+
+export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
+  let closed = false;
+  const run = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+    if (closed) throw new CascadeError('CASCADE_ERR_CLOSED', 'platform repository is closed');
+    try {
+      return await fn();
+    } catch (err) {
+      throw toStoreError(err, what);
+    }
+  };
+  const select = async (where: string, params: unknown[]): Promise<UpstreamPlatform[]> => {
+    const [rows] = await pool.query<PlatformRecord[]>(`SELECT ${COLUMNS} FROM upstream_platform ${where} ORDER BY server_id`, params);
+    return rows.map(toPlatform);
+  };
+
+  return {
+    listEnabled: () => run('listEnabled', () => select('WHERE enabled = 1', [])),
+    listAll: () => run('listAll', () => select('', [])),
+    get: (serverId) => run('get', async () => (await select('WHERE server_id = ?', [serverId]))[0] ?? null),
+    upsert: (platform) =>
+      run('upsert', async () => {
+        const p = validateUpstreamPlatform(platform);
+        await pool.query(UPSERT, [
+          p.serverId,
+          p.name,
+          p.domain,
+          p.host,
+          p.port,
+          p.transport.toUpperCase(),
+          p.password,
+          p.registerExpiresS,
+          p.keepaliveIntervalS,
+          p.maxKeepaliveFailures,
+          p.enabled ? 1 : 0,
+          p.charset,
+          p.localId,
+          p.catalog.groupId,
+          p.catalog.groupName,
+        ]);
+      }),
+    remove: (serverId) =>
+      run('remove', async () => {
+        // the foreign key's ON DELETE CASCADE drops the channel list with it
+        const [res] = await pool.query<ResultSetHeader>('DELETE FROM upstream_platform WHERE server_id = ?', [serverId]);
+        return res.affectedRows > 0;
+      }),
+
+    listChannels: (serverId) =>
+      run('listChannels', async () => {
+        const [rows] = await pool.query<ShareRecord[]>(
+          `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE platform_id = ? ORDER BY device_id, channel_id`,
+          [serverId],
+        );
+        return rows.map(toShared);
+      }),
+    shareChannels: (serverId, channels) =>
+      run('shareChannels', async () => {
+        channels.forEach(validateSharedChannel);
+        if (channels.length === 0) return void (await requirePlatform(pool, serverId));
+        await withTransaction(pool, async (conn) => {
+          // a missing platform surfaces as a foreign key error → CASCADE_ERR_PLATFORM_NOT_FOUND
+          for (const part of chunks(channels)) await insertShares(conn, serverId, part);
+        });
+      }),
+    replaceChannels: (serverId, channels) =>
+      run('replaceChannels', async () => {
+        channels.forEach(validateSharedChannel);
+        await withTransaction(pool, async (conn) => {
+          await requirePlatform(conn, serverId, 'FOR UPDATE'); // serialises concurrent replaces of one platform
+          await conn.query('DELETE FROM upstream_platform_channel WHERE platform_id = ?', [serverId]);
+          for (const part of chunks(channels)) await insertShares(conn, serverId, part);
+        });
+      }),
+    unshareChannels: (serverId, channels) =>
+      run('unshareChannels', async () => {
+        let removed = 0;
+        for (const part of chunks(channels)) {
+          const [res] = await pool.query<ResultSetHeader>(
+            `DELETE FROM upstream_platform_channel WHERE platform_id = ? AND (device_id, channel_id) IN (${part.map(() => '(?, ?)').join(', ')})`,
+            [serverId, ...part.flatMap((c) => [c.deviceId, c.channelId])],
+          );
+          removed += res.affectedRows;
+        }
+        return removed;
+      }),
+    sharesOf: (deviceId, channelId) =>
+      run('sharesOf', async () => {
+        const [rows] = await pool.query<ShareRecord[]>(
+          `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ? ORDER BY platform_id`,
+          [deviceId, channelId],
+        );
+        return rows.map((r): ChannelShare => ({ ...toShared(r), platformId: r.platform_id }));
+      }),
+    forgetChannels: (deviceId, channelId) =>
+      run('forgetChannels', async () => {
+        const [res] =
+          channelId === undefined
+            ? await pool.query<ResultSetHeader>('DELETE FROM upstream_platform_channel WHERE device_id = ?', [deviceId])
+            : await pool.query<ResultSetHeader>('DELETE FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ?', [deviceId, channelId]);
+        return res.affectedRows;
+      }),
+    async close() {
+      closed = true;
+    },
+  } satisfies PlatformRepository;
+}
+
+async function requirePlatform(db: Queryable, serverId: string, lock = ''): Promise<void> {
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT server_id FROM upstream_platform WHERE server_id = ? ${lock}`, [serverId]);
+  if (rows.length === 0) throw new CascadeError('CASCADE_ERR_PLATFORM_NOT_FOUND', `no upstream platform ${serverId}`);
+}
+
+async function insertShares(conn: PoolConnection, serverId: string, part: readonly SharedChannel[]): Promise<void> {
+  await conn.query(
+    `INSERT INTO upstream_platform_channel (${SHARE_COLUMNS}) VALUES ${part.map(() => '(?, ?, ?, ?, ?)').join(', ')} ${UPSERT_SHARES_TAIL}`,
+    part.flatMap((c) => [serverId, c.deviceId, c.channelId, c.catalogGroupId, c.parentId]),
+  );
+}
+
+async function withTransaction(pool: Pool, fn: (conn: PoolConnection) => Promise<void>): Promise<void> {
+  const conn = await pool.getConnection();
+  try {
+    await conn.beginTransaction();
+    await fn(conn);
+    await conn.commit();
+  } catch (err) {
+    await conn.rollback().catch(() => undefined); // the connection may be the thing that died
+    throw err;
+  } finally {
+    conn.release();
+  }
+}
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+function toPlatform(r: PlatformRecord): UpstreamPlatform {
+  return freezePlatform({
+    serverId: r.server_id,
+    name: r.name,
+    domain: r.domain,
+    host: r.host,
+    port: r.port,
+    transport: r.transport === 'TCP' ? 'tcp' : 'udp',
+    password: r.password,
+    registerExpiresS: r.register_expires_s,
+    keepaliveIntervalS: r.keepalive_interval_s,
+    maxKeepaliveFailures: r.keepalive_max_failures,
+    enabled: r.enabled === 1,
+    charset: r.charset,
+    localId: r.local_id,
+    catalog: { groupId: r.catalog_group_id, groupName: r.catalog_group_name },
+  });
+}
+
+function toShared(r: ShareRecord): SharedChannel {
+  return { deviceId: r.device_id, channelId: r.channel_id, catalogGroupId: r.catalog_group_id, parentId: r.parent_id };
+}
