@@ -1,8 +1,11 @@
 export * from './message/types.ts';
 export { SipHeaders, canonicalHeaderName } from './message/headers.ts';
 // --- message layer: parser, serializer, accessors, builders, digest (owner: message/auth) ---
-export { SIP_ERROR_STATUS, SipError, SipParseError, sipStatusForError } from './errors.ts';
-export type { SipErrorCode, SipParseErrorDetails } from './errors.ts';
+// One error catalog for the whole package (message, digest, stack codes) and one code → SIP status table.
+export {
+  SIP_ERROR_STATUS, SipError, SipParseError, SipStackError, SipTimeoutError, SipTransportError, SipRejectedError, sipStatusForError,
+} from './errors.ts';
+export type { SipErrorCode, SipStackErrorCode, SipParseErrorDetails } from './errors.ts';
 export { SipStatus, SIP_REASON_PHRASES, reasonPhrase } from './status.ts';
 export type { SipStatusName } from './status.ts';
 export { parseSipMessage, BODY_LENGTH_MISCOUNTED, type ParseOptions } from './message/parse.ts';
@@ -45,8 +48,6 @@ export type {
   SipStackOptions, OutgoingRequestSpec, RequestOptions, UacOptions, UacResult, ReplyOptions, AcceptOptions,
   ServerContext, RequestHandler, HeaderInput, DigestAuth,
 } from './ua/types.ts';
-export { SIP_STACK_ERROR_STATUS, SipStackError, SipTimeoutError, SipTransportError, SipRejectedError } from './ua/errors.ts';
-export type { SipStackErrorCode } from './ua/errors.ts';
 export { Dialog } from './dialog/dialog.ts';
 export type { DialogEvents, DialogRequestOptions, DialogTerminationReason } from './dialog/dialog.ts';
 export type { DialogState, DialogKind, DialogRole } from './dialog/dialog-state.ts';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import type { Dialog, DialogTerminationReason } from '../src/dialog/dialog.ts';
 import type { SipRequest } from '../src/message/types.ts';
-import { SipRejectedError } from '../src/ua/errors.ts';
+import { SipRejectedError } from '../src/errors.ts';
 import { startStack } from './support/stack-fixtures.ts';
 
 const SDP = 'v=0\r\no=34020000002000000001 0 0 IN IP4 127.0.0.1\r\ns=Play\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video 30000 RTP/AVP 96\r\na=recvonly\r\na=rtpmap:96 PS/90000\r\ny=0100000001\r\n';

@@ -1,7 +1,7 @@
 // RFC 3261 §9: CANCEL from createUAC's AbortSignal, handled by the UAS stack (200 + 487).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SipStackError } from '../src/ua/errors.ts';
+import { SipStackError } from '../src/errors.ts';
 import type { ServerContext } from '../src/ua/types.ts';
 import { rawRequest, rawUdp, startStack } from './support/stack-fixtures.ts';
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { SipRejectedError, SipStackError, SipTimeoutError, SipTransportError } from '../src/ua/errors.ts';
+import { SipRejectedError, SipStackError, SipTimeoutError, SipTransportError } from '../src/errors.ts';
 import type { SipStack } from '../src/ua/stack.ts';
 import { rawRequest, rawUdp, startStack } from './support/stack-fixtures.ts';
 

@@ -5,7 +5,7 @@ import { SipStatus } from '../status.ts';
 import type { TimerConfig } from '../transaction/timers.ts';
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
-import { SipStackError, SipTimeoutError } from '../ua/errors.ts';
+import { SipStackError, SipTimeoutError } from '../errors.ts';
 import { headerEntries } from '../ua/headers-input.ts';
 import type { HeaderInput, ServerContext } from '../ua/types.ts';
 import { AckWait } from './ack-wait.ts';

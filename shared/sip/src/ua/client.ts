@@ -1,6 +1,6 @@
 import { buildAuthorization } from '../auth/digest.client.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
-import { SipError } from '../errors.ts';
+import { SipError, SipStackError, SipTimeoutError, SipTransportError } from '../errors.ts';
 import { getCSeq } from '../message/accessors.ts';
 import type { SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
@@ -10,7 +10,6 @@ import { channels, publish } from '../transport/diagnostics.ts';
 import { flowKey, type Flow, type HostTarget, type SendTarget } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 import type { SipTransport } from '../transport/transport.ts';
-import { SipStackError, SipTimeoutError, SipTransportError } from './errors.ts';
 import { addVia, type LocalIdentity } from './outbound.ts';
 import type { DigestAuth } from './types.ts';
 

@@ -4,7 +4,7 @@ import type { SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
 import type { ServerTransaction } from '../transaction/layer.ts';
 import type { Flow } from '../transport/flow.ts';
-import { SipStackError } from './errors.ts';
+import { SipStackError } from '../errors.ts';
 import { headerEntries } from './headers-input.ts';
 import type { AcceptOptions, ReplyOptions, ServerContext } from './types.ts';
 

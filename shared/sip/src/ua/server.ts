@@ -9,7 +9,7 @@ import type { ServerTransaction, TransactionLayer, TransactionSink } from '../tr
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 import type { SipTransport } from '../transport/transport.ts';
-import { SipStackError } from './errors.ts';
+import { SipStackError } from '../errors.ts';
 import { headerEntries } from './headers-input.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx } from './server-context.ts';

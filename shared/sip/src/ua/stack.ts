@@ -12,7 +12,7 @@ import type { Flow, HostTarget, SendTarget, TransportName } from '../transport/f
 import { silentLogger, type SipLogger } from '../transport/logger.ts';
 import { SipTransport } from '../transport/transport.ts';
 import { OutgoingRequest, type ClientDeps, type SendOptions } from './client.ts';
-import { SipStackError, stackClosedError } from './errors.ts';
+import { SipStackError, stackClosedError } from '../errors.ts';
 import { addVia, buildRequest, contactFor, resolveTarget, uriTarget, type LocalIdentity } from './outbound.ts';
 import { RequestDispatcher } from './server.ts';
 import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, UacOptions, UacResult } from './types.ts';

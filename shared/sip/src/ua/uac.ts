@@ -6,7 +6,7 @@ import { SipStatus } from '../status.ts';
 import type { Flow, HostTarget, SendTarget } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 import type { OutgoingRequest, SendOptions } from './client.ts';
-import { SipRejectedError, SipStackError } from './errors.ts';
+import { SipRejectedError, SipStackError } from '../errors.ts';
 import type { UacOptions, UacResult } from './types.ts';
 
 export interface UacDeps {

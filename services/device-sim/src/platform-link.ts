@@ -1,0 +1,43 @@
+// How the device addresses its platform: the server URI and target, the From/To it writes, and
+// MANSCDP MESSAGEs towards it (responses to queries, keepalives, notifications).
+import type { HostTarget, SipResponse, SipStack } from '@vms/sip';
+import type { ResolvedDeviceOptions } from './options.ts';
+import { MANSCDP_CONTENT_TYPE } from './protocol.ts';
+
+export interface SendManscdpOptions {
+  /** The id the message speaks for (a channel for MediaStatus); default the device id. */
+  fromId?: string;
+  /** Reuse a Call-ID (MediaStatus carries the INVITE's, as platforms match it that way). */
+  callId?: string;
+}
+
+export class PlatformLink {
+  readonly target: HostTarget;
+  readonly serverUri: string;
+
+  constructor(
+    private readonly stack: SipStack,
+    private readonly o: ResolvedDeviceOptions,
+  ) {
+    this.target = { host: o.server.host, port: o.server.port, transport: o.transport };
+    this.serverUri = `sip:${o.server.id}@${o.server.domain}`;
+  }
+
+  /** `<sip:id@domain>`: how GB/T 28181 devices write From and To (§9.1.2.1 examples). */
+  address(id: string): string {
+    return `<sip:${id}@${this.o.server.domain}>`;
+  }
+
+  sendManscdp(body: Buffer, opts: SendManscdpOptions = {}): Promise<SipResponse> {
+    const headers: Record<string, string> = { From: this.address(opts.fromId ?? this.o.deviceId), To: this.address(this.o.server.id) };
+    if (opts.callId !== undefined) headers['Call-ID'] = opts.callId;
+    return this.stack.request({
+      method: 'MESSAGE',
+      uri: this.serverUri,
+      headers,
+      body,
+      contentType: MANSCDP_CONTENT_TYPE,
+      target: this.target,
+    });
+  }
+}
