@@ -5,9 +5,17 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'mysql2/promise';
 import type { Logger } from 'pino';
 import pkg from '../package.json' with { type: 'json' };
+import { openCascade, type CascadeWiring } from './cascade/cascade-wiring.ts';
+import { openCluster } from './cluster/cluster-wiring.ts';
+import type { NodeTableReadResult } from './cluster/node-tracker.ts';
 import type { Config } from './config/config.types.ts';
 import { envNameOf } from './config/schema.ts';
 import { createUnavailableDeviceControl } from './control/device-control.unavailable.ts';
+import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts';
+import { bridgeOwnership } from './events/ownership-bridge.ts';
+import { openMedia, type MediaWiring } from './media/media-wiring.ts';
+import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
+import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { createMemoryDeviceRepository } from './devices/device-repository.memory.ts';
@@ -36,6 +44,10 @@ export interface AppDeps {
   readonly ownerRouting?: OwnerRoutingHook;
   /** Platform UTC offset for zoned API times; default: this process's local offset. */
   readonly utcOffsetMinutes?: number;
+  /** Device events ('online', 'offline', 'catalogChanged', …); default: a new emitter, see `App.events`. */
+  readonly events?: DeviceEvents;
+  /** Shorter device waits, for tests (src/sip/query-timeouts.ts). */
+  readonly queryTimeouts?: Partial<QueryTimeouts>;
 }
 
 export interface RunningApp {
@@ -44,6 +56,8 @@ export interface RunningApp {
   readonly httpUrl: string;
   /** This node's internal base URL (the configured one, or derived from the bound port). */
   readonly internalBaseUrl: string;
+  /** SIP port as bound (UDP and TCP); null when `deps.control` replaced the SIP side. */
+  readonly sipPort: number | null;
 }
 
 export interface App {
@@ -51,6 +65,8 @@ export interface App {
   start(): Promise<RunningApp>;
   /** Stops listening, flushes and closes stores. Idempotent; safe during or after a failed start. */
   close(): Promise<void>;
+  /** Device events of this instance (src/events/device-events.ts): subscribe before or after start. */
+  readonly events: DeviceEvents;
 }
 
 /** Non-secret settings and where they came from, for the start-up log line. */
@@ -74,6 +90,8 @@ function describe(config: Config): Record<string, unknown> {
 export function createApp(config: Config, deps: AppDeps = {}): App {
   const clock = deps.clock ?? systemClock;
   const log = deps.logger ?? createLogger(config.log.level, config.sip.instanceId);
+  const events = deps.events ?? createDeviceEvents(log);
+  const utcOffsetMinutes = deps.utcOffsetMinutes ?? -new Date(clock.now()).getTimezoneOffset();
   const closers: (() => Promise<void>)[] = [];
   let started: Promise<RunningApp> | null = null;
   let closed: Promise<void> | null = null;
@@ -101,11 +119,60 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         'NO SIGNING KEY CONFIGURED: operator tokens use the public development key; set one before exposing this instance',
       );
     }
-    if (config.redis !== null) log.warn({ redis: config.redis.mode }, 'redis is configured but cluster mode is not wired yet: running standalone');
     log.info(describe(config), 'starting signaling instance');
 
     const devices = await openDevices();
     const startedAt = clock.now();
+    // Ownership, owner routing, node table (SPEC §3-§5). The SIP side reports device traffic to
+    // `cluster.recorder` (see cluster/ownership-recorder.ts).
+    // Node-table reads also drive cascade leadership (CASC-1); the cascade opens once SIP is bound.
+    let onNodeRead: ((read: NodeTableReadResult) => void) | null = null;
+    const cluster = await openCluster({
+      config,
+      devices,
+      clock,
+      log,
+      version: SERVICE_VERSION,
+      startedAt,
+      onNodeRead: (read) => onNodeRead?.(read),
+    });
+    closers.push(() => cluster.close());
+    // The GB28181 device side (SPEC §8): SIP binds with the HTTP API; a test's `deps.control` replaces it.
+    let side: DeviceSide | null = null;
+    if (deps.control === undefined) {
+      const opened = await startDeviceSide({
+        sip: config.sip,
+        devices,
+        events,
+        clock,
+        log,
+        utcOffsetMinutes,
+        userAgent: `vms-signaling/${SERVICE_VERSION}`,
+        snIndex: cluster.sns,
+        ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
+      });
+      side = opened;
+      closers.push(() => opened.close());
+      const detach = bridgeOwnership(events, cluster.recorder, (deviceId) => opened.forgetDevice(deviceId));
+      closers.push(async () => detach());
+    }
+    // Live view, playback, download (SPEC §8 media, §9): INVITEs go out of the device side's stack;
+    // session ids are written to the cluster's session index so any instance routes them.
+    let media: MediaWiring | undefined;
+    if (side !== null) {
+      const m = await openMedia({ config, side, events, directory: cluster.sessions, clock, log });
+      media = m;
+      closers.push(() => m.close());
+    }
+    // Cascade (SPEC §6): upstream platforms, leadership, the leader's upstream registrations. Opened
+    // after the SIP side, so it closes first: registrations stop before the stack does.
+    let cascade: CascadeWiring | null = null;
+    if (side !== null) {
+      const c = openCascade({ config, sip: side.stack, clock, log });
+      cascade = c;
+      closers.push(() => c.close());
+      onNodeRead = (read) => c.onNodeRead(read);
+    }
     let boundPort = config.http.port;
     const internalBaseUrl = (): string =>
       config.sources['vms.gb28181.sip.internal-base-url'] === 'default' && config.http.port === 0
@@ -117,9 +184,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       signingKey: config.auth.signingKey,
       storage: config.mysql === null ? 'memory' : 'mysql',
       devices,
-      control: deps.control ?? createUnavailableDeviceControl(),
+      control: deps.control ?? side?.control ?? createUnavailableDeviceControl(),
       nodes:
         deps.nodes ??
+        cluster.nodes ??
         createStandaloneNodeDirectory({
           nodeCode: config.sip.instanceId,
           sipAddress: `${config.sip.host}:${config.sip.port}`,
@@ -130,13 +198,26 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           clock,
           devices,
         }),
-      owners: deps.owners ?? createSelfOwnerDirectory(config.sip.instanceId),
+      owners: deps.owners ?? cluster.owners ?? createSelfOwnerDirectory(config.sip.instanceId),
       clock,
       logger: log,
-      utcOffsetMinutes: deps.utcOffsetMinutes ?? -new Date(clock.now()).getTimezoneOffset(),
-      ...(deps.ownerRouting === undefined ? {} : { ownerRouting: deps.ownerRouting }),
+      utcOffsetMinutes,
+      ownerRouting: deps.ownerRouting ?? cluster.ownerRouting,
+      ...(media === undefined ? {} : { media }),
     });
-    closers.push(() => http.close());
+    // On close HTTP stops taking requests first; then waiting device queries are rejected (answered
+    // 503) so they do not hold the close, and their keep-alive connections end with the answer.
+    let draining = false;
+    http.addHook('onSend', async (_request, reply) => {
+      if (draining) void reply.header('connection', 'close');
+    });
+    const quiescing = side;
+    closers.push(async () => {
+      draining = true;
+      const closing = http.close();
+      await quiescing?.quiesce();
+      await closing;
+    });
     await http.listen({ port: config.http.port, host: config.http.address });
     const address = http.server.address();
     boundPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
@@ -145,12 +226,17 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       httpPort: boundPort,
       httpUrl: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
       internalBaseUrl: internalBaseUrl(),
+      sipPort: side?.sipPort ?? null,
     };
+    side?.scanner.start();
+    await cluster.startHeartbeat(internalBaseUrl); // NODE-1: own row upserted before we report started
+    if (cluster.nodes === null) cascade?.observeStandalone(); // no node table: alone, so leader (CASC-5)
     log.info(running, 'signaling instance started');
     return running;
   };
 
   return {
+    events,
     start() {
       if (closed !== null) return Promise.reject(new ShuttingDownError());
       started ??= doStart();

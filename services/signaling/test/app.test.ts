@@ -10,7 +10,7 @@ const KEY = 'app-test-signing-key-0123456789ab';
 const silent = pino({ level: 'silent' });
 
 function config(env: NodeJS.ProcessEnv = {}) {
-  return loadConfig([], { SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_INSTANCE_ID: 'node-t', VMS_AUTH_SIGNING_KEY: KEY, ...env });
+  return loadConfig([], { SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_INSTANCE_ID: 'node-t', VMS_AUTH_SIGNING_KEY: KEY, ...env });
 }
 
 describe('createApp', () => {

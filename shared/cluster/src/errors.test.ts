@@ -3,6 +3,9 @@ import { describe, it } from 'node:test';
 import { ReplyError } from 'ioredis';
 import {
   ClusterErrorCodes,
+  ForwardConnectError,
+  ForwardResponseError,
+  ForwardTimeoutError,
   InvalidStoreUrlError,
   MigrationError,
   NodeRegistryQueryError,
@@ -25,6 +28,9 @@ describe('error catalog', () => {
       [new MigrationError('x'), 'CLUSTER_ERR_MIGRATION', false],
       [new InvalidStoreUrlError('x'), 'CLUSTER_ERR_BAD_URL', false],
       [new StoreClosedError('x'), 'CLUSTER_ERR_CLOSED', false],
+      [new ForwardConnectError('node-b', 'refused'), 'CLUSTER_ERR_FORWARD_CONNECT', true],
+      [new ForwardTimeoutError('node-b', 'headers', 100), 'CLUSTER_ERR_FORWARD_TIMEOUT', true],
+      [new ForwardResponseError('node-b'), 'CLUSTER_ERR_FORWARD_RESPONSE', true],
     ] as const;
     for (const [err, code, transient] of table) {
       assert.equal(err.code, code);

@@ -11,6 +11,9 @@ export const ClusterErrorCodes = {
   MIGRATION: 'CLUSTER_ERR_MIGRATION',
   BAD_URL: 'CLUSTER_ERR_BAD_URL',
   CLOSED: 'CLUSTER_ERR_CLOSED',
+  FORWARD_CONNECT: 'CLUSTER_ERR_FORWARD_CONNECT',
+  FORWARD_TIMEOUT: 'CLUSTER_ERR_FORWARD_TIMEOUT',
+  FORWARD_RESPONSE: 'CLUSTER_ERR_FORWARD_RESPONSE',
 } as const;
 
 export type ClusterErrorCode = (typeof ClusterErrorCodes)[keyof typeof ClusterErrorCodes];
@@ -62,11 +65,59 @@ export class InvalidStoreUrlError extends ClusterError {
   override readonly name = 'InvalidStoreUrlError';
 }
 
-/** The store (or batcher) was closed; pending and later calls reject with this. */
+/** The store, batcher or forward client was closed; pending and later calls reject with this. */
 export class StoreClosedError extends ClusterError {
   readonly code = ClusterErrorCodes.CLOSED;
   readonly transient = false;
   override readonly name = 'StoreClosedError';
+}
+
+/**
+ * SPEC ROUTE-5, connect phase of an instance-to-instance forward. `refused`: nothing listens at the
+ * owner's internal address (the process is gone); `timeout`: no TCP handshake within the (short)
+ * connect timeout; `unreachable`: no route, DNS failure, reset during the handshake.
+ */
+export type ForwardConnectFailure = 'refused' | 'timeout' | 'unreachable';
+
+export class ForwardConnectError extends ClusterError {
+  readonly code = ClusterErrorCodes.FORWARD_CONNECT;
+  readonly transient = true;
+  override readonly name = 'ForwardConnectError';
+  constructor(
+    readonly target: string,
+    readonly reason: ForwardConnectFailure,
+    options?: { cause?: unknown },
+  ) {
+    super(`forward to ${target}: connect failed (${reason})`, options);
+  }
+}
+
+/** SPEC ROUTE-5, read phase: the owner accepted the connection but sent no headers / stalled in the body. */
+export class ForwardTimeoutError extends ClusterError {
+  readonly code = ClusterErrorCodes.FORWARD_TIMEOUT;
+  readonly transient = true;
+  override readonly name = 'ForwardTimeoutError';
+  constructor(
+    readonly target: string,
+    readonly phase: 'headers' | 'body',
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`forward to ${target}: no ${phase} within ${timeoutMs} ms`, options);
+  }
+}
+
+/** The connection broke after it was established (reset, closed mid-response, malformed or oversized answer). */
+export class ForwardResponseError extends ClusterError {
+  readonly code = ClusterErrorCodes.FORWARD_RESPONSE;
+  readonly transient = true;
+  override readonly name = 'ForwardResponseError';
+  constructor(
+    readonly target: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`forward to ${target}: connection failed during the exchange`, options);
+  }
 }
 
 export function isClusterError(err: unknown): err is ClusterError {

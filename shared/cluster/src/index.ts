@@ -10,9 +10,13 @@ export {
   MigrationError,
   InvalidStoreUrlError,
   StoreClosedError,
+  ForwardConnectError,
+  ForwardTimeoutError,
+  ForwardResponseError,
   isClusterError,
   isTransientClusterError,
   type ClusterErrorCode,
+  type ForwardConnectFailure,
 } from './errors.ts';
 export { systemClock, FakeClock, type Clock, type TimerHandle } from './clock.ts';
 
@@ -33,3 +37,66 @@ export { migrate, type MigrateOptions, type MigrationResult } from './migrate.my
 export { retryTransient, type RetryOptions } from './retry.ts';
 
 export { electCascadeLeader, compareCodes, type ElectionCandidate } from './election.ts';
+export {
+  LeadershipTracker,
+  applyNodeTableRead,
+  initialLeadership,
+  type LeadershipEvent,
+  type LeadershipStep,
+  type LeadershipTrackerOptions,
+  type LeadershipView,
+  type NodeTableRead,
+} from './leadership.ts';
+
+// Cascade event bus (SPEC CASC-3, CASC-4): one Redis pub/sub channel, events by value, receivers decide.
+export {
+  CASCADE_CHANNEL,
+  CASCADE_EVENT_VERSION,
+  CASCADE_EVENT_KINDS,
+  CASCADE_CATALOG_EVENTS,
+  MAX_CASCADE_MESSAGE_BYTES,
+  encodeRawRequest,
+  decodeRawRequest,
+  type AlarmNotifyPayload,
+  type AlarmSnapshot,
+  type CascadeCatalogEvent,
+  type CascadeEnvelope,
+  type CascadeEvent,
+  type CascadeEventData,
+  type CascadeEventKind,
+  type CascadePayloads,
+  type CatalogChannelSnapshot,
+  type CatalogNotifyPayload,
+  type JsonValue,
+  type MobilePositionNotifyPayload,
+  type PositionSnapshot,
+  type UpstreamControlPayload,
+} from './cascade-bus/cascade-event.ts';
+export { decodeCascadeEvent, encodeCascadeEvent, type CascadeDecodeFailure, type CascadeDecodeResult } from './cascade-bus/cascade-codec.ts';
+export type {
+  CascadeBusOptions,
+  CascadeBusProblem,
+  CascadeBusStats,
+  CascadeEventBus,
+  CascadeEventHandler,
+} from './cascade-bus/cascade-bus.port.ts';
+export { createMemoryCascadeBus, createMemoryCascadeHub, type MemoryCascadeBusOptions, type MemoryCascadeHub } from './cascade-bus/cascade-bus.memory.ts';
+export { createRedisCascadeBus, type RedisCascadeBusOptions, type RedisCascadeEventBus } from './cascade-bus/cascade-bus.redis.ts';
+export {
+  routeCascadeAction,
+  receivedAction,
+  type CascadeAction,
+  type CascadeRoute,
+  type CascadeRouteContext,
+  type CascadeRouteStage,
+} from './cascade-bus/cascade-route.ts';
+
+export { FORWARD_HEADERS, MAX_FORWARD_CONNECT_TIMEOUT_MS, forwardSecretMatches } from './forward/forward-protocol.ts';
+export {
+  createForwardClient,
+  type ForwardClient,
+  type ForwardClientOptions,
+  type ForwardRequest,
+  type ForwardResponse,
+  type ForwardTarget,
+} from './forward/forward-client.ts';

@@ -46,7 +46,7 @@ export { createSipStack, SipStack } from './ua/stack.ts';
 export type { SipStackStats } from './ua/stack.ts';
 export type {
   SipStackOptions, OutgoingRequestSpec, RequestOptions, UacOptions, UacResult, ReplyOptions, AcceptOptions,
-  ServerContext, RequestHandler, HeaderInput, DigestAuth,
+  ServerContext, RequestHandler, StatelessHandler, StatelessRequest, HeaderInput, DigestAuth,
 } from './ua/types.ts';
 export { Dialog } from './dialog/dialog.ts';
 export type { DialogEvents, DialogRequestOptions, DialogTerminationReason } from './dialog/dialog.ts';

@@ -1,3 +1,4 @@
+import type { MediaNode } from '@vms/media';
 import type { SettingKey } from './schema.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -25,6 +26,8 @@ export interface SipSettings {
   readonly keepaliveTimeoutCount: number;
   /** Seconds. */
   readonly offlineScanPeriodSec: number;
+  /** Seconds between node-table heartbeats (SPEC NODE-1); online window = 3 heartbeats. */
+  readonly nodeHeartbeatIntervalSec: number;
 }
 
 export interface HttpSettings {
@@ -60,6 +63,8 @@ export interface Config {
   /** null = embedded device store. */
   readonly mysql: MysqlSettings | null;
   readonly auth: AuthSettings;
+  /** Media nodes seeded from configuration (`vms.media.nodes`); the registry holds the rest. */
+  readonly media: { readonly nodes: readonly MediaNode[] };
   readonly log: { readonly level: LogLevel };
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */
   readonly sources: Readonly<Record<SettingKey, SettingSource>>;

@@ -2,9 +2,11 @@
 // validated against `schema.ts` with every problem reported in one ConfigError, then frozen.
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import type { MediaNode } from '@vms/media';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
 import type { Config, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
+import { parseMediaNodes } from '../media/media-nodes.config.ts';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
@@ -39,7 +41,9 @@ type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count'
         ? MysqlSettings
         : T extends 'logLevel'
           ? LogLevel
-          : string;
+          : T extends 'mediaNodes'
+            ? readonly MediaNode[]
+            : string;
 
 const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<T>> } = {
   host: P.parseHost,
@@ -55,6 +59,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   mysqlUrl: P.parseMysqlUrl,
   signingKey: P.parseSigningKey,
   logLevel: P.parseLogLevel,
+  mediaNodes: parseMediaNodes,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -128,6 +133,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       raw = fromEnv.trim();
       sources[spec.key] = 'env';
     } else if (fromFile !== undefined && fromFile !== '') {
+      if (spec.type === 'mediaNodes' && Array.isArray(fromFile)) {
+        // a YAML list of maps: handed to the parser as is (JSON text is the env form)
+        sources[spec.key] = 'file';
+        const parsed = parseMediaNodes(fromFile);
+        if (parsed.ok) values.set(spec.key, parsed.value);
+        else issues.push({ key: spec.key, env: envName, problem: parsed.problem });
+        continue;
+      }
       if (typeof fromFile !== 'string') {
         issues.push({ key: spec.key, env: envName, problem: 'must be a single value, not a list or map' });
         sources[spec.key] = 'file';
@@ -172,6 +185,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       keepaliveIntervalSec: get('vms.gb28181.sip.keepalive-interval') ?? 60,
       keepaliveTimeoutCount: get('vms.gb28181.sip.keepalive-timeout-count') ?? 3,
       offlineScanPeriodSec: get('vms.gb28181.sip.offline-scan-period') ?? 30,
+      nodeHeartbeatIntervalSec: get('vms.gb28181.sip.node-heartbeat-interval') ?? 5,
     },
     http: { address: get('server.address') ?? '0.0.0.0', port: httpPort },
     redis: get('redis.url') ?? null,
@@ -180,6 +194,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       signingKey: configuredKey ?? devSigningKey(serverId),
       signingKeySource: configuredKey === undefined ? 'dev-default' : 'configured',
     },
+    media: { nodes: get('vms.media.nodes') ?? [] },
     log: { level: get('log.level') ?? 'info' },
     sources,
     configFile: file,

@@ -15,7 +15,8 @@ export type SettingType =
   | 'redisUrl'
   | 'mysqlUrl'
   | 'signingKey'
-  | 'logLevel';
+  | 'logLevel'
+  | 'mediaNodes';
 
 export interface SettingSpec {
   readonly key: string;
@@ -38,11 +39,13 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.keepalive-interval', type: 'seconds', default: '60', doc: 'expected device keepalive interval, seconds' },
   { key: 'vms.gb28181.sip.keepalive-timeout-count', type: 'count', default: '3', doc: 'missed keepalives before a device is offline' },
   { key: 'vms.gb28181.sip.offline-scan-period', type: 'seconds', default: '30', doc: 'period of the offline scan, seconds' },
+  { key: 'vms.gb28181.sip.node-heartbeat-interval', type: 'seconds', default: '5', doc: 'node table heartbeat period, seconds; a node is online while its last heartbeat is at most 3 periods old' },
   { key: 'server.address', type: 'host', default: '0.0.0.0', doc: 'HTTP listen address' },
   { key: 'server.port', type: 'port', default: '18080', doc: 'HTTP control API port; 0 = any free port' },
   { key: 'redis.url', type: 'redisUrl', secret: true, default: 'none (standalone, embedded store)', doc: 'redis://, rediss:// or redis+cluster://h1:p1,h2:p2' },
   { key: 'mysql.url', type: 'mysqlUrl', secret: true, default: 'none (embedded device store)', doc: 'mysql://user:pass@host:port/db' },
   { key: 'vms.auth.signing-key', type: 'signingKey', secret: true, default: 'dev key derived from server-id (warned at start)', doc: 'HS256 key for operator tokens, at least 32 bytes' },
+  { key: 'vms.media.nodes', type: 'mediaNodes', secret: true, default: 'none (nodes come from the media node table)', doc: 'media nodes seeded at start: JSON array (YAML: list of maps), see src/media/media-nodes.config.ts' },
   { key: 'log.level', type: 'logLevel', default: 'info', doc: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly SettingSpec[];
 
@@ -52,7 +55,7 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 export const envNameOf = (key: string): string => key.toUpperCase().replace(/[.-]/g, '_');
 
 /** YAML sections owned by this schema: an unknown key inside one of them is reported (likely a typo). */
-export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'server', 'redis', 'mysql', 'log'] as const;
+export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'server', 'redis', 'mysql', 'log'] as const;
 
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;

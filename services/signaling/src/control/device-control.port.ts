@@ -58,6 +58,8 @@ export interface CatalogProgress {
   readonly received: number;
   readonly startedAt: number | null;
   readonly finishedAt: number | null;
+  /** State `done` with a partial catalog: the wait ended before all `total` items arrived (kept, not replacing). */
+  readonly partial: boolean;
   readonly error: string | null;
 }
 
@@ -80,8 +82,12 @@ export interface RecordQueryResult {
   readonly channelId: ChannelId;
   /** SumNum announced by the device; null until the first response. */
   readonly total: number | null;
+  /** `running` while MESSAGEs are awaited; `done` once complete or when the wait ended with items; `failed`: nothing came. */
+  readonly state: 'running' | 'done' | 'failed';
+  /** Every announced item arrived. */
   readonly complete: boolean;
   readonly items: readonly RecordItem[];
+  readonly error: string | null;
 }
 
 export interface DeviceControlService {

@@ -19,6 +19,8 @@ export const ErrorCodes = {
   DEVICE_TIMEOUT: 'VMS_ERR_DEVICE_TIMEOUT',
   DEVICE_REJECTED: 'VMS_ERR_DEVICE_REJECTED',
   CONTROL_UNAVAILABLE: 'VMS_ERR_CONTROL_UNAVAILABLE',
+  MEDIA_SESSION_NOT_FOUND: 'VMS_ERR_MEDIA_SESSION_NOT_FOUND',
+  MEDIA_FAILED: 'VMS_ERR_MEDIA_FAILED',
   STORAGE_FAILED: 'VMS_ERR_STORAGE_FAILED',
   SHUTTING_DOWN: 'VMS_ERR_SHUTTING_DOWN',
   INTERNAL: 'VMS_ERR_INTERNAL',
@@ -157,14 +159,19 @@ export class ForgedForwardError extends VmsError {
   }
 }
 
-/** The device did not answer a live query/command in time. */
+/**
+ * The device did not answer a live query/command in time. `request`: no SIP final response to our
+ * MESSAGE (transaction timeout); `response`: the MESSAGE was accepted but the MANSCDP Response (matched
+ * by SN) did not arrive in time.
+ */
 export class DeviceTimeoutError extends VmsError {
   readonly code = ErrorCodes.DEVICE_TIMEOUT;
   constructor(
     readonly deviceId: string,
     readonly operation: string,
+    readonly phase: 'request' | 'response' = 'response',
   ) {
-    super(`device ${deviceId} did not answer ${operation} in time`);
+    super(`device ${deviceId} did not ${phase === 'request' ? 'acknowledge' : 'answer'} ${operation} in time`);
   }
 }
 
@@ -185,6 +192,26 @@ export class ControlUnavailableError extends VmsError {
   readonly code = ErrorCodes.CONTROL_UNAVAILABLE;
   constructor(readonly operation: string) {
     super(`live device control is not available on this instance (${operation})`);
+  }
+}
+
+/** A play / playback / download session id that is unknown here or already ended. */
+export class MediaSessionNotFoundError extends VmsError {
+  readonly code = ErrorCodes.MEDIA_SESSION_NOT_FOUND;
+  constructor(readonly sessionId: string) {
+    super(`unknown or ended media session ${sessionId}`);
+  }
+}
+
+/** The media plane failed a stream: no usable media node, a ZLM API call failed, no SSRC left. */
+export class MediaFailedError extends VmsError {
+  readonly code = ErrorCodes.MEDIA_FAILED;
+  constructor(
+    readonly operation: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`media ${operation} failed: ${reason}`, options);
   }
 }
 

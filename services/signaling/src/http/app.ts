@@ -4,6 +4,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { extractToken } from '../auth/bearer.ts';
 import { verifyToken } from '../auth/jwt.ts';
+import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
 import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
 import { createDeviceAccess } from './access.ts';
 import { installBodyParsers } from './body-parsers.ts';
@@ -17,8 +18,11 @@ import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
 import { healthHandlers } from './routes/health.ts';
 import { nodeHandlers } from './routes/nodes.ts';
+import { playHandlers } from './routes/play.ts';
+import { playbackHandlers } from './routes/playback.ts';
 import { ptzHandlers } from './routes/ptz.ts';
 import { recordHandlers } from './routes/records.ts';
+import { registerWebhookRoute } from './routes/webhook.ts';
 import './fastify-types.ts';
 
 /** Single instance (ROUTE-8): every device is local. */
@@ -33,6 +37,8 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...deviceQueryHandlers(deps, access),
     ...ptzHandlers(deps, access),
     ...recordHandlers(deps, access),
+    ...playHandlers(deps, access),
+    ...playbackHandlers(deps, access),
   };
 }
 
@@ -53,12 +59,13 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.decorateRequest('rawBody', null);
   installBodyParsers(app);
 
+  const verify = rememberVerifiedTokens(verifyToken); // a token is verified once per lifetime, not per request
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.config.route;
     if (route === undefined || route.auth === 'none' || isWebhookPath(request.url)) return;
     const token = extractToken(request.headers);
     if (token === null) throw new UnauthorizedError('missing');
-    request.principal = await verifyToken(token, deps.signingKey, deps.clock.now());
+    request.principal = await verify(token, deps.signingKey, deps.clock.now());
   });
 
   const ownerRouting = deps.ownerRouting ?? localOnlyRouting;
@@ -88,6 +95,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
         ),
     });
   }
+
+  if (deps.media !== undefined) registerWebhookRoute(app, deps.media);
 
   app.setNotFoundHandler(async (request) => {
     throw new RouteNotFoundError(request.method, request.url.split('?')[0] ?? '/');

@@ -25,6 +25,8 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.DEVICE_TIMEOUT]: { httpStatus: 200, code: 4606 },
   [ErrorCodes.DEVICE_REJECTED]: { httpStatus: 200, code: 4607 },
   [ErrorCodes.CONTROL_UNAVAILABLE]: { httpStatus: 200, code: 4608 },
+  [ErrorCodes.MEDIA_SESSION_NOT_FOUND]: { httpStatus: 404, code: 404 },
+  [ErrorCodes.MEDIA_FAILED]: { httpStatus: 200, code: 4609 },
   [ErrorCodes.STORAGE_FAILED]: { httpStatus: 503, code: 503 },
   [ErrorCodes.SHUTTING_DOWN]: { httpStatus: 503, code: 503 },
   [ErrorCodes.CONFIG_INVALID]: { httpStatus: 500, code: 500 },

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { MediaWiring } from '../media/media-wiring.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import type { RawParams } from './params.ts';
@@ -47,6 +48,8 @@ export interface HttpDeps {
   /** Platform UTC offset for zoned API times (e.g. 480 = UTC+8). */
   readonly utcOffsetMinutes: number;
   readonly ownerRouting?: OwnerRoutingHook;
+  /** Live view, playback, download and media hooks; absent when the SIP side is replaced (tests). */
+  readonly media?: MediaWiring;
   /** Largest accepted request body, bytes. Default 1 MiB. */
   readonly bodyLimit?: number;
 }

@@ -36,6 +36,17 @@ export const ROUTES = [
   { id: 'ptz.control', method: 'POST', path: '/vms/ptz/control', routedBy: 'channel', auth: 'operator' },
   { id: 'record.query', method: 'POST', path: '/vms/record/query', routedBy: 'channel', auth: 'operator' },
   { id: 'record.result', method: 'GET', path: '/vms/record/result', routedBy: 'sn', auth: 'operator' },
+  { id: 'play.start', method: 'POST', path: '/vms/play/start', routedBy: 'channel', auth: 'operator' },
+  { id: 'play.stop', method: 'POST', path: '/vms/play/stop', routedBy: 'session', auth: 'operator' },
+  { id: 'playback.start', method: 'POST', path: '/vms/playback/start', routedBy: 'channel', auth: 'operator' },
+  { id: 'playback.control', method: 'POST', path: '/vms/playback/control', routedBy: 'session', auth: 'operator' },
+  { id: 'playback.stop', method: 'POST', path: '/vms/playback/stop', routedBy: 'session', auth: 'operator' },
+  { id: 'download.start', method: 'POST', path: '/vms/download/start', routedBy: 'channel', auth: 'operator' },
+  { id: 'download.progress', method: 'GET', path: '/vms/download/progress', routedBy: 'session', auth: 'operator' },
+  { id: 'download.stop', method: 'POST', path: '/vms/download/stop', routedBy: 'session', auth: 'operator' },
+  { id: 'snapshot', method: 'GET', path: '/vms/snapshot', routedBy: 'channel', auth: 'operator' },
+  // `POST /vms/webhook/:hook` (media-node hooks) is registered beside the table: no token, no routing,
+  // ZLM's reply envelope (routes/webhook.ts).
 ] as const satisfies readonly RouteSpec[];
 
 export type RouteId = (typeof ROUTES)[number]['id'];

@@ -37,7 +37,7 @@ export function fakeControl(overrides: Partial<DeviceControlService> = {}) {
   const calls: ControlCall[] = [];
   const results = new Map<string, RecordQueryResult>();
   const progress = (deviceId: string, state: CatalogProgress['state']): CatalogProgress => ({
-    deviceId, state, total: null, received: 0, startedAt: state === 'idle' ? null : NOW, finishedAt: null, error: null,
+    deviceId, state, total: null, received: 0, startedAt: state === 'idle' ? null : NOW, finishedAt: null, partial: false, error: null,
   });
   const control: DeviceControlService = {
     async queryDeviceInfo(deviceId) {
@@ -65,7 +65,7 @@ export function fakeControl(overrides: Partial<DeviceControlService> = {}) {
     async queryRecords(target: ChannelRef, range: TimeRange) {
       calls.push({ op: 'queryRecords', args: [target, range] });
       const sn = String(1000 + results.size);
-      results.set(sn, { sn, deviceId: target.deviceId, channelId: target.channelId, total: 0, complete: true, items: [] });
+      results.set(sn, { sn, deviceId: target.deviceId, channelId: target.channelId, total: 0, state: 'done', complete: true, items: [], error: null });
       return { sn };
     },
     async recordResult(sn: string) {

@@ -22,7 +22,7 @@ describe('signaling instance on MariaDB', { skip }, () => {
 
   it('migrates at start (twice is harmless) and serves devices from the database', async () => {
     const url = await db.createDatabase();
-    const env = { SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_INSTANCE_ID: 'node-m', VMS_AUTH_SIGNING_KEY: KEY, MYSQL_URL: url };
+    const env = { SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_INSTANCE_ID: 'node-m', VMS_AUTH_SIGNING_KEY: KEY, MYSQL_URL: url };
     for (let round = 0; round < 2; round++) {
       const app = createApp(loadConfig([], env), { logger: pino({ level: 'silent' }) });
       try {

@@ -12,14 +12,32 @@ export const BRANCH_MAGIC_COOKIE = 'z9hG4bK';
 /** RFC 3261 §8.1.1.6: initial Max-Forwards. */
 export const DEFAULT_MAX_FORWARDS = 70;
 
+/**
+ * CSPRNG bytes drawn in blocks: one randomBytes() call per 4 KiB instead of one per tag or branch
+ * (a small randomBytes() call costs more than building the rest of a response). Every byte is used once.
+ */
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let randomOffset = 0;
+
+function randomHex(bytes: number): string {
+  if (randomOffset + bytes > randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    randomOffset = 0;
+  }
+  const hex = randomPool.toString('hex', randomOffset, randomOffset + bytes);
+  randomOffset += bytes;
+  return hex;
+}
+
 /** RFC 3261 §19.3: at least 32 random bits; 64 here, hex so every GB28181 device accepts it. */
 export function generateTag(): string {
-  return randomBytes(8).toString('hex');
+  return randomHex(8);
 }
 
 /** RFC 3261 §8.1.1.7: unique across space and time; 80 random bits after the magic cookie. */
 export function generateBranch(): string {
-  return BRANCH_MAGIC_COOKIE + randomBytes(10).toString('hex');
+  return BRANCH_MAGIC_COOKIE + randomHex(10);
 }
 
 /** RFC 3261 §8.1.1.4: 128 random bits, optionally `@host` (GB28181 peers commonly add it). */

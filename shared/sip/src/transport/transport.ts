@@ -1,6 +1,7 @@
 import { SipParseError } from '../errors.ts';
 import { getTopVia } from '../message/accessors.ts';
 import { parseSipMessage } from '../message/parse.ts';
+import { serializeSipMessage } from '../message/serialize.ts';
 import type { SipMessage, SipResponse } from '../message/types.ts';
 import { channels, newCounters, publish, type DropReason, type TransportCounters } from './diagnostics.ts';
 import { isFlow, targetHost, targetPort, type Flow, type HostTarget, type SendTarget, type TransportName } from './flow.ts';
@@ -21,6 +22,8 @@ export interface TransportOptions {
   port: number;
   transports: readonly TransportName[];
   maxMessageBytes?: number;
+  /** SO_RCVBUF for the UDP socket; undefined = OS default. */
+  udpReceiveBufferBytes?: number | undefined;
   maxTcpConnections?: number;
   tcpIdleTimeoutMs?: number;
   tcpConnectTimeoutMs?: number;
@@ -30,6 +33,14 @@ export interface TransportOptions {
 }
 
 export type InboundHandler = (msg: SipMessage, flow: Flow) => void;
+
+/** Answers a datagram statelessly from its bytes, or returns undefined to have it parsed. */
+export type DatagramShortcut = (data: Buffer, flow: Flow) => { data: Buffer; host: string; port: number } | undefined;
+
+export interface SendOptions {
+  /** Sent once and never retransmitted (a stateless response): its bytes are not cached. */
+  readonly once?: boolean;
+}
 
 const BIND_ATTEMPTS = 8; // port 0: TCP picks, UDP may find it taken; retry with a fresh pick
 
@@ -47,6 +58,7 @@ export class SipTransport {
   #tcp: TcpTransport | undefined;
   #closed = false;
   #onMessage: InboundHandler = () => {};
+  #shortcut: DatagramShortcut | undefined;
 
   private constructor(private readonly opts: TransportOptions) {
     this.#log = opts.logger ?? silentLogger;
@@ -69,6 +81,11 @@ export class SipTransport {
 
   get host(): string {
     return this.opts.host;
+  }
+
+  /** Set once by the stack: tried on every UDP datagram before it is parsed. */
+  set onDatagramShortcut(shortcut: DatagramShortcut) {
+    this.#shortcut = shortcut;
   }
 
   /** The flow an inbound message arrived on. */
@@ -100,7 +117,7 @@ export class SipTransport {
         if (wantTcp) tcp = await TcpTransport.listen(host, this.opts.port, limits, this.#tcpEvents());
         const port = tcp?.address.port ?? this.opts.port;
         if (wantUdp) {
-          this.#udp = await UdpSocket.bind(host, port, (d) => this.#onDatagram(d), (err) => this.#onUdpError(err));
+          this.#udp = await UdpSocket.bind(host, port, (d) => this.#onDatagram(d), (err) => this.#onUdpError(err), this.opts.udpReceiveBufferBytes);
         }
         this.#tcp = tcp;
         return;
@@ -155,7 +172,22 @@ export class SipTransport {
       this.#drop(flow, 'oversize');
       return;
     }
+    if (this.#shortcut !== undefined && !this.#closed && this.#answerShortcut(this.#shortcut, d.data, flow)) return;
     this.#inbound(d.data, flow);
+  }
+
+  #answerShortcut(shortcut: DatagramShortcut, data: Buffer, flow: Flow): boolean {
+    let answer;
+    try {
+      answer = shortcut(data, flow);
+    } catch (err) {
+      this.#log.error({ err, flow }, 'sip datagram shortcut threw');
+      return false;
+    }
+    if (answer === undefined) return false;
+    this.#counters.messagesIn++;
+    if (this.#udp?.sendNoWait(answer.data, answer.port, answer.host) === true) this.#counters.messagesOut++; // errors: #onUdpError
+    return true;
   }
 
   #onUdpError(err: Error): void {
@@ -180,7 +212,7 @@ export class SipTransport {
       return;
     }
     this.#counters.messagesIn++;
-    this.#flows.set(msg, flow);
+    if (msg.type === 'response') this.#flows.set(msg, flow); // flowOf() is asked about responses only
     publish(channels.messageIn, { message: msg, flow, bytes: buf.length });
     try {
       this.#onMessage(msg, flow);
@@ -213,9 +245,9 @@ export class SipTransport {
    * flow's TCP connection is gone, `fallback` (typically the Request-URI's host:port) is dialled,
    * else the flow's remote address.
    */
-  async send(msg: SipMessage, target: SendTarget, fallback?: HostTarget): Promise<Flow> {
+  async send(msg: SipMessage, target: SendTarget, fallback?: HostTarget, opts: SendOptions = {}): Promise<Flow> {
     if (this.#closed) throw new Error('SIP transport closed');
-    const data = this.#serializer.serialize(msg);
+    const data = opts.once === true ? serializeSipMessage(msg) : this.#serializer.serialize(msg);
     let flow: Flow;
     try {
       flow = target.transport === 'udp' ? await this.#sendUdp(data, target) : await this.#sendTcp(data, target, fallback);
@@ -232,19 +264,19 @@ export class SipTransport {
    * RFC 3261 §18.2.2: over TCP the connection the request came on, or a new one to `received`
    * and the sent-by port; over UDP `received` and `rport` (RFC 3581 §4) or the sent-by port.
    */
-  async sendResponse(res: SipResponse, flow: Flow): Promise<void> {
+  async sendResponse(res: SipResponse, flow: Flow, opts: SendOptions = {}): Promise<void> {
     const top = getTopVia(res);
     const dest = responseDestination(top);
     if (flow.transport === 'tcp') {
       const conn = flow.connectionId === undefined ? undefined : this.#tcp?.get(flow.connectionId);
       if (conn !== undefined) {
-        await this.send(res, flow);
+        await this.send(res, flow, undefined, opts);
         return;
       }
-      await this.send(res, { transport: 'tcp', host: dest.host, port: top.port ?? DEFAULT_SIP_PORT });
+      await this.send(res, { transport: 'tcp', host: dest.host, port: top.port ?? DEFAULT_SIP_PORT }, undefined, opts);
       return;
     }
-    await this.send(res, { transport: 'udp', host: dest.host, port: dest.port });
+    await this.send(res, { transport: 'udp', host: dest.host, port: dest.port }, undefined, opts);
   }
 
   async #sendUdp(data: Buffer, target: SendTarget): Promise<Flow> {

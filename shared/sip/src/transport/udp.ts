@@ -13,14 +13,24 @@ export interface UdpDatagram {
  */
 export class UdpSocket {
   readonly #socket: dgram.Socket;
+  /** Fixed once bound; socket.address() is a getsockname() syscall, too dear per datagram. */
+  readonly #address: { readonly address: string; readonly port: number };
   #closed = false;
 
   private constructor(socket: dgram.Socket) {
     this.#socket = socket;
+    const a = socket.address();
+    this.#address = Object.freeze({ address: a.address, port: a.port });
   }
 
-  static async bind(host: string, port: number, onDatagram: (d: UdpDatagram) => void, onError: (err: Error) => void): Promise<UdpSocket> {
-    const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4' });
+  static async bind(
+    host: string,
+    port: number,
+    onDatagram: (d: UdpDatagram) => void,
+    onError: (err: Error) => void,
+    receiveBufferBytes?: number,
+  ): Promise<UdpSocket> {
+    const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', ...(receiveBufferBytes === undefined ? {} : { recvBufferSize: receiveBufferBytes }) });
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
       socket.bind(port, host, () => {
@@ -35,9 +45,8 @@ export class UdpSocket {
     return udp;
   }
 
-  get address(): { address: string; port: number } {
-    const a = this.#socket.address();
-    return { address: a.address, port: a.port };
+  get address(): { readonly address: string; readonly port: number } {
+    return this.#address;
   }
 
   send(data: Buffer, port: number, host: string): Promise<void> {
@@ -45,6 +54,17 @@ export class UdpSocket {
     return new Promise((resolve, reject) => {
       this.#socket.send(data, port, host, (err) => (err ? reject(err) : resolve()));
     });
+  }
+
+  /**
+   * Fire and forget: without a completion callback Node tries the send synchronously
+   * (uv_udp_try_send) and skips the completion round trip. Failures surface as the socket's 'error'
+   * event. For stateless answers, which nobody waits on.
+   */
+  sendNoWait(data: Buffer, port: number, host: string): boolean {
+    if (this.#closed) return false;
+    this.#socket.send(data, port, host);
+    return true;
   }
 
   close(): Promise<void> {

@@ -17,7 +17,9 @@ export interface ServerContextHooks {
 export class ServerCtx implements ServerContext {
   /** RFC 3261 §8.2.6.2: one To-tag for all responses to this request (100 excepted). */
   readonly toTag = generateTag();
-  readonly #abort = new AbortController();
+  /** Created on first use of `signal`: most handlers never look at it (keepalive fast path). */
+  #abort: AbortController | undefined;
+  #abortReason: Error | undefined;
 
   constructor(
     readonly request: SipRequest,
@@ -27,7 +29,16 @@ export class ServerCtx implements ServerContext {
   ) {}
 
   get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.#abortReason !== undefined) this.#abort.abort(this.#abortReason);
+    }
     return this.#abort.signal;
+  }
+
+  /** `signal.aborted` without creating the signal. */
+  get aborted(): boolean {
+    return this.#abortReason !== undefined;
   }
 
   get finalSent(): boolean {
@@ -70,11 +81,13 @@ export class ServerCtx implements ServerContext {
   /** CANCEL matched this INVITE (RFC 3261 §9.2): 487 if still pending, then abort the handler's signal. */
   cancel(): void {
     if (!this.finalSent) this.reply(SipStatus.RequestTerminated);
-    this.#abort.abort(new SipStackError('SIP_ERR_CANCELLED', 'request cancelled by peer'));
+    this.abort(new SipStackError('SIP_ERR_CANCELLED', 'request cancelled by peer'));
   }
 
   /** Stack close. */
   abort(err: Error): void {
-    this.#abort.abort(err);
+    if (this.#abortReason !== undefined) return;
+    this.#abortReason = err;
+    this.#abort?.abort(err);
   }
 }

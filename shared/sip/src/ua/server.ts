@@ -13,7 +13,9 @@ import { SipStackError } from '../errors.ts';
 import { headerEntries } from './headers-input.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx } from './server-context.ts';
-import type { AcceptOptions, RequestHandler } from './types.ts';
+import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
+import { statelessTagOf, statelessToTag } from './stateless-tag.ts';
+import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, type PeekedRequest } from '../transport/datagram-shortcut.ts';
 
 /** RFC 3261 §8.2.1: methods we know; an unhandled one of these gets 405, anything else 501. */
 const KNOWN_METHODS = new Set(['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'REGISTER', 'SUBSCRIBE', 'NOTIFY', 'MESSAGE', 'INFO', 'PRACK', 'UPDATE', 'REFER', 'PUBLISH']);
@@ -22,6 +24,8 @@ const BUILTIN_METHODS = ['ACK', 'CANCEL', 'OPTIONS', 'BYE', 'INFO', 'NOTIFY'];
 
 export interface ServerDeps {
   transport: SipTransport;
+  /** RFC 3581 rport forced for every request (SipStackOptions.forceRport). */
+  forceRport: boolean;
   layer: TransactionLayer;
   dialogs: DialogRegistry;
   local: LocalIdentity;
@@ -35,6 +39,7 @@ export interface ServerDeps {
  */
 export class RequestDispatcher {
   readonly #handlers = new Map<string, RequestHandler>();
+  readonly #stateless = new Map<string, StatelessHandler>();
   readonly #contexts = new Set<ServerCtx>();
   readonly #inviteCtx = new WeakMap<ServerTransaction, ServerCtx>();
   #closing = false;
@@ -51,6 +56,15 @@ export class RequestDispatcher {
     this.#handlers.set(method, handler);
   }
 
+  /** RFC 3261 §8.2.7; one per method; not for INVITE, ACK or CANCEL (they need transaction state). */
+  registerStateless(method: string, handler: StatelessHandler): void {
+    if (method === 'INVITE' || method === 'ACK' || method === 'CANCEL') {
+      throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `${method} cannot be answered statelessly`);
+    }
+    if (this.#stateless.has(method)) throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `stateless handler for ${method} already registered`);
+    this.#stateless.set(method, handler);
+  }
+
   /** Stack close: handlers see their signal abort; no new requests are taken. */
   close(err: Error): void {
     this.#closing = true;
@@ -59,6 +73,8 @@ export class RequestDispatcher {
   }
 
   handleRequest(req: SipRequest, flow: Flow): void {
+    const stateless = this.#stateless.get(req.method);
+    if (stateless !== undefined && !this.#closing && this.#answerStatelessly(stateless, req, flow)) return;
     const existing = this.deps.layer.matchRequest(req);
     if (existing !== undefined) {
       if (existing.receiveRequest(req) === 'pass-to-tu') this.#onAck(req);
@@ -99,6 +115,47 @@ export class RequestDispatcher {
     this.#dispatch(req, ctx);
   }
 
+  /**
+   * RFC 3261 §8.2.7: the response goes straight to the transport; the To-tag is derived from the
+   * request, so a retransmission gets the very same answer. Out-of-dialog requests only.
+   */
+  #answerStatelessly(handler: StatelessHandler, req: SipRequest, flow: Flow): boolean {
+    if (getTo(req).params.has('tag')) return false;
+    const view = { method: req.method, body: req.body, callId: req.headers.get('Call-ID') ?? '', from: req.headers.get('From') ?? '' };
+    const status = this.#runStateless(handler, view, flow);
+    if (status === undefined) return false;
+    const headers: [string, string][] = this.deps.local.userAgent === undefined ? [] : [['Server', this.deps.local.userAgent]];
+    const res = createResponse(req, status, undefined, { toTag: statelessToTag(req), headers });
+    this.deps.transport.sendResponse(res, flow, { once: true }).catch((err: unknown) => this.log.debug({ err, flow }, 'sip stateless response not delivered'));
+    return true;
+  }
+
+  /**
+   * The transport's datagram shortcut (UDP only): a plain request of a method with a stateless
+   * handler is answered from its bytes, without a parse; undefined sends it down the ordinary path.
+   */
+  answerDatagram(data: Buffer, flow: Flow): { data: Buffer; host: string; port: number } | undefined {
+    if (this.#stateless.size === 0 || this.#closing) return undefined;
+    const peek: PeekedRequest | undefined = peekDatagramRequest(data);
+    const handler = peek === undefined ? undefined : this.#stateless.get(peek.method);
+    if (peek === undefined || handler === undefined) return undefined;
+    const via = stampDatagramVia(peek, flow, this.deps.forceRport);
+    if (via === undefined) return undefined;
+    const status = this.#runStateless(handler, { method: peek.method, body: peek.body, callId: peek.callId, from: peek.from }, flow);
+    if (status === undefined) return undefined;
+    const toTag = statelessTagOf(via.topVia, peek.callId, peek.from, peek.cseq);
+    return { data: buildDatagramResponse(peek, via, status, toTag, this.deps.local.userAgent), host: via.host, port: via.port };
+  }
+
+  #runStateless(handler: StatelessHandler, req: Parameters<StatelessHandler>[0], flow: Flow): number | undefined {
+    try {
+      return handler(req, flow);
+    } catch (err) {
+      this.log.error({ err, method: req.method, callId: req.callId }, 'sip stateless handler failed');
+      return undefined; // the ordinary path answers (500 if its handler fails too)
+    }
+  }
+
   #dispatch(req: SipRequest, ctx: ServerCtx): void {
     const inDialog = getTo(req).params.has('tag');
     if (inDialog) {
@@ -130,7 +187,7 @@ export class RequestDispatcher {
   /** A handler must send a final response before its promise settles (INVITE may answer later). */
   #runHandler(handler: RequestHandler, req: SipRequest, ctx: ServerCtx): void {
     const done = (): void => {
-      if (ctx.finalSent || req.method === 'INVITE' || ctx.signal.aborted) return;
+      if (ctx.finalSent || req.method === 'INVITE' || ctx.aborted) return;
       this.log.warn({ method: req.method }, 'sip handler settled without a final response');
       this.#safeReply(ctx, SipStatus.ServerInternalError);
     };
@@ -145,13 +202,13 @@ export class RequestDispatcher {
 
   #handlerFailed(err: unknown, req: SipRequest, ctx: ServerCtx): void {
     // A reply racing a CANCEL or close is expected, not a bug.
-    if (ctx.signal.aborted && err instanceof SipStackError && err.code === 'SIP_ERR_INVALID_STATE') return;
+    if (ctx.aborted && err instanceof SipStackError && err.code === 'SIP_ERR_INVALID_STATE') return;
     this.log.error({ err, method: req.method, callId: req.headers.get('Call-ID') }, 'sip request handler failed');
     this.#safeReply(ctx, SipStatus.ServerInternalError);
   }
 
   #safeReply(ctx: ServerCtx, status: number): void {
-    if (!ctx.finalSent && !ctx.signal.aborted) ctx.tx.respond(ctx.buildResponse(status));
+    if (!ctx.finalSent && !ctx.aborted) ctx.tx.respond(ctx.buildResponse(status));
   }
 
   /** RFC 3261 §9.2: 200 to the CANCEL (same To-tag as the INVITE's answers), 487 to the INVITE. */

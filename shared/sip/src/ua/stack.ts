@@ -15,7 +15,7 @@ import { OutgoingRequest, type ClientDeps, type SendOptions } from './client.ts'
 import { SipStackError, stackClosedError } from '../errors.ts';
 import { addVia, buildRequest, contactFor, resolveTarget, uriTarget, type LocalIdentity } from './outbound.ts';
 import { RequestDispatcher } from './server.ts';
-import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, UacOptions, UacResult } from './types.ts';
+import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, StatelessHandler, UacOptions, UacResult } from './types.ts';
 import { runUac } from './uac.ts';
 
 interface PreparedRequest {
@@ -82,6 +82,7 @@ export class SipStack {
     };
     this.#server = new RequestDispatcher({
       transport,
+      forceRport: opts.forceRport === true,
       layer: this.#layer,
       dialogs: this.#dialogs,
       local: this.#local,
@@ -89,6 +90,7 @@ export class SipStack {
       createDialog: (state, flow) => this.#createDialog(state, flow),
     });
     transport.onMessage = (msg, flow) => (msg.type === 'response' ? this.#onResponse(msg) : this.#server.handleRequest(msg, flow));
+    transport.onDatagramShortcut = (data, flow) => this.#server.answerDatagram(data, flow);
   }
 
   /** @internal use createSipStack */
@@ -100,6 +102,7 @@ export class SipStack {
       port: opts.port ?? 0,
       transports,
       maxMessageBytes: opts.limits?.maxMessageBytes,
+      udpReceiveBufferBytes: opts.limits?.udpReceiveBufferBytes,
       maxTcpConnections: opts.limits?.maxTcpConnections,
       tcpIdleTimeoutMs: opts.limits?.tcpIdleTimeoutMs,
       tcpConnectTimeoutMs: opts.limits?.tcpConnectTimeoutMs,
@@ -126,6 +129,15 @@ export class SipStack {
   /** One handler per method; a second registration for the same method is a programming error. */
   onRequest(method: string, handler: RequestHandler): this {
     this.#server.register(method, handler);
+    return this;
+  }
+
+  /**
+   * A stateless answer (RFC 3261 §8.2.7) tried before the transaction layer for `method`; when it
+   * returns undefined the request goes to the onRequest handler as usual. See StatelessHandler.
+   */
+  onStatelessRequest(method: string, handler: StatelessHandler): this {
+    this.#server.registerStateless(method, handler);
     return this;
   }
 

@@ -27,6 +27,8 @@ export interface SipStackOptions {
   userAgent?: string;
   limits?: {
     maxMessageBytes?: number;
+    /** SO_RCVBUF of the UDP socket (the kernel caps it at net.core.rmem_max); default: the OS default. */
+    udpReceiveBufferBytes?: number;
     maxTcpConnections?: number;
     tcpIdleTimeoutMs?: number;
     tcpConnectTimeoutMs?: number;
@@ -97,3 +99,25 @@ export interface ServerContext {
 }
 
 export type RequestHandler = (req: SipRequest, ctx: ServerContext) => unknown;
+
+/**
+ * Stateless UAS (RFC 3261 §8.2.7) for requests that are safe to handle again when retransmitted
+ * (a GB28181 Keepalive): runs before the transaction layer, synchronously. Return a final status to
+ * answer statelessly — no transaction, no timers, nothing retained; a retransmission is simply handled
+ * again — or undefined to pass the request to the method's ordinary handler. The decision must be a
+ * pure function of the request, so that its retransmissions are treated the same way.
+ */
+export type StatelessHandler = (req: StatelessRequest, flow: Flow) => number | undefined;
+
+/**
+ * What a stateless handler sees. Plain UDP requests are answered from the datagram's bytes without a
+ * full parse (transport/datagram-shortcut.ts: what is only copied into the answer is not syntax-checked),
+ * others after parsing: the handler cannot tell.
+ */
+export interface StatelessRequest {
+  readonly method: string;
+  readonly body: Buffer;
+  /** Raw header values. */
+  readonly callId: string;
+  readonly from: string;
+}

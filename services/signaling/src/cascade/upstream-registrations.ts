@@ -1,0 +1,102 @@
+// The cascade leader's registrations to its upstream platforms (SPEC CASC-2, FAIL-2): one
+// UpstreamRegistration per enabled platform, all started when this instance becomes the leader and
+// all stopped (without unregistering) when it stops being the leader. A platform edited while leading
+// restarts its registration. Registration events are logged here, once, where they are handled.
+import type { SnGenerator } from '@vms/gb28181';
+import { UpstreamRegistration, type PlatformRepository, type RegistrationEvent, type UpstreamPlatform, type UpstreamSipClient } from '@vms/cascade';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
+
+export interface UpstreamRegistrationsOptions {
+  readonly platforms: PlatformRepository;
+  readonly sip: UpstreamSipClient;
+  readonly clock: Clock;
+  readonly sn: SnGenerator;
+  readonly log: Logger;
+}
+
+export class UpstreamRegistrations {
+  readonly #o: UpstreamRegistrationsOptions;
+  readonly #log: Logger;
+  readonly #running = new Map<string, UpstreamRegistration>();
+  #active = false;
+  /** Bumped by every activate/deactivate: a platform listing that resolves late is dropped. */
+  #generation = 0;
+
+  constructor(opts: UpstreamRegistrationsOptions) {
+    this.#o = opts;
+    this.#log = opts.log.child({ component: 'upstream-registrations' });
+  }
+
+  /** Registered (or registering) platforms by server id. */
+  get running(): ReadonlyMap<string, UpstreamRegistration> {
+    return this.#running;
+  }
+
+  /** CASC-2 / FAIL-2: this instance leads now — register to every enabled platform at once. */
+  async activate(): Promise<void> {
+    this.#active = true;
+    const generation = ++this.#generation;
+    let enabled: UpstreamPlatform[];
+    try {
+      enabled = await this.#o.platforms.listEnabled();
+    } catch (err) {
+      this.#log.error({ err }, 'upstream platforms unreadable: not registering upstream');
+      return;
+    }
+    if (generation !== this.#generation) return; // deactivated meanwhile
+    for (const p of enabled) this.#startOne(p);
+  }
+
+  /** Lost the leadership or closing: stop all upstream traffic, without unregistering. */
+  deactivate(): void {
+    this.#active = false;
+    this.#generation++;
+    for (const reg of this.#running.values()) reg.stop();
+    this.#running.clear();
+  }
+
+  /** A platform was created, edited or removed (null): restart its registration when leading. */
+  async platformChanged(serverId: string): Promise<void> {
+    this.#running.get(serverId)?.stop();
+    this.#running.delete(serverId);
+    if (!this.#active) return;
+    const generation = this.#generation;
+    const p = await this.#o.platforms.get(serverId);
+    if (generation !== this.#generation || p === null || !p.enabled) return;
+    this.#startOne(p);
+  }
+
+  #startOne(platform: UpstreamPlatform): void {
+    this.#running.get(platform.serverId)?.stop();
+    const log = this.#log.child({ platformId: platform.serverId, upstream: `${platform.host}:${platform.port}` });
+    const reg = new UpstreamRegistration({
+      platform,
+      sip: this.#o.sip,
+      clock: this.#o.clock,
+      sn: this.#o.sn,
+      onEvent: (e) => logRegistrationEvent(log, e),
+    });
+    this.#running.set(platform.serverId, reg);
+    log.info('registering to upstream platform');
+    reg.start();
+  }
+}
+
+function logRegistrationEvent(log: Logger, e: RegistrationEvent): void {
+  switch (e.type) {
+    case 'registered':
+      if (e.refresh) log.debug({ expiresS: e.expiresS }, 'upstream registration refreshed');
+      else log.info({ expiresS: e.expiresS }, 'registered to upstream platform');
+      return;
+    case 'offline':
+      log.warn({ reason: e.reason }, 'upstream platform offline');
+      return;
+    case 'register-failed':
+      log.warn({ status: e.status, attempt: e.attempt, retryInMs: e.retryInMs, err: e.error }, 'upstream registration failed');
+      return;
+    case 'keepalive-failed':
+      log.debug({ status: e.status, consecutive: e.consecutive, err: e.error }, 'upstream keepalive failed');
+      return;
+  }
+}

@@ -1,0 +1,253 @@
+// Builds the cluster side of one instance from its config (SPEC §3-§5, §7):
+//  - REDIS_URL set: ownership in Redis (batched claims), owner routing with forwarding (when a secret
+//    is set), session / SN indexes in Redis;
+//  - no REDIS_URL: standalone, every device is local and routing never touches a store (ROUTE-8);
+//  - MYSQL_URL set: the node table in MySQL, heartbeat at start and every interval, node listing and
+//    cascade leader from it; without MySQL the app keeps its standalone node directory.
+// Everything opened here is closed by close(), in reverse order.
+import {
+  createForwardClient,
+  createMemoryNodeRegistry,
+  createMemoryOwnershipStore,
+  createMysqlNodeRegistry,
+  createMysqlPool,
+  createRedisClient,
+  createRedisOwnershipStore,
+  migrate,
+  ownershipTtlMs,
+  waitForRedisReady,
+  withClaimBatching,
+  type ForwardClient,
+  type NodeInfo,
+  type NodeRegistry,
+  type OwnershipStore,
+  type RedisClient,
+} from '@vms/cluster';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.types.ts';
+import type { Clock } from '../core/clock.ts';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { OwnerRoutingHook } from '../http/handler.types.ts';
+import type { NodeDirectory } from '../nodes/node-directory.port.ts';
+import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
+import { SQL_DIR } from '../storage/sql-dir.ts';
+import { createMemoryDeviceKeyIndex } from './device-index.memory.ts';
+import type { SessionDirectory, SnDirectory } from './device-index.port.ts';
+import { createRedisDeviceKeyIndex } from './device-index.redis.ts';
+import { createDeviceResolver } from './device-resolver.ts';
+import { forwardReadTimeoutMs } from './forward-timeouts.ts';
+import { createClusterNodeDirectory } from './node-directory.cluster.ts';
+import { createNodeHeartbeat, type NodeHeartbeat } from './node-heartbeat.ts';
+import { NodeTracker, type NodeTableReadResult } from './node-tracker.ts';
+import { createOwnerRouting } from './owner-routing.ts';
+import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
+import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
+
+/** SPEC NODE-1: a node is online while its last heartbeat is at most this many periods old. */
+export const NODE_ONLINE_WINDOW_HEARTBEATS = 3;
+
+export interface ClusterWiringDeps {
+  readonly config: Config;
+  readonly devices: DeviceRepository;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly version: string;
+  /** Epoch ms this instance started. */
+  readonly startedAt: number;
+  /** Every node-table read (the cascade's leadership tracker follows it). */
+  readonly onNodeRead?: (read: NodeTableReadResult) => void;
+}
+
+export interface ClusterWiring {
+  readonly mode: 'standalone' | 'cluster';
+  /** What the SIP side calls on device traffic (see ownership-recorder.ts). */
+  readonly recorder: OwnershipRecorder;
+  /** Play / playback session id → device, for routing by sessionId (the media issue writes it). */
+  readonly sessions: SessionDirectory;
+  /** Record-query SN → device, for routing by SN (the SIP device control writes it: its `snIndex`). */
+  readonly sns: SnDirectory;
+  readonly ownerRouting: OwnerRoutingHook;
+  /** null without MySQL: the app keeps its standalone node directory. */
+  readonly nodes: NodeDirectory | null;
+  /** null when standalone: the app keeps its "self owns everything" directory. */
+  readonly owners: OwnerDirectory | null;
+  /** CASC-1 on the last good node listing (self when there is none). */
+  cascadeLeader(): string;
+  /** Once HTTP is bound: first node heartbeat (awaited), then one every interval. */
+  startHeartbeat(internalBaseUrl: () => string): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> {
+  const { config, clock } = d;
+  const { sip } = config;
+  const log = d.log.child({ component: 'cluster' });
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        log.warn({ err }, 'error while closing cluster resources');
+      }
+    }
+  };
+
+  try {
+    const ttlMs = ownershipTtlMs({
+      keepaliveIntervalS: sip.keepaliveIntervalSec,
+      keepaliveTimeoutCount: sip.keepaliveTimeoutCount,
+      offlineScanPeriodS: sip.offlineScanPeriodSec,
+    });
+    const heartbeatMs = Math.round(sip.nodeHeartbeatIntervalSec * 1000);
+    const onlineWindowMs = heartbeatMs * NODE_ONLINE_WINDOW_HEARTBEATS;
+
+    // Ownership store and the indexes: Redis, or in-process when standalone.
+    let redis: RedisClient | null = null;
+    let store: OwnershipStore;
+    let sessions: SessionDirectory;
+    let sns: SnDirectory;
+    if (config.redis !== null) {
+      redis = openRedis(config.redis.url, sip.instanceId, log);
+      const client = redis;
+      closers.push(async () => {
+        await client.quit().catch(() => client.disconnect());
+      });
+      await waitForRedisReady(client, 2000).catch((err: unknown) => {
+        log.warn({ err }, 'redis not reachable at start: routing answers "device offline" for devices of other nodes until it is');
+      });
+      store = withClaimBatching(createRedisOwnershipStore(client));
+      sessions = createRedisDeviceKeyIndex({ client, prefix: 'vms:session:', clock });
+      sns = createRedisDeviceKeyIndex({ client, prefix: 'vms:sn:', clock });
+    } else {
+      store = createMemoryOwnershipStore({ clock });
+      sessions = createMemoryDeviceKeyIndex(clock);
+      sns = createMemoryDeviceKeyIndex(clock);
+    }
+    const openStore = store;
+    closers.push(() => openStore.close());
+    closers.push(() => sessions.close());
+    closers.push(() => sns.close());
+
+    const recorder = createOwnershipRecorder({
+      store,
+      instanceId: sip.instanceId,
+      ttlMs,
+      checkIntervalMs: Math.round(sip.offlineScanPeriodSec * 1000),
+      clock,
+      log: d.log, // it binds its own `component`
+    });
+    closers.push(() => recorder.close());
+
+    // Node table: MySQL, or (Redis without MySQL) this node alone.
+    let registry: NodeRegistry | null = null;
+    if (config.mysql !== null) {
+      const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
+      closers.push(() => pool.end());
+      await migrate(pool, SQL_DIR); // idempotent; the device store normally applied it already
+      registry = createMysqlNodeRegistry(pool);
+    } else if (config.redis !== null) {
+      log.warn('redis is configured without mysql: the node table is local, so devices of other nodes cannot be forwarded to');
+      registry = createMemoryNodeRegistry({ clock });
+    }
+    const tracker =
+      registry === null
+        ? null
+        : new NodeTracker({
+            registry,
+            selfCode: sip.instanceId,
+            onlineWindowMs,
+            clock,
+            onLeaderChange: (leader, previous) => log.info({ leader, previous }, 'cascade leader'),
+            ...(d.onNodeRead === undefined ? {} : { onRead: d.onNodeRead }),
+          });
+    if (registry !== null) {
+      const r = registry;
+      closers.push(() => r.close());
+    }
+
+    let forwarder: ForwardClient | null = null;
+    if (config.redis !== null && sip.nodeForwardSecret !== null) {
+      forwarder = createForwardClient({ originNode: sip.instanceId, secret: sip.nodeForwardSecret });
+      const f = forwarder;
+      closers.push(() => f.close());
+    }
+
+    const ownerRouting = createOwnerRouting({
+      instanceId: sip.instanceId,
+      secret: sip.nodeForwardSecret,
+      owners: config.redis === null ? null : store,
+      recorder,
+      resolver: createDeviceResolver({ devices: d.devices, sessions, sns }),
+      nodes: tracker,
+      forwarder,
+      readTimeoutMs: forwardReadTimeoutMs,
+    });
+
+    let heartbeat: NodeHeartbeat | null = null;
+    let closed: Promise<void> | null = null;
+    return {
+      mode: config.redis === null ? 'standalone' : 'cluster',
+      recorder,
+      sessions,
+      sns,
+      ownerRouting,
+      nodes: tracker === null ? null : createClusterNodeDirectory(tracker),
+      owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),
+      cascadeLeader: () => tracker?.cascadeLeader ?? sip.instanceId,
+      async startHeartbeat(internalBaseUrl) {
+        if (registry === null || tracker === null || heartbeat !== null || closed !== null) return;
+        const self = (): NodeInfo => ({
+          code: sip.instanceId,
+          sipHost: sip.host,
+          sipPort: sip.port,
+          internalBaseUrl: internalBaseUrl(),
+          cascadeNode: sip.cascadeNode,
+          startedAt: new Date(d.startedAt),
+          version: d.version,
+        });
+        heartbeat = createNodeHeartbeat({
+          registry,
+          tracker,
+          self,
+          // NODE-2: in a cluster the devices this node holds; alone, every online device is ours
+          onlineDeviceCount: config.redis === null ? () => d.devices.countOnlineDevices() : () => recorder.localCount(),
+          intervalMs: heartbeatMs,
+          clock,
+          log: d.log,
+          forwardSecretConfigured: sip.nodeForwardSecret !== null,
+        });
+        const hb = heartbeat;
+        closers.push(() => hb.close());
+        await hb.start();
+      },
+      close() {
+        closed ??= closeAll();
+        return closed;
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+/** The Redis client, with connection trouble logged once per outage (FAIL-3 heals by itself). */
+function openRedis(url: string, instanceId: string, log: Logger): RedisClient {
+  let failing = false;
+  const client = createRedisClient(url, {
+    connectionName: `vms-signaling:${instanceId}`,
+    onConnectionError: (err) => {
+      if (failing) return;
+      failing = true;
+      log.warn({ err }, 'redis connection lost, reconnecting in the background');
+    },
+  });
+  client.on('ready', () => {
+    if (!failing) return;
+    failing = false;
+    log.info('redis connection restored');
+  });
+  return client;
+}

@@ -1,0 +1,99 @@
+// SPEC NODE-1 / FAIL-4: upsert this node's row at start and on every heartbeat, then re-read the table
+// (online nodes, cascade leader). A failed beat never stops the loop: it is logged once per outage and
+// the next tick tries again; the tracker keeps the last good listing meanwhile.
+// SPEC ROUTE-6: with more than one node online and no forward secret, one warning in the log.
+import { retryTransient, type NodeInfo, type NodeRegistry } from '@vms/cluster';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import { envNameOf } from '../config/schema.ts';
+import type { NodeTracker } from './node-tracker.ts';
+
+export interface NodeHeartbeatOptions {
+  readonly registry: NodeRegistry;
+  readonly tracker: NodeTracker;
+  /** Read at every beat: the internal base URL is known only once HTTP is bound. */
+  readonly self: () => NodeInfo;
+  /** NODE-2: devices this node serves, reported with each beat. */
+  readonly onlineDeviceCount: () => number | Promise<number>;
+  readonly intervalMs: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly forwardSecretConfigured: boolean;
+}
+
+export interface NodeHeartbeat {
+  /** First beat (awaited, failure logged not thrown), then one every interval. */
+  start(): Promise<void>;
+  /** One beat now; true when both the upsert and the re-read succeeded. */
+  beat(): Promise<boolean>;
+  /** Stops the loop and waits for a beat in flight. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function createNodeHeartbeat(o: NodeHeartbeatOptions): NodeHeartbeat {
+  const log = o.log.child({ component: 'node-heartbeat' });
+  let timer: TimerHandle | undefined;
+  let closed = false;
+  let inFlight: Promise<boolean> | null = null;
+  let failures = 0;
+  let lastCount = 0;
+  let warnedNoSecret = false;
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => o.clock.setTimeout(resolve, ms));
+
+  const beatOnce = async (): Promise<boolean> => {
+    try {
+      lastCount = await o.onlineDeviceCount();
+    } catch (err) {
+      log.debug({ err }, 'online device count unavailable, reporting the last one');
+    }
+    try {
+      // a short in-beat retry rides over a blip; a longer outage is the loop's business
+      await retryTransient(() => o.registry.heartbeat(o.self(), lastCount), { attempts: 2, baseDelayMs: 100, sleep });
+      await o.tracker.refresh();
+    } catch (err) {
+      failures++;
+      if (failures === 1) log.warn({ err }, 'node heartbeat failed, retrying every interval');
+      else log.debug({ err, failures }, 'node heartbeat still failing');
+      return false;
+    }
+    if (failures > 0) log.info({ failures }, 'node heartbeat recovered');
+    failures = 0;
+    if (!o.forwardSecretConfigured && !warnedNoSecret && o.tracker.onlineCount() > 1) {
+      warnedNoSecret = true;
+      log.warn(
+        { onlineNodes: o.tracker.onlineCount(), key: 'vms.gb28181.sip.node-forward-secret', env: envNameOf('vms.gb28181.sip.node-forward-secret') },
+        'several signaling nodes are online but no node-forward-secret is set: controls for devices owned by other nodes will be refused',
+      );
+    }
+    return true;
+  };
+
+  const beat = (): Promise<boolean> => {
+    inFlight ??= beatOnce().finally(() => {
+      inFlight = null;
+    });
+    return inFlight;
+  };
+
+  const schedule = (): void => {
+    if (closed) return;
+    timer = o.clock.setTimeout(() => {
+      timer = undefined;
+      void beat().finally(schedule);
+    }, o.intervalMs);
+  };
+
+  return {
+    async start() {
+      await beat();
+      schedule();
+    },
+    beat,
+    async close() {
+      closed = true;
+      if (timer !== undefined) o.clock.clearTimeout(timer);
+      timer = undefined;
+      await inFlight;
+    },
+  };
+}

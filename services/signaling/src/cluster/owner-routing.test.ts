@@ -1,0 +1,289 @@
+// The owner-routing hook end to end inside one process: real fastify apps listening on loopback ports
+// from the OS, the real forward client, shared in-memory stores standing in for Redis and MySQL.
+// Child-process clusters with real Redis / MariaDB are in test/integration/routing-*.test.ts.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import {
+  createForwardClient,
+  createMemoryNodeRegistry,
+  createMemoryOwnershipStore,
+  FORWARD_HEADERS,
+  OwnershipUnavailableError,
+  type NodeRegistry,
+  type OwnershipStore,
+} from '@vms/cluster';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { fakeControl } from '../../test/http/fixture.ts';
+import { signToken } from '../auth/jwt.ts';
+import { systemClock } from '../core/clock.ts';
+import { createMemoryDeviceRepository } from '../devices/device-repository.memory.ts';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import { buildHttpApp } from '../http/app.ts';
+import { createStandaloneNodeDirectory } from '../nodes/node-directory.standalone.ts';
+import { createSelfOwnerDirectory } from '../ownership/owner-directory.standalone.ts';
+import { createMemoryDeviceKeyIndex } from './device-index.memory.ts';
+import { createDeviceResolver } from './device-resolver.ts';
+import { NodeTracker } from './node-tracker.ts';
+import { createOwnerRouting } from './owner-routing.ts';
+import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
+
+const KEY = 'owner-routing-test-key-0123456789abcdef';
+const SECRET = 'a8f3k29slx7q';
+const DEV_A = '34020000001320000001';
+const DEV_B = '34020000001320000002';
+const DEV_NONE = '34020000001320000009';
+const CH_A = '34020000001310000001';
+const silent = pino({ level: 'silent' });
+const TTL = 60_000;
+
+interface Shared {
+  devices: DeviceRepository;
+  store: OwnershipStore;
+  registry: NodeRegistry;
+}
+
+interface Node {
+  code: string;
+  url: string;
+  app: FastifyInstance;
+  calls: { op: string; args: unknown[] }[];
+  recorder: OwnershipRecorder;
+}
+
+const closers: (() => Promise<unknown>)[] = [];
+after(async () => {
+  for (const c of closers.reverse()) await c();
+});
+
+async function shared(): Promise<Shared> {
+  const devices = createMemoryDeviceRepository();
+  const reg = { transport: 'UDP' as const, remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: Date.now() };
+  for (const id of [DEV_A, DEV_B, DEV_NONE]) await devices.registerDevice({ deviceId: id, ...reg });
+  await devices.replaceChannels(
+    DEV_A,
+    [{ channelId: CH_A, name: 'Gate', manufacturer: null, model: null, owner: null, civilCode: null, address: null, parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {} }],
+    Date.now(),
+  );
+  return { devices, store: createMemoryOwnershipStore(), registry: createMemoryNodeRegistry() };
+}
+
+async function startNode(s: Shared, code: string, o: { secret?: string | null; store?: OwnershipStore | null; readTimeoutMs?: number } = {}): Promise<Node> {
+  const secret = o.secret === undefined ? SECRET : o.secret;
+  const store = o.store === undefined ? s.store : o.store;
+  const recorder = createOwnershipRecorder({ store: store ?? s.store, instanceId: code, ttlMs: TTL, checkIntervalMs: 3_600_000, clock: systemClock, log: silent });
+  const tracker = new NodeTracker({ registry: s.registry, selfCode: code, onlineWindowMs: 60_000, clock: systemClock, minRefreshIntervalMs: 0 });
+  const forwarder = secret === null ? null : createForwardClient({ originNode: code, secret, connectTimeoutMs: 300 });
+  const fake = fakeControl();
+  const app = buildHttpApp({
+    instanceId: code,
+    signingKey: KEY,
+    storage: 'memory',
+    devices: s.devices,
+    control: fake.control,
+    nodes: createStandaloneNodeDirectory({
+      nodeCode: code, sipAddress: '127.0.0.1:5060', internalBaseUrl: () => '', cascadeNode: false,
+      version: 't', startedAt: 0, clock: systemClock, devices: s.devices,
+    }),
+    owners: createSelfOwnerDirectory(code),
+    clock: systemClock,
+    logger: silent,
+    utcOffsetMinutes: 480,
+    ownerRouting: createOwnerRouting({
+      instanceId: code,
+      secret,
+      owners: store,
+      recorder,
+      resolver: createDeviceResolver({ devices: s.devices, sessions: createMemoryDeviceKeyIndex(systemClock), sns: createMemoryDeviceKeyIndex(systemClock) }),
+      nodes: tracker,
+      forwarder,
+      readTimeoutMs: () => o.readTimeoutMs ?? 2000,
+    }),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  await s.registry.heartbeat({ code, sipHost: '127.0.0.1', sipPort: 5060, internalBaseUrl: url, cascadeNode: false, startedAt: new Date(), version: 't' }, 0);
+  closers.push(() => app.close(), () => recorder.close(), async () => forwarder?.close());
+  return { code, url, app, calls: fake.calls, recorder };
+}
+
+const token = () => signToken({ tenantId: '000000', userId: 'u1', ttlSec: 600 }, KEY, Date.now());
+
+async function call(node: Node, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  const res = await fetch(`${node.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'blade-auth': `bearer ${await token()}`, ...init.headers },
+    ...(init.body === undefined ? {} : { body: init.body }),
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, type: res.headers.get('content-type'), bytes, json: JSON.parse(bytes.toString()) as { code: number; success: boolean; msg: string } };
+}
+
+describe('owner routing hook (ROUTE-2..8)', () => {
+  it('owner elsewhere: forwarded, and the caller gets exactly the bytes the owner answers directly', async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    const b = await startNode(s, 'node-b');
+    const c = await startNode(s, 'node-c');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    await s.store.claim(DEV_B, 'node-b', TTL);
+
+    const direct = await call(a, `/vms/device/info?deviceId=${DEV_A}`);
+    const viaB = await call(b, `/vms/device/info?deviceId=${DEV_A}`);
+    assert.equal(direct.json.code, 200);
+    assert.deepEqual([viaB.status, viaB.type, viaB.bytes], [direct.status, direct.type, direct.bytes]);
+    assert.equal(a.calls.filter((x) => x.op === 'info').length, 2, 'both executed by the owner');
+    assert.equal(b.calls.length, 0);
+
+    const viaC = await call(c, `/blade-iot/vms/device/status?deviceId=${DEV_B}`);
+    assert.equal(viaC.json.code, 200);
+    assert.deepEqual(b.calls.map((x) => x.op), ['status']);
+
+    // by channel, POST with a body
+    const ptz = await call(c, `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(ptz.json.code, 200);
+    assert.deepEqual(a.calls.at(-1), { op: 'ptz', args: [{ deviceId: DEV_A, channelId: CH_A }, 'left', 9] });
+
+    // the owner's refusals travel back unchanged too
+    const bad = await call(b, `/vms/device/control?deviceId=${DEV_A}&action=explode`, { method: 'POST' });
+    const badDirect = await call(a, `/vms/device/control?deviceId=${DEV_A}&action=explode`, { method: 'POST' });
+    assert.deepEqual([bad.status, bad.bytes], [badDirect.status, badDirect.bytes]);
+    assert.equal(bad.status, 400);
+  });
+
+  it('forwards the path and query exactly as received, body bytes, the token, and the protocol headers', async () => {
+    const s = await shared();
+    const b = await startNode(s, 'node-b');
+    const seen: { url: string | undefined; headers: IncomingMessage['headers']; body: Buffer }[] = [];
+    const raw: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ url: req.url, headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(202, { 'content-type': 'text/x-owner; charset=gbk' });
+        res.end(Buffer.from([0xc4, 0xe3, 0xba, 0xc3]));
+      });
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise((r) => raw.close(r)));
+    const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    await s.registry.heartbeat({ code: 'node-x', sipHost: 'h', sipPort: 1, internalBaseUrl: rawUrl, cascadeNode: false, startedAt: new Date(), version: 't' }, 0);
+    await s.store.claim(DEV_A, 'node-x', TTL);
+
+    const path = `/blade-iot/vms/ptz/control?command=left&channelId=${CH_A}&speed=%2010&x=1&x=2`;
+    const r2 = await fetch(`${b.url}${path}`, { method: 'POST', headers: { 'blade-auth': `bearer ${await token()}`, 'content-type': 'application/json' }, body: '{"a": 1 }' });
+    assert.equal(r2.status, 202);
+    assert.equal(r2.headers.get('content-type'), 'text/x-owner; charset=gbk');
+    assert.deepEqual(Buffer.from(await r2.arrayBuffer()), Buffer.from([0xc4, 0xe3, 0xba, 0xc3]));
+    const got = seen.at(-1);
+    assert.ok(got !== undefined);
+    assert.equal(got.url, path);
+    assert.equal(got.body.toString(), '{"a": 1 }');
+    assert.match(String(got.headers['blade-auth']), /^bearer /);
+    assert.equal(got.headers['content-type'], 'application/json');
+    assert.equal(got.headers[FORWARD_HEADERS.marker], 'node-b');
+    assert.equal(got.headers[FORWARD_HEADERS.secret], SECRET);
+  });
+
+  it('forwarded requests run locally and are never forwarded again; forged ones are refused (ROUTE-3)', async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    const b = await startNode(s, 'node-b');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const marked = await call(b, `/vms/device/info?deviceId=${DEV_A}`, { headers: { [FORWARD_HEADERS.marker]: 'node-c', [FORWARD_HEADERS.secret]: SECRET } });
+    assert.equal(marked.json.code, 200);
+    assert.deepEqual([a.calls.length, b.calls.length], [0, 1], 'ran on B although A owns it: no ping-pong');
+
+    for (const headers of [
+      { [FORWARD_HEADERS.marker]: 'node-c', [FORWARD_HEADERS.secret]: 'wrong' } as Record<string, string>,
+      { [FORWARD_HEADERS.marker]: 'node-c' },
+    ]) {
+      const forged = await call(a, `/vms/device/info?deviceId=${DEV_A}`, { headers });
+      assert.deepEqual([forged.status, forged.json.code, forged.json.success], [403, 4605, false]);
+    }
+    assert.equal(a.calls.length, 0);
+  });
+
+  it('no secret: devices owned elsewhere are refused with a clear message, own devices work, inbound forwards refused (ROUTE-6)', async () => {
+    const s = await shared();
+    await startNode(s, 'node-a');
+    const d = await startNode(s, 'node-d', { secret: null });
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    await s.store.claim(DEV_B, 'node-d', TTL);
+    const remote = await call(d, `/vms/device/info?deviceId=${DEV_A}`);
+    assert.deepEqual([remote.status, remote.json.code], [200, 4602]);
+    assert.match(remote.json.msg, /node-a.*node-forward-secret/);
+    assert.equal((await call(d, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 200);
+    const inbound = await call(d, `/vms/device/info?deviceId=${DEV_B}`, { headers: { [FORWARD_HEADERS.marker]: 'node-a', [FORWARD_HEADERS.secret]: SECRET } });
+    assert.deepEqual([inbound.status, inbound.json.code], [403, 4605]);
+  });
+
+  it('no owner → 4601; owner node offline or gone → 4603, fast; owner hangs → 4604 (ROUTE-5, FAIL-1)', async () => {
+    const s = await shared();
+    const b = await startNode(s, 'node-b', { readTimeoutMs: 200 });
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_NONE}`)).json.code, 4601);
+
+    // owner row says offline: no connection attempted
+    const registry = s.registry;
+    await s.store.claim(DEV_A, 'node-ghost', TTL);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 4603, 'unknown node');
+
+    // owner row online but the process is gone (connection refused)
+    const dead = await startNode(s, 'node-dead');
+    await s.store.claim(DEV_A, 'node-dead', TTL);
+    await dead.app.close();
+    const t0 = Date.now();
+    const results = await Promise.all(Array.from({ length: 10 }, () => call(b, `/vms/device/info?deviceId=${DEV_A}`)));
+    assert.ok(Date.now() - t0 < 300, `took ${Date.now() - t0} ms`);
+    assert.deepEqual([...new Set(results.map((r) => `${r.status}/${r.json.code}`))], ['200/4603']);
+
+    // owner accepts but never answers: read timeout
+    const hang: Server = createServer(() => undefined);
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    closers.push(async () => {
+      hang.closeAllConnections();
+      await new Promise((r) => hang.close(r));
+    });
+    await registry.heartbeat({ code: 'node-hang', sipHost: 'h', sipPort: 1, internalBaseUrl: `http://127.0.0.1:${(hang.address() as AddressInfo).port}`, cascadeNode: false, startedAt: new Date(), version: 't' }, 0);
+    await s.store.claim(DEV_A, 'node-hang', TTL);
+    const slow = await call(b, `/vms/device/info?deviceId=${DEV_A}`);
+    assert.deepEqual([slow.status, slow.json.code], [200, 4604]);
+    // one failing owner does not affect B's own devices
+    await s.store.claim(DEV_B, 'node-b', TTL);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 200);
+  });
+
+  it('store unreachable: own devices (local leases) still run here, others are offline (FAIL-3)', async () => {
+    const s = await shared();
+    const down: OwnershipStore = {
+      ...s.store,
+      ownerOf: async () => {
+        throw new OwnershipUnavailableError('down');
+      },
+      claim: async () => {
+        throw new OwnershipUnavailableError('down');
+      },
+    };
+    const b = await startNode(s, 'node-b', { store: down });
+    b.recorder.deviceSeen(DEV_B);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 200);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 4601);
+  });
+
+  it('standalone: no store is consulted, unrouted or unresolvable requests go to the handler (ROUTE-8)', async () => {
+    const s = await shared();
+    const solo = await startNode(s, 'node-solo', { store: null });
+    assert.equal((await call(solo, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    const s2 = await shared();
+    const b = await startNode(s2, 'node-b');
+    assert.equal((await call(b, '/vms/device/info')).status, 400, 'missing key: the handler says which parameter');
+    assert.equal((await call(b, '/vms/ptz/control?channelId=34020000001310000077&command=left', { method: 'POST' })).status, 404);
+    const moved = b.recorder;
+    moved.deviceSeen(DEV_A);
+    await s2.store.claim(DEV_A, 'node-z', TTL);
+    await call(b, `/vms/device/info?deviceId=${DEV_A}`);
+    assert.equal(moved.isLocallyOwned(DEV_A), false, 'OWN-4: the routing lookup revealed the move');
+  });
+});

@@ -1,0 +1,132 @@
+// The owner-routing hook (SPEC ROUTE-2..8, FAIL-1, FAIL-3), plugged into the HTTP app's preHandler
+// slot: it runs after auth and before any handler of a route with `routedBy`, so a failed forward
+// leaves nothing half done. Decisions come from the pure functions of `route-decision.ts`; this file
+// gathers the facts and performs the forward.
+//
+//  1. Marked as forwarded? Right secret → run locally, never route again; otherwise 4605 (403).
+//  2. Standalone (no ownership store): local, with no Redis round trip (ROUTE-8).
+//  3. Resolve the device from the routing key; none → local (the handler answers 400/404).
+//  4. Owner from the store (Redis down → this instance's own leases, FAIL-3).
+//  5. self → local; nobody → 4601; other without a secret → 4602; other → node online? (4603)
+//  6. Forward with the path exactly as received, the body bytes, the caller's token; write back the
+//     owner's status, Content-Type and body bytes unchanged (ROUTE-4). Failures → 4603/4604.
+import { FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
+import type { FastifyRequest } from 'fastify';
+import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, type VmsError } from '../errors/catalog.ts';
+import type { OwnerRoutingHook } from '../http/handler.types.ts';
+import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
+import type { DeviceResolver } from './device-resolver.ts';
+import { classifyForwardFailure, FORWARD_FAILURES } from './forward-failures.ts';
+import type { NodeTracker } from './node-tracker.ts';
+import type { OwnershipRecorder } from './ownership-recorder.ts';
+import { classifyInbound, resolveForward, resolveOwner, type OwnerLookup, type RouteFailure } from './route-decision.ts';
+
+export interface OwnerRoutingDeps {
+  readonly instanceId: string;
+  /** node-forward-secret; null = the forwarding channel is closed both ways (ROUTE-6). */
+  readonly secret: string | null;
+  /** null = standalone: every device is local (ROUTE-8). */
+  readonly owners: OwnershipStore | null;
+  readonly recorder: OwnershipRecorder;
+  readonly resolver: DeviceResolver;
+  readonly nodes: NodeTracker | null;
+  /** null when no secret is configured. */
+  readonly forwarder: ForwardClient | null;
+  readonly readTimeoutMs: (route: RouteSpec) => number;
+}
+
+/** Request headers a forward carries on (ROUTE-3): the caller's token in either form, the body type. */
+const PASSED_HEADERS = ['blade-auth', 'authorization', 'content-type'] as const;
+
+export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
+  const failure = (kind: RouteFailure, deviceId: string, owner: string | null): VmsError => {
+    switch (kind) {
+      case 'device-offline':
+        return new DeviceOfflineError(deviceId);
+      case 'forwarding-disabled':
+        return new ForwardingDisabledError(deviceId, owner ?? '?');
+      case 'owner-node-offline':
+        return new OwnerNodeOfflineError(deviceId, owner ?? '?');
+    }
+  };
+
+  const lookupOwner = async (store: OwnershipStore, deviceId: string, request: FastifyRequest): Promise<OwnerLookup> => {
+    try {
+      const node = await store.ownerOf(deviceId);
+      return node === null ? { kind: 'none' } : { kind: 'owner', node };
+    } catch (err) {
+      // FAIL-3: whatever the store's trouble, decide from this instance's own devices
+      if (!isTransientClusterError(err)) request.log.error({ err, deviceId }, 'ownership lookup failed');
+      else request.log.debug({ err, deviceId }, 'ownership store unreachable, using local leases');
+      return { kind: 'unavailable', locallyOwned: deps.recorder.isLocallyOwned(deviceId) };
+    }
+  };
+
+  return async ({ route, request, reply }) => {
+    const inbound = classifyInbound(request.headers[FORWARD_HEADERS.marker], request.headers[FORWARD_HEADERS.secret], deps.secret);
+    if (inbound === 'forwarded') {
+      request.log.debug(
+        { from: request.headers[FORWARD_HEADERS.marker], forwardId: request.headers[FORWARD_HEADERS.forwardId], url: request.originalUrl },
+        'forwarded request accepted',
+      );
+      return 'local'; // ROUTE-3: never routed again
+    }
+    if (inbound === 'forged') {
+      request.log.warn({ from: request.headers[FORWARD_HEADERS.marker], forwardingOpen: deps.secret !== null }, 'forwarded request refused');
+      throw new ForgedForwardError();
+    }
+    if (deps.owners === null) return 'local';
+
+    let deviceId: string | null;
+    try {
+      deviceId = await deps.resolver.deviceOf(route, request.query as Record<string, unknown>);
+    } catch (err) {
+      if (!isClusterError(err)) throw err; // e.g. StorageError from a channel lookup: the handler would hit it too
+      request.log.debug({ err }, 'routing index unreachable');
+      throw new DeviceOfflineError(routingKeyOf(route, request.query as Record<string, unknown>) ?? '');
+    }
+    if (deviceId === null) return 'local';
+
+    const lookup = await lookupOwner(deps.owners, deviceId, request);
+    const owner = resolveOwner(deps.instanceId, lookup, deps.secret !== null && deps.forwarder !== null);
+    if (owner.action === 'local') return 'local';
+    if (lookup.kind === 'owner') deps.recorder.observeOwner(deviceId, lookup.node); // OWN-4: moved away?
+    if (owner.action === 'fail') throw failure(owner.failure, deviceId, owner.owner);
+
+    const node = deps.nodes === null ? ({ kind: 'unknown' } as const) : await deps.nodes.stateOf(owner.owner);
+    const target = resolveForward(owner.owner, node);
+    if (target.action === 'fail') throw failure(target.failure, deviceId, target.owner);
+
+    const headers: Record<string, string> = {};
+    for (const name of PASSED_HEADERS) {
+      const v = request.headers[name];
+      if (typeof v === 'string') headers[name] = v;
+    }
+    const forwarder = deps.forwarder as ForwardClient; // non-null: resolveOwner refused otherwise
+    let res;
+    try {
+      res = await forwarder.forward(
+        { node: target.owner, baseUrl: target.baseUrl },
+        {
+          method: request.method,
+          path: request.originalUrl, // ROUTE-3 / ROUTE-7: exactly as received, prefix and query included
+          headers,
+          body: request.rawBody,
+          readTimeoutMs: deps.readTimeoutMs(route),
+        },
+      );
+    } catch (err) {
+      const kind = classifyForwardFailure(err);
+      if (kind === 'connect-refused') deps.nodes?.markRefused(target.owner);
+      if (kind === 'unexpected') request.log.error({ err, deviceId, owner: target.owner }, 'forward failed');
+      else request.log.info({ err, kind, deviceId, owner: target.owner }, 'forward failed');
+      throw FORWARD_FAILURES[kind](deviceId, target.owner, err);
+    }
+    request.log.debug({ deviceId, owner: target.owner, forwardId: res.forwardId, status: res.status }, 'forwarded to owner');
+    // ROUTE-4: status, Content-Type and body bytes unchanged
+    void reply.status(res.status);
+    if (res.contentType !== null) void reply.header('content-type', res.contentType);
+    await reply.send(res.body);
+    return 'handled';
+  };
+}

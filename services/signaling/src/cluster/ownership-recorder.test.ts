@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { createMemoryOwnershipStore, OwnershipUnavailableError, type OwnershipStore } from '@vms/cluster';
+import { pino } from 'pino';
+import { FakeClock } from '../core/clock.ts';
+import { createOwnershipRecorder, type OwnershipMoved } from './ownership-recorder.ts';
+
+const DEV = '34020000001320000001';
+const DEV2 = '34020000001320000002';
+const TTL = 10_000;
+const CHECK = 3000;
+
+function capture() {
+  const lines: { level: number; msg: string }[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as { level: number; msg: string });
+      done();
+    },
+  });
+  return { log: pino({ level: 'debug' }, stream), lines };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+function setup(store?: OwnershipStore) {
+  const clock = new FakeClock(1_000_000);
+  const s = store ?? createMemoryOwnershipStore({ clock });
+  const { log, lines } = capture();
+  const recorder = createOwnershipRecorder({ store: s, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: CHECK, clock, log });
+  const moved: OwnershipMoved[] = [];
+  recorder.onMoved((e) => moved.push(e));
+  return { clock, store: s, recorder, moved, lines };
+}
+
+describe('ownership recorder (OWN-1..5)', () => {
+  it('deviceSeen claims the device for this node with the TTL and renews the local lease (OWN-1)', async () => {
+    const { clock, store, recorder } = setup();
+    recorder.deviceSeen(DEV);
+    await settle();
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    assert.equal(recorder.isLocallyOwned(DEV), true);
+    assert.deepEqual(recorder.localDevices(), [DEV]);
+    clock.advance(TTL - 1);
+    recorder.deviceSeen(DEV); // keepalive renews
+    clock.advance(TTL - 1);
+    assert.equal(recorder.isLocallyOwned(DEV), true);
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    clock.advance(1);
+    assert.equal(recorder.isLocallyOwned(DEV), false, 'OWN-2: no heartbeat, no ownership');
+    assert.equal(await store.ownerOf(DEV), null);
+    assert.equal(recorder.localCount(), 0);
+    await recorder.close();
+  });
+
+  it('deviceGone deletes the claim only while it still names this node (OWN-3)', async () => {
+    const { store, recorder } = setup();
+    recorder.deviceSeen(DEV);
+    recorder.deviceSeen(DEV2);
+    await settle();
+    await store.claim(DEV2, 'node-b', TTL); // DEV2 re-registered on node-b meanwhile
+    assert.equal(await recorder.deviceGone(DEV), true);
+    assert.equal(await recorder.deviceGone(DEV2), false);
+    assert.equal(await store.ownerOf(DEV), null);
+    assert.equal(await store.ownerOf(DEV2), 'node-b', "another node's claim survives our unregister");
+    assert.equal(recorder.isLocallyOwned(DEV), false);
+    await recorder.close();
+  });
+
+  it('the periodic check notices a device that moved to another node (OWN-4)', async () => {
+    const { clock, store, recorder, moved } = setup();
+    recorder.deviceSeen(DEV);
+    recorder.deviceSeen(DEV2);
+    await settle();
+    await store.claim(DEV, 'node-b', TTL);
+    clock.advance(CHECK); // timer fires the check
+    await settle();
+    await settle();
+    assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+    assert.equal(recorder.isLocallyOwned(DEV), false);
+    assert.equal(recorder.isLocallyOwned(DEV2), true);
+    await recorder.close();
+  });
+
+  it('the routing hook can report a move at once; listeners can unsubscribe', async () => {
+    const { recorder, moved } = setup();
+    const other: OwnershipMoved[] = [];
+    const off = recorder.onMoved((e) => other.push(e));
+    recorder.deviceSeen(DEV);
+    recorder.observeOwner(DEV, 'node-a'); // still ours: nothing
+    off();
+    recorder.observeOwner(DEV, 'node-c');
+    recorder.observeOwner(DEV, 'node-c'); // already dropped: reported once
+    assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-c' }]);
+    assert.deepEqual(other, []);
+    await recorder.close();
+  });
+
+  it('a claim that vanished (Redis restarted) is re-written with the lease’s own expiry', async () => {
+    const { clock, store, recorder } = setup();
+    recorder.deviceSeen(DEV);
+    await settle();
+    clock.advance(2000); // before the first timed check
+    await store.releaseIfOwner(DEV, 'node-a'); // as if Redis lost the key
+    await recorder.checkNow();
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    clock.advance(TTL - 2000 - 1);
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    clock.advance(1);
+    assert.equal(await store.ownerOf(DEV), null, 'never extended beyond the last sighting + TTL');
+    await recorder.close();
+  });
+
+  it('store down: deviceSeen never throws, keeps the local view, and logs once per outage (FAIL-3)', async () => {
+    const clock = new FakeClock(0);
+    const memory = createMemoryOwnershipStore({ clock });
+    let down = true;
+    const flaky: OwnershipStore = {
+      ...memory,
+      claim: async (...a) => {
+        if (down) throw new OwnershipUnavailableError('down');
+        return memory.claim(...a);
+      },
+      ownersOf: async (ids) => {
+        if (down) throw new OwnershipUnavailableError('down');
+        return memory.ownersOf(ids);
+      },
+    };
+    const { recorder, lines } = setup(flaky);
+    for (let i = 0; i < 5; i++) recorder.deviceSeen(DEV);
+    await recorder.checkNow();
+    await recorder.checkNow();
+    await settle();
+    assert.equal(recorder.isLocallyOwned(DEV), true);
+    const warns = lines.filter((l) => l.level === 40).map((l) => l.msg);
+    assert.equal(warns.length, 2, warns.join(' | ')); // one for claims, one for the check
+    down = false;
+    recorder.deviceSeen(DEV);
+    await settle();
+    assert.ok(lines.some((l) => l.msg === 'ownership claims are being written again'));
+    assert.equal(await memory.ownerOf(DEV), 'node-a');
+    await recorder.close();
+    await recorder.close();
+  });
+});

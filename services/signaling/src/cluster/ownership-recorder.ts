@@ -1,0 +1,215 @@
+// Ownership writes from the SIP side (SPEC OWN-1..5, FAIL-3). The SIP engineer's code calls this
+// interface; nothing here knows SIP.
+//
+//   on a successful REGISTER, every Keepalive, any other device-originated request:
+//       recorder.deviceSeen(deviceId)                         // sync, never throws, batched (OWN-5)
+//   on unregister (Expires: 0) or device deletion:
+//       await recorder.deviceGone(deviceId)                   // OWN-3 compare-and-delete, never rejects
+//   at start, subscribe once:
+//       recorder.onMoved(({ deviceId, newOwner }) => …)       // OWN-4: stop acting for the device
+//   before sending SIP to a device on the instance's own initiative (not for an HTTP control, the
+//   routing hook already decided those), optionally:
+//       recorder.isLocallyOwned(deviceId)
+//
+// The recorder keeps a local lease per device (last seen + TTL). It backs routing while Redis is down
+// (FAIL-3: requests for our own devices still run here), the node's online-device count (NODE-2), and
+// the periodic check that notices a device now owned elsewhere. The same check re-writes a claim that
+// vanished while the lease is still live (Redis restarted), so ownership heals before the next
+// keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2).
+import type { OwnershipStore } from '@vms/cluster';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import type { DeviceId } from '../devices/device.types.ts';
+
+export interface OwnershipMoved {
+  readonly deviceId: DeviceId;
+  /** Node code of the instance that now holds the claim. */
+  readonly newOwner: string;
+}
+
+export interface OwnershipRecorder {
+  /**
+   * OWN-1: REGISTER accepted, Keepalive, or any other request from the device. Renews the local lease
+   * and queues `owner(deviceId) = this instance` with TTL = online window + one scan period; claims
+   * made within a couple of milliseconds go to Redis in one round trip (OWN-5). O(1); never throws and
+   * never waits: a failed write is logged (once per outage) and healed by the next call or check.
+   */
+  deviceSeen(deviceId: DeviceId): void;
+  /**
+   * OWN-3: the device unregistered (Expires: 0) or was deleted. Drops the local lease and deletes the
+   * claim only if it still names this instance. Resolves true when a claim was deleted; never rejects.
+   */
+  deviceGone(deviceId: DeviceId): Promise<boolean>;
+  /** Local view: seen within the TTL and not known to have moved elsewhere. */
+  isLocallyOwned(deviceId: DeviceId): boolean;
+  /** Devices in the local view (unordered). */
+  localDevices(): DeviceId[];
+  /** NODE-2: size of the local view. */
+  localCount(): number;
+  /**
+   * OWN-4: called when a device this instance held is now owned by another instance (noticed by the
+   * periodic check or by the routing hook). The lease is already dropped when listeners run. Returns
+   * an unsubscribe function. Listener errors are logged, never propagated.
+   */
+  onMoved(listener: (event: OwnershipMoved) => void): () => void;
+  /** Used by the routing hook: the ownership store named `owner` for this device just now. */
+  observeOwner(deviceId: DeviceId, owner: string): void;
+  /** One pass of the moved / vanished-claim check (the timer runs it every scan period). */
+  checkNow(): Promise<void>;
+  /** Stops the timer; queued claims are flushed by the store's own close. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OwnershipRecorderOptions {
+  /** Usually the batched store (`withClaimBatching`), so deviceSeen() costs one round trip per window. */
+  readonly store: OwnershipStore;
+  readonly instanceId: string;
+  /** SPEC OWN-1: `ownershipTtlMs(...)`. */
+  readonly ttlMs: number;
+  /** Period of the moved / vanished-claim check; the offline-scan period is a good choice. */
+  readonly checkIntervalMs: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Devices per ownersOf() call during a check. Default 1000. */
+  readonly checkChunk?: number;
+}
+
+export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipRecorder {
+  const log = o.log.child({ component: 'ownership' });
+  const chunk = o.checkChunk ?? 1000;
+  /** deviceId → lease expiry (local clock). */
+  const leases = new Map<DeviceId, number>();
+  const listeners = new Set<(event: OwnershipMoved) => void>();
+  let claimsFailing = false;
+  let checkFailing = false;
+  let timer: TimerHandle | undefined;
+  let closed = false;
+  let checking: Promise<void> | null = null;
+
+  const live = (deviceId: DeviceId, now: number): boolean => {
+    const until = leases.get(deviceId);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    leases.delete(deviceId); // OWN-2: an unrenewed lease lapses with the claim
+    return false;
+  };
+
+  const claimWritten = (): void => {
+    if (!claimsFailing) return;
+    claimsFailing = false;
+    log.info('ownership claims are being written again');
+  };
+  const claimFailed = (err: unknown): void => {
+    if (claimsFailing || closed) return;
+    claimsFailing = true;
+    log.warn({ err }, 'ownership claim failed; this instance keeps serving its devices and retries with their next message');
+  };
+
+  const moved = (deviceId: DeviceId, newOwner: string): void => {
+    leases.delete(deviceId);
+    log.info({ deviceId, newOwner }, 'device is now owned by another node; no longer acting for it');
+    for (const listener of listeners) {
+      try {
+        listener({ deviceId, newOwner });
+      } catch (err) {
+        log.error({ err, deviceId }, 'ownership-moved listener failed');
+      }
+    }
+  };
+
+  const checkOnce = async (): Promise<void> => {
+    const now = o.clock.now();
+    const ids = [...leases.keys()].filter((id) => live(id, now));
+    const reclaim: { deviceId: DeviceId; ttlMs: number }[] = [];
+    try {
+      for (let i = 0; i < ids.length; i += chunk) {
+        const part = ids.slice(i, i + chunk);
+        const owners = await o.store.ownersOf(part);
+        const at = o.clock.now();
+        for (const id of part) {
+          if (!live(id, at)) continue; // released or lapsed meanwhile
+          const owner = owners.get(id);
+          if (owner === undefined) reclaim.push({ deviceId: id, ttlMs: Math.max(1, Math.round((leases.get(id) ?? at) - at)) });
+          else if (owner !== o.instanceId) moved(id, owner);
+        }
+      }
+      if (reclaim.length > 0) {
+        await o.store.claimMany(reclaim, o.instanceId);
+        log.info({ devices: reclaim.length }, 'ownership claims re-written after they vanished from the store');
+      }
+      if (checkFailing) log.info('ownership check recovered');
+      checkFailing = false;
+    } catch (err) {
+      if (!checkFailing && !closed) log.warn({ err }, 'ownership check failed, will retry');
+      checkFailing = true;
+    }
+  };
+
+  const checkNow = (): Promise<void> => {
+    checking ??= checkOnce().finally(() => {
+      checking = null;
+    });
+    return checking;
+  };
+
+  const schedule = (): void => {
+    if (closed) return;
+    timer = o.clock.setTimeout(() => {
+      timer = undefined;
+      void checkNow().finally(schedule);
+    }, o.checkIntervalMs);
+  };
+  schedule();
+
+  return {
+    deviceSeen(deviceId) {
+      if (closed) return;
+      leases.set(deviceId, o.clock.now() + o.ttlMs);
+      void o.store.claim(deviceId, o.instanceId, o.ttlMs).then(claimWritten, claimFailed);
+    },
+
+    async deviceGone(deviceId) {
+      leases.delete(deviceId);
+      try {
+        return await o.store.releaseIfOwner(deviceId, o.instanceId); // SPEC OWN-3: delete only if still ours
+      } catch (err) {
+        log.warn({ err, deviceId }, 'ownership release failed; the claim expires by itself');
+        return false;
+      }
+    },
+
+    isLocallyOwned: (deviceId) => live(deviceId, o.clock.now()),
+
+    localDevices() {
+      const now = o.clock.now();
+      return [...leases.keys()].filter((id) => live(id, now));
+    },
+
+    localCount() {
+      const now = o.clock.now();
+      let n = 0;
+      for (const id of [...leases.keys()]) if (live(id, now)) n++;
+      return n;
+    },
+
+    onMoved(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    observeOwner(deviceId, owner) {
+      if (owner !== o.instanceId && leases.has(deviceId)) moved(deviceId, owner);
+    },
+
+    checkNow,
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer !== undefined) o.clock.clearTimeout(timer);
+      timer = undefined;
+      await checking;
+      listeners.clear();
+    },
+  } satisfies OwnershipRecorder;
+}

@@ -1,0 +1,22 @@
+// Connects the device uplink events to the cluster's OwnershipRecorder (SPEC OWN-1, OWN-3, OWN-4)
+// without the SIP side knowing about ownership: REGISTER / Keepalive / any MESSAGE → deviceSeen,
+// unregister → deviceGone (compare-and-delete), a device moved to another instance → `onMoved`
+// (the SIP side forgets the device's flow, so no control leaves from the old address).
+import type { OwnershipRecorder } from '../cluster/ownership-recorder.ts';
+import type { DeviceId } from '../devices/device.types.ts';
+import type { DeviceEvents } from './device-events.ts';
+
+export type OwnershipSink = Pick<OwnershipRecorder, 'deviceSeen' | 'deviceGone' | 'onMoved'>;
+
+/** Returns a function that detaches everything. */
+export function bridgeOwnership(events: DeviceEvents, recorder: OwnershipSink, onMoved: (deviceId: DeviceId) => void): () => void {
+  const offUplink = events.on('uplink', ({ deviceId, kind }) => {
+    if (kind === 'unregister') void recorder.deviceGone(deviceId); // never rejects
+    else recorder.deviceSeen(deviceId);
+  });
+  const offMoved = recorder.onMoved(({ deviceId }) => onMoved(deviceId));
+  return () => {
+    offUplink();
+    offMoved();
+  };
+}

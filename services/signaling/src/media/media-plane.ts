@@ -1,0 +1,109 @@
+// The media nodes this instance can put streams on (SPEC §9): the registry (MySQL when configured,
+// else memory) seeded from `vms.media.nodes`, one ZLM client per node, node health from keepalive
+// hooks and API call results, this instance's stream ledger, sticky least-load selection, SSRCs.
+// The node list is cached and refreshed every `refreshMs` so hook authentication stays synchronous.
+import {
+  buildCandidates,
+  createLeastLoadSelector,
+  createSsrcAllocator,
+  createZlmClients,
+  isMediaError,
+  NodeHealthTracker,
+  StreamLedger,
+  type MediaNode,
+  type MediaNodeRegistry,
+  type MediaPurpose,
+  type SsrcAllocator,
+  type ZlmClient,
+} from '@vms/media';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
+import { MediaFailedError } from '../errors/catalog.ts';
+
+export interface MediaPlaneOptions {
+  readonly registry: MediaNodeRegistry;
+  /** Upserted into the registry at start (`vms.media.nodes`). */
+  readonly seed: readonly MediaNode[];
+  readonly serverId: string;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** ZLM API request timeout, ms. */
+  readonly apiTimeoutMs: number;
+  readonly refreshMs: number;
+}
+
+export interface MediaPlane {
+  readonly ledger: StreamLedger;
+  readonly ssrcs: SsrcAllocator;
+  readonly health: NodeHealthTracker;
+  /** Loads the registry (after seeding it). */
+  start(): Promise<void>;
+  /** Sync lookup from the cached list (hook authentication). */
+  node(id: string): MediaNode | undefined;
+  /** The node for a new stream of `channelId`; MediaFailedError when there is none. */
+  choose(channelId: string, purpose: MediaPurpose, exclude?: readonly string[]): Promise<MediaNode>;
+  client(node: MediaNode): ZlmClient;
+  /** Records a ZLM call result for health: only reachability failures count. */
+  callResult(nodeId: string, err: unknown): void;
+  close(): Promise<void>;
+}
+
+export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
+  const log = o.log.child({ component: 'media-plane' });
+  const clients = createZlmClients({ requestTimeoutMs: o.apiTimeoutMs, connectTimeoutMs: Math.min(2000, o.apiTimeoutMs) });
+  const health = new NodeHealthTracker(o.clock);
+  const ledger = new StreamLedger();
+  const selector = createLeastLoadSelector();
+  const ssrcs = createSsrcAllocator({ serverId: o.serverId });
+  let nodes = new Map<string, MediaNode>();
+  let timer: ReturnType<Clock['setTimeout']> | null = null;
+  let closed = false;
+
+  const refresh = async (): Promise<void> => {
+    const list = await o.registry.listAll();
+    nodes = new Map(list.map((n) => [n.id, n]));
+  };
+  const schedule = (): void => {
+    if (closed) return;
+    timer = o.clock.setTimeout(() => {
+      refresh()
+        .catch((err: unknown) => log.warn({ err }, 'media node list refresh failed, keeping the last one'))
+        .finally(schedule);
+    }, o.refreshMs);
+  };
+
+  return {
+    ledger,
+    ssrcs,
+    health,
+    async start() {
+      for (const n of o.seed) await o.registry.upsert(n);
+      await refresh();
+      log.info({ nodes: [...nodes.keys()], seeded: o.seed.length }, 'media nodes loaded');
+      schedule();
+    },
+    node: (id) => nodes.get(id),
+    async choose(channelId, purpose, exclude) {
+      const candidates = buildCandidates(
+        [...nodes.values()],
+        { state: (id) => health.state(id), reportedStreams: (id) => health.get(id).reportedStreams, ledger },
+      );
+      try {
+        return selector.select({ channelId, purpose, candidates, currentNodeId: ledger.liveStreamOf(channelId)?.nodeId, exclude });
+      } catch (err) {
+        if (isMediaError(err)) throw new MediaFailedError('node selection', err.message, { cause: err });
+        throw err;
+      }
+    },
+    client: (node) => clients.clientFor(node),
+    callResult(nodeId, err) {
+      if (err === null || err === undefined) health.result(nodeId, true);
+      else if (isMediaError(err) && (err.code === 'MEDIA_ERR_UNREACHABLE' || err.code === 'MEDIA_ERR_TIMEOUT')) health.result(nodeId, false);
+    },
+    async close() {
+      closed = true;
+      if (timer !== null) o.clock.clearTimeout(timer);
+      await clients.close();
+    },
+  };
+}

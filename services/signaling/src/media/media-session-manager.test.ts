@@ -1,0 +1,142 @@
+// The session manager with fake edges: a media plane whose ZLM client records calls, and a signaling
+// port whose INVITEs are answered (or refused) by the test. Real selection, ledger and SSRC allocator.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createSsrcAllocator, NodeHealthTracker, StreamLedger, type MediaNode, type ZlmClient } from '@vms/media';
+import pino from 'pino';
+import { createMemoryDeviceKeyIndex } from '../cluster/device-index.memory.ts';
+import { FakeClock } from '../core/clock.ts';
+import { DeviceRejectedError } from '../errors/catalog.ts';
+import type { MediaPlane } from './media-plane.ts';
+import { createMediaSessionManager } from './media-session-manager.ts';
+import type { InviteRequest, MediaDialog, MediaSignaling } from './media-signaling.port.ts';
+
+const SERVER = '34020000002000000001';
+const DEV = '34020000001320000001';
+const CH = '34020000001310000001';
+const NODE: MediaNode = {
+  id: 'zlm-1', apiBaseUrl: 'http://10.0.0.5', secret: 's', rtpPortRange: { min: 30000, max: 30500 }, sdpIp: '10.0.0.5', streamIp: '10.0.0.5',
+  hookBaseUrl: '', enabled: true, weight: 1, httpPort: 80, rtspPort: 554, rtmpPort: 1935,
+};
+const ANSWER = Buffer.from('v=0\r\no=x 0 0 IN IP4 10.0.0.9\r\ns=Play\r\nc=IN IP4 10.0.0.9\r\nt=0 0\r\nm=video 9000 TCP/RTP/AVP 96\r\na=rtpmap:96 PS/90000\r\ny=34020000001320000001\r\n');
+
+function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () => {}) {
+  const clock = new FakeClock(1_000_000);
+  const calls: string[] = [];
+  let nextPort = 30000;
+  const client = {
+    nodeId: NODE.id,
+    openRtpServer: async (p: { streamId: string; tcpMode?: string; ssrc?: string }) => (calls.push(`open ${p.streamId} ${p.tcpMode} ${p.ssrc}`), { port: nextPort++ }),
+    closeRtpServer: async (id: string) => (calls.push(`close ${id}`), { hit: true }),
+    connectRtpServer: async (p: { streamId: string; dstUrl: string; dstPort: number }) => void calls.push(`connect ${p.streamId} ${p.dstUrl}:${p.dstPort}`),
+  } as unknown as ZlmClient;
+  const ssrcs = createSsrcAllocator({ serverId: SERVER });
+  const plane: MediaPlane = {
+    ledger: new StreamLedger(),
+    ssrcs,
+    health: new NodeHealthTracker(clock),
+    start: async () => {},
+    node: (id) => (id === NODE.id ? NODE : undefined),
+    choose: async () => NODE,
+    client: () => client,
+    callResult: () => {},
+    close: async () => {},
+  };
+  const invites: InviteRequest[] = [];
+  const dialogs: { bye: number; ended: ((r: string) => void)[] }[] = [];
+  const signaling: MediaSignaling = {
+    async invite(req) {
+      invites.push(req);
+      await answerInvite(req);
+      const d = { bye: 0, ended: [] as ((r: string) => void)[] };
+      dialogs.push(d);
+      const dialog: MediaDialog = {
+        callId: `call-${invites.length}`,
+        answer: ANSWER,
+        info: async () => 200,
+        bye: async () => void d.bye++,
+        onEnded: (l) => void d.ended.push(l),
+      };
+      return dialog;
+    },
+  };
+  const directory = createMemoryDeviceKeyIndex(clock);
+  let n = 0;
+  const manager = createMediaSessionManager({ plane, signaling, directory, clock, log: pino({ level: 'silent' }), serverId: SERVER, newId: () => `id${++n}` });
+  return { manager, calls, invites, dialogs, directory, ssrcs };
+}
+
+describe('media session manager', () => {
+  it('concurrent plays of one channel share one INVITE and one stream; the last stop sends BYE and closes the port', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const t = setup(() => gate);
+    const p1 = t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    const p2 = t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    release();
+    const [a, b] = await Promise.all([p1, p2]);
+    assert.equal(t.invites.length, 1);
+    assert.equal(a.streamId, b.streamId);
+    assert.notEqual(a.sessionId, b.sessionId);
+    assert.equal(t.invites[0]?.subject, `${CH}:${a.ssrc},${SERVER}:0`);
+    assert.match(t.invites[0]?.sdp ?? '', /\r\ns=Play\r\n[\s\S]*m=video 30000 RTP\/AVP 96 97 98\r\n/);
+    assert.equal(await t.directory.deviceOf(a.sessionId), DEV);
+    assert.deepEqual(await t.manager.stop(a.sessionId), { viewers: 1 });
+    assert.equal(t.dialogs[0]?.bye, 0);
+    await t.manager.stop(b.sessionId);
+    assert.equal(t.dialogs[0]?.bye, 1);
+    assert.deepEqual(t.calls, [`open ${DEV}_${CH} udp ${a.ssrc}`, `close ${DEV}_${CH}`]);
+    assert.equal(t.ssrcs.inUse(NODE.id), 0);
+    assert.equal(await t.directory.deviceOf(b.sessionId), null);
+  });
+
+  it('a refused INVITE closes the RTP port and releases the SSRC; tcp-active connects to the answer address', async () => {
+    const refused = setup(async () => {
+      throw new DeviceRejectedError(DEV, 'INVITE', '488 Not Acceptable Here');
+    });
+    await assert.rejects(refused.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' }), DeviceRejectedError);
+    assert.deepEqual(refused.calls.map((c) => c.split(' ')[0]), ['open', 'close']);
+    assert.equal(refused.ssrcs.inUse(NODE.id), 0);
+
+    const active = setup();
+    const s = await active.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'tcp-active' });
+    assert.ok(active.calls.includes(`connect ${s.streamId} 10.0.0.9:9000`), active.calls.join('\n'));
+  });
+
+  it('the device ending the dialog ends the stream and its sessions without a BYE of ours', async () => {
+    const t = setup();
+    const s = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    for (const l of t.dialogs[0]?.ended ?? []) l('bye');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(t.dialogs[0]?.bye, 0);
+    assert.deepEqual(t.manager.stats, { streams: 0, sessions: 0 });
+    await assert.rejects(t.manager.stop(s.sessionId), { code: 'VMS_ERR_MEDIA_SESSION_NOT_FOUND' });
+  });
+
+  it('MediaStatus 121 with the INVITE Call-ID ends a playback; the no-reader hook ends a live stream', async () => {
+    const t = setup();
+    const pb = await t.manager.startPlayback({ deviceId: DEV, channelId: CH, mode: 'udp', start: new Date(0), end: new Date(60_000) });
+    assert.match(pb.ssrc, /^1/);
+    t.manager.onMediaStatus({ deviceId: DEV, callId: 'call-1', notifyType: '121' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(t.dialogs[0]?.bye, 1);
+    const live = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    t.manager.onHook({ kind: 'stream_none_reader', mediaServerId: NODE.id, vhost: '__defaultVhost__', app: 'rtp', stream: live.streamId, schema: 'rtsp' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(t.dialogs[1]?.bye, 1);
+    assert.deepEqual(t.manager.stats, { streams: 0, sessions: 0 });
+  });
+});
+
+describe('media session manager: device gone', () => {
+  it('ends the streams of a device that went offline, without BYE, and frees the ports', async () => {
+    const t = setup();
+    await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    await t.manager.startLive({ deviceId: DEV, channelId: '34020000001310000002', mode: 'udp' });
+    t.manager.onDeviceGone(DEV);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(t.manager.stats, { streams: 0, sessions: 0 });
+    assert.deepEqual(t.dialogs.map((d) => d.bye), [0, 0]);
+    assert.equal(t.calls.filter((c) => c.startsWith('close')).length, 2);
+  });
+});

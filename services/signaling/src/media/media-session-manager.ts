@@ -1,0 +1,397 @@
+// Live view, playback and download sessions of the devices this instance owns (SPEC §8 media, §9).
+// The decisions live in MediaSessionTable (pure); this file does the I/O in order:
+//   choose node (sticky per channel) → SSRC → openRtpServer → INVITE (Subject, SDP offer) → 200/ACK →
+//   tcp-active: connectRtpServer → session id in the directory (routing by sessionId on any instance).
+// Teardown is the reverse: BYE, closeRtpServer, release the SSRC, forget the session ids.
+// Sharing (decided): each play gets its own sessionId; plays of one channel share its one live stream
+// (same URLs), which ends with its last session (or on the media node's no-reader hook).
+import {
+  buildDownloadOffer,
+  buildMansrtspPause,
+  buildMansrtspResume,
+  buildMansrtspSeek,
+  buildMansrtspSpeed,
+  buildPlaybackOffer,
+  buildPlayOffer,
+  buildSubject,
+  describeSdp,
+  MEDIA_STATUS_END_OF_FILE,
+  parseSdp,
+  type SdpSummary,
+} from '@vms/gb28181';
+import { isMediaError, streamUrls, type MediaHookEvent, type MediaNode, type MediaPurpose } from '@vms/media';
+import type { Logger } from 'pino';
+import type { SessionDirectory } from '../cluster/device-index.port.ts';
+import type { Clock } from '../core/clock.ts';
+import { BadParameterError, DeviceRejectedError, isVmsError, MediaFailedError, MediaSessionNotFoundError, ShuttingDownError } from '../errors/catalog.ts';
+import type { MediaPlane } from './media-plane.ts';
+import type { DownloadProgress, MediaStream, PlaybackAction, StartAnswer, StreamMode } from './media-session.types.ts';
+import { MediaSessionTable } from './media-sessions.ts';
+import type { MediaDialog, MediaSignaling } from './media-signaling.port.ts';
+
+/** Session ids stay routable this long without a stop (a viewer that never says goodbye). */
+export const SESSION_DIRECTORY_TTL_MS = 24 * 3600_000;
+/** Ended download sessions whose progress can still be read. */
+const ENDED_KEPT = 1000;
+
+export interface LiveRequest {
+  readonly deviceId: string;
+  readonly channelId: string;
+  readonly mode: StreamMode;
+}
+
+export interface HistoryRequest extends LiveRequest {
+  readonly start: Date;
+  readonly end: Date;
+  /** Download only: a=downloadspeed. */
+  readonly speed?: number;
+}
+
+export interface MediaSessionManagerDeps {
+  readonly plane: MediaPlane;
+  readonly signaling: MediaSignaling;
+  readonly directory: SessionDirectory;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly serverId: string;
+  readonly newId: () => string;
+}
+
+export interface MediaSessionManager {
+  startLive(req: LiveRequest): Promise<StartAnswer>;
+  startPlayback(req: HistoryRequest): Promise<StartAnswer>;
+  startDownload(req: HistoryRequest): Promise<StartAnswer>;
+  /** Ends one session (a live stream ends with its last one); `kind` checks the session's purpose. */
+  stop(sessionId: string, kind?: MediaPurpose): Promise<{ viewers: number }>;
+  control(sessionId: string, action: PlaybackAction, value: number | undefined): Promise<{ cseq: number }>;
+  progress(sessionId: string): DownloadProgress;
+  /** The device a session (or an ended download) belongs to; MediaSessionNotFoundError. */
+  deviceOfSession(sessionId: string): string;
+  /** The live stream's node and URL for a snapshot, if the channel is playing here. */
+  liveOf(channelId: string): { node: MediaNode; rtspUrl: string } | undefined;
+  onHook(event: MediaHookEvent): void;
+  onMediaStatus(e: { deviceId: string; callId: string; notifyType: string }): void;
+  /** The device went offline here (unregister, expiry, keepalive timeout): its streams end, no BYE. */
+  onDeviceGone(deviceId: string): void;
+  readonly stats: { readonly streams: number; readonly sessions: number };
+  /** BYE to every stream, close RTP servers. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSessionManager {
+  const { plane, clock } = d;
+  const log = d.log.child({ component: 'media' });
+  const table = new MediaSessionTable();
+  const dialogs = new Map<string, MediaDialog>();
+  const inflightLive = new Map<string, Promise<MediaStream>>();
+  const ended = new Map<string, { progress: DownloadProgress; deviceId: string }>();
+  let closed = false;
+
+  const rtpClient = (nodeId: string) => {
+    const node = plane.node(nodeId);
+    return node === undefined ? undefined : plane.client(node);
+  };
+
+  /** Tears a stream down; never rejects (each step logged once, here). */
+  const endStream = async (streamId: string, reason: string, sendBye: boolean): Promise<void> => {
+    const stream = table.stream(streamId);
+    if (stream === undefined) return;
+    stream.state = 'ended';
+    const sessionIds = table.removeStream(streamId);
+    plane.ledger.remove(streamId);
+    const slog = log.child({ streamId, deviceId: stream.deviceId, channelId: stream.channelId, callId: stream.callId });
+    slog.info({ reason, sessions: sessionIds.length }, 'media stream ended');
+    if (stream.purpose === 'download') {
+      for (const id of sessionIds) keepEnded(id, stream);
+    }
+    const dialog = dialogs.get(streamId);
+    dialogs.delete(streamId);
+    await Promise.all([
+      sendBye && dialog !== undefined ? dialog.bye().catch((err: unknown) => slog.debug({ err }, 'BYE failed')) : undefined,
+      rtpClient(stream.nodeId)
+        ?.closeRtpServer(streamId)
+        .then(
+          () => plane.callResult(stream.nodeId, null),
+          (err: unknown) => {
+            plane.callResult(stream.nodeId, err);
+            slog.warn({ err, nodeId: stream.nodeId }, 'closeRtpServer failed');
+          },
+        ),
+      ...sessionIds.map((id) => d.directory.forget(id).catch((err: unknown) => slog.warn({ err, sessionId: id }, 'session directory forget failed'))),
+    ]);
+    plane.ssrcs.release(stream.nodeId, stream.ssrc);
+  };
+
+  const keepEnded = (sessionId: string, s: MediaStream): void => {
+    ended.set(sessionId, { deviceId: s.deviceId, progress: { sessionId, progress: s.endOfFile ? 1 : estimate(s), endOfFile: s.endOfFile, state: 'ended', urls: s.urls } });
+    if (ended.size > ENDED_KEPT) ended.delete(ended.keys().next().value as string);
+  };
+
+  const estimate = (s: MediaStream): number => {
+    if (s.range === null) return 0;
+    const span = s.range.end - s.range.start;
+    return span <= 0 ? 0 : Math.min(1, ((clock.now() - s.createdAt) * s.speed) / span);
+  };
+
+  const offerFor = (purpose: MediaPurpose, node: MediaNode, port: number, ssrc: string, req: HistoryRequest | LiveRequest): string => {
+    const base = { ownerId: d.serverId, address: node.sdpIp, port, ssrc, transport: req.mode };
+    if (purpose === 'live' || !('start' in req)) return buildPlayOffer(base);
+    const history = { ...base, channelId: req.channelId, start: req.start, end: req.end };
+    if (purpose === 'playback') return buildPlaybackOffer(history);
+    return buildDownloadOffer({ ...history, downloadSpeed: req.speed ?? 1 });
+  };
+
+  const openRtp = async (node: MediaNode, streamId: string, mode: StreamMode, ssrc: string): Promise<number> => {
+    const client = plane.client(node);
+    try {
+      const { port } = await client.openRtpServer({ streamId, tcpMode: mode, ssrc });
+      plane.callResult(node.id, null);
+      return port;
+    } catch (err) {
+      plane.callResult(node.id, err);
+      throw new MediaFailedError('openRtpServer', isMediaError(err) ? err.code : 'error', { cause: err });
+    }
+  };
+
+  /** One new stream with its INVITE dialog; cleans up everything it did when a step fails. */
+  const openStream = async (purpose: MediaPurpose, req: LiveRequest | HistoryRequest): Promise<MediaStream> => {
+    if (closed) throw new ShuttingDownError();
+    const node = await plane.choose(req.channelId, purpose);
+    let ssrc: string;
+    try {
+      ssrc = plane.ssrcs.allocate(node.id, purpose);
+    } catch (err) {
+      if (isMediaError(err)) throw new MediaFailedError('SSRC allocation', err.message, { cause: err });
+      throw err;
+    }
+    const streamId = purpose === 'live' ? `${req.deviceId}_${req.channelId}` : `${purpose}_${req.channelId}_${d.newId()}`;
+    let port: number;
+    try {
+      port = await openRtp(node, streamId, req.mode, ssrc);
+    } catch (err) {
+      plane.ssrcs.release(node.id, ssrc);
+      throw err;
+    }
+    const range = 'start' in req ? { start: req.start.getTime(), end: req.end.getTime() } : null;
+    const stream: MediaStream = {
+      streamId,
+      purpose,
+      deviceId: req.deviceId,
+      channelId: req.channelId,
+      nodeId: node.id,
+      ssrc,
+      mode: req.mode,
+      rtpPort: port,
+      urls: streamUrls(node, streamId),
+      state: 'inviting',
+      callId: null,
+      createdAt: clock.now(),
+      range,
+      speed: 'speed' in req && req.speed !== undefined ? req.speed : 1,
+      rtspSeq: 0,
+      endOfFile: false,
+    };
+    table.addStream(stream);
+    plane.ledger.add({ streamId, nodeId: node.id, channelId: req.channelId, purpose });
+    const slog = log.child({ streamId, deviceId: req.deviceId, channelId: req.channelId, nodeId: node.id });
+    try {
+      const subject = buildSubject({ senderId: req.channelId, senderStream: ssrc, receiverId: d.serverId, receiverStream: '0' });
+      const dialog = await d.signaling.invite({ deviceId: req.deviceId, channelId: req.channelId, sdp: offerFor(purpose, node, port, ssrc, req), subject });
+      if (stream.state === 'ended' || closed) {
+        await dialog.bye().catch(() => undefined);
+        throw closed ? new ShuttingDownError() : new MediaFailedError('INVITE', 'stream ended while inviting');
+      }
+      dialogs.set(streamId, dialog);
+      table.setCallId(streamId, dialog.callId);
+      dialog.onEnded((why) => void endStream(streamId, `device ended the dialog (${why})`, false));
+      const answer = readAnswer(dialog.answer, slog);
+      if (answer !== null && answer.ssrcValid && answer.ssrc !== ssrc) slog.warn({ offered: ssrc, answered: answer.ssrc }, 'device answered another SSRC');
+      if (req.mode === 'tcp-active') {
+        if (answer === null || answer.port <= 0) throw new MediaFailedError('INVITE', 'tcp-active answer without the device address');
+        try {
+          await plane.client(node).connectRtpServer({ streamId, dstUrl: answer.address, dstPort: answer.port });
+          plane.callResult(node.id, null);
+        } catch (err) {
+          plane.callResult(node.id, err);
+          throw new MediaFailedError('connectRtpServer', isMediaError(err) ? err.code : 'error', { cause: err });
+        }
+      }
+      if (stream.state === 'inviting') stream.state = 'established';
+      slog.info({ callId: dialog.callId, purpose, mode: req.mode, ssrc, rtpPort: port }, 'media stream established');
+      return stream;
+    } catch (err) {
+      await endStream(streamId, 'set-up failed', true);
+      throw err;
+    }
+  };
+
+  const attach = async (stream: MediaStream, deviceId: string): Promise<StartAnswer> => {
+    const sessionId = d.newId();
+    const viewers = table.attach({ sessionId, streamId: stream.streamId, createdAt: clock.now() });
+    try {
+      await d.directory.remember(sessionId, deviceId, SESSION_DIRECTORY_TTL_MS);
+    } catch (err) {
+      // not routable from other instances; still stoppable here (FAIL-3 keeps a local copy)
+      log.warn({ err, sessionId }, 'session directory write failed');
+    }
+    return {
+      sessionId,
+      streamId: stream.streamId,
+      urls: stream.urls,
+      mediaNodeId: stream.nodeId,
+      ssrc: stream.ssrc,
+      streamMode: stream.mode,
+      viewers,
+      ready: stream.state === 'ready',
+    };
+  };
+
+  const startLive = async (req: LiveRequest): Promise<StartAnswer> => {
+    const current = table.liveStreamOf(req.channelId);
+    if (current !== undefined && current.state !== 'ended' && current.state !== 'inviting') return attach(current, req.deviceId);
+    let pending = inflightLive.get(req.channelId);
+    if (pending === undefined) {
+      pending = openStream('live', req);
+      inflightLive.set(req.channelId, pending);
+      const p = pending;
+      void p.then(
+        () => inflightLive.delete(req.channelId),
+        () => inflightLive.delete(req.channelId),
+      );
+    }
+    const stream = await pending;
+    if (stream.state === 'ended') throw new MediaFailedError('play', 'stream ended while starting');
+    return attach(stream, req.deviceId);
+  };
+
+  const sessionStream = (sessionId: string, kind?: MediaPurpose): MediaStream => {
+    const s = table.streamOfSession(sessionId);
+    if (s === undefined) throw new MediaSessionNotFoundError(sessionId);
+    if (kind !== undefined && s.purpose !== kind) throw new BadParameterError('sessionId', `is a ${s.purpose} session, not ${kind}`);
+    return s;
+  };
+
+  return {
+    startLive,
+    async startPlayback(req) {
+      return attach(await openStream('playback', req), req.deviceId);
+    },
+    async startDownload(req) {
+      return attach(await openStream('download', req), req.deviceId);
+    },
+    async stop(sessionId, kind) {
+      const s = table.streamOfSession(sessionId);
+      if (s === undefined) {
+        if (ended.delete(sessionId)) return { viewers: 0 };
+        throw new MediaSessionNotFoundError(sessionId);
+      }
+      if (kind !== undefined && s.purpose !== kind) throw new BadParameterError('sessionId', `is a ${s.purpose} session, not ${kind}`);
+      const r = table.detach(sessionId);
+      await d.directory.forget(sessionId).catch((err: unknown) => log.warn({ err, sessionId }, 'session directory forget failed'));
+      if (r === null) return { viewers: 0 };
+      if (r.last) await endStream(r.stream.streamId, 'stopped', true);
+      return { viewers: table.viewers(r.stream.streamId) };
+    },
+    async control(sessionId, action, value) {
+      const s = sessionStream(sessionId, 'playback');
+      const dialog = dialogs.get(s.streamId);
+      if (dialog === undefined) throw new MediaSessionNotFoundError(sessionId);
+      const cseq = ++s.rtspSeq;
+      const body =
+        action === 'pause'
+          ? buildMansrtspPause(cseq)
+          : action === 'resume'
+            ? buildMansrtspResume(cseq)
+            : action === 'seek'
+              ? buildMansrtspSeek(cseq, value ?? 0)
+              : buildMansrtspSpeed(cseq, value ?? 1);
+      let status: number;
+      try {
+        status = await dialog.info(body);
+      } catch (err) {
+        if (isVmsError(err)) throw err;
+        throw new DeviceRejectedError(s.deviceId, `playback ${action}`, 'no answer to INFO');
+      }
+      if (status < 200 || status >= 300) throw new DeviceRejectedError(s.deviceId, `playback ${action}`, `SIP ${status}`);
+      return { cseq };
+    },
+    progress(sessionId) {
+      const done = ended.get(sessionId);
+      if (done !== undefined) return done.progress;
+      const s = sessionStream(sessionId, 'download');
+      return { sessionId, progress: s.endOfFile ? 1 : estimate(s), endOfFile: s.endOfFile, state: s.state, urls: s.urls };
+    },
+    deviceOfSession(sessionId) {
+      const s = table.streamOfSession(sessionId);
+      if (s !== undefined) return s.deviceId;
+      const done = ended.get(sessionId);
+      if (done !== undefined) return done.deviceId;
+      throw new MediaSessionNotFoundError(sessionId);
+    },
+    liveOf(channelId) {
+      const s = table.liveStreamOf(channelId);
+      const node = s === undefined ? undefined : plane.node(s.nodeId);
+      return s === undefined || node === undefined ? undefined : { node, rtspUrl: s.urls.rtsp };
+    },
+    onHook(event) {
+      switch (event.kind) {
+        case 'server_keepalive':
+          plane.health.keepalive(event.mediaServerId, event.streams);
+          return;
+        case 'stream_changed': {
+          const s = event.app === 'rtp' ? table.stream(event.stream) : undefined;
+          if (s === undefined || s.nodeId !== event.mediaServerId) return;
+          if (event.regist && s.state !== 'ended' && s.state !== 'ready') {
+            s.state = 'ready';
+            log.debug({ streamId: s.streamId, schema: event.schema }, 'media stream ready');
+          }
+          return;
+        }
+        case 'stream_none_reader': {
+          const s = event.app === 'rtp' ? table.stream(event.stream) : undefined;
+          if (s !== undefined && s.nodeId === event.mediaServerId) void endStream(s.streamId, 'no reader', true);
+          return;
+        }
+        case 'rtp_server_timeout': {
+          const s = table.stream(event.streamId);
+          if (s !== undefined && s.nodeId === event.mediaServerId) void endStream(s.streamId, 'rtp timeout', true);
+          return;
+        }
+        default:
+          return;
+      }
+    },
+    onMediaStatus(e) {
+      const s = table.streamByCallId(e.callId);
+      if (s === undefined || s.deviceId !== e.deviceId) {
+        log.debug({ callId: e.callId, deviceId: e.deviceId }, 'MediaStatus for no stream of ours');
+        return;
+      }
+      if (e.notifyType !== MEDIA_STATUS_END_OF_FILE) return;
+      s.endOfFile = true;
+      void endStream(s.streamId, 'end of file', true);
+    },
+    onDeviceGone(deviceId) {
+      for (const id of table.streamIds()) {
+        if (table.stream(id)?.deviceId === deviceId) void endStream(id, 'device offline', false);
+      }
+    },
+    get stats() {
+      return { streams: table.streamCount, sessions: table.sessionCount };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all(table.streamIds().map((id) => endStream(id, 'shutting down', true)));
+    },
+  };
+}
+
+function readAnswer(body: Buffer, log: Logger): SdpSummary | null {
+  try {
+    return describeSdp(parseSdp(body));
+  } catch (err) {
+    log.warn({ err }, 'device SDP answer not understood');
+    return null;
+  }
+}

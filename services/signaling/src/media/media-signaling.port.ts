@@ -1,0 +1,30 @@
+// What the media sessions need from the device side: an INVITE dialog to one channel of a device this
+// instance owns, and the in-dialog requests on it. Domain types only (no SIP objects cross this port).
+export interface InviteRequest {
+  readonly deviceId: string;
+  readonly channelId: string;
+  /** SDP offer text. */
+  readonly sdp: string;
+  /** GB/T 28181-2016 §9.2 Subject header value (buildSubject). */
+  readonly subject: string;
+}
+
+export interface MediaDialog {
+  readonly callId: string;
+  /** The device's SDP answer. */
+  readonly answer: Buffer;
+  /** INFO with a MANSRTSP body (Annex B); resolves with the SIP status. */
+  info(body: string): Promise<number>;
+  /** BYE (once; later calls resolve at once). */
+  bye(): Promise<void>;
+  /** Called once when the device ends the dialog (its BYE, or the dialog failed). */
+  onEnded(listener: (reason: string) => void): void;
+}
+
+export interface MediaSignaling {
+  /**
+   * Sends the INVITE through the device's flow and resolves on 2xx (the ACK is sent by then). Rejects
+   * with DeviceOfflineError (not registered here), DeviceRejectedError (non-2xx), DeviceTimeoutError.
+   */
+  invite(req: InviteRequest): Promise<MediaDialog>;
+}

@@ -1,0 +1,52 @@
+// The devices registered on this instance (runtime state, never persisted: SPEC OWN-1): device id →
+// the flow its last request came on, which is where every request to it goes (NAT: the same socket,
+// the same source port), the charset of its bodies, the registration's lifetime, and this instance's
+// view of its online flag (so the keepalive hot path needs no store read).
+import type { Flow } from '@vms/sip';
+import type { Charset, DeviceId, Transport } from '../devices/device.types.ts';
+
+export interface DeviceSession {
+  readonly deviceId: DeviceId;
+  /** Last flow a request of the device arrived on. */
+  flow: Flow;
+  charset: Charset;
+  registeredAt: number;
+  /** Epoch ms after which the registration is void unless refreshed. */
+  expiresAt: number;
+  /** Mirror of the store's online flag as this instance last set or saw it. */
+  online: boolean;
+}
+
+export interface DeviceFlows {
+  /** A successful REGISTER: creates or replaces the session (online). */
+  register(session: Omit<DeviceSession, 'online'>): DeviceSession;
+  get(deviceId: DeviceId): DeviceSession | undefined;
+  /** Unregister, expiry, ownership moved. Returns whether a session existed. */
+  forget(deviceId: DeviceId): boolean;
+  /** Registrations whose lifetime ended before `now` (the caller forgets them). */
+  expired(now: number): DeviceId[];
+  readonly size: number;
+}
+
+export const transportOf = (flow: Flow): Transport => (flow.transport === 'tcp' ? 'TCP' : 'UDP');
+
+export function createDeviceFlows(): DeviceFlows {
+  const sessions = new Map<DeviceId, DeviceSession>();
+  return {
+    register(s) {
+      const session: DeviceSession = { ...s, online: true };
+      sessions.set(s.deviceId, session);
+      return session;
+    },
+    get: (deviceId) => sessions.get(deviceId),
+    forget: (deviceId) => sessions.delete(deviceId),
+    expired(now) {
+      const out: DeviceId[] = [];
+      for (const s of sessions.values()) if (s.expiresAt <= now) out.push(s.deviceId);
+      return out;
+    },
+    get size() {
+      return sessions.size;
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// The GB28181 device side of one instance (SPEC §8): binds SIP, answers REGISTER and MESSAGE,
+// runs the offline scan, and offers the DeviceControlService the HTTP API calls. createApp wires it;
+// nothing here knows HTTP or the cluster.
+import { DigestServer, type SipStack } from '@vms/sip';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { SipSettings } from '../config/config.types.ts';
+import type { Clock } from '../core/clock.ts';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { DeviceId } from '../devices/device.types.ts';
+import type { DeviceEvents } from '../events/device-events.ts';
+import { createDeviceFlows, type DeviceFlows } from './device-flows.ts';
+import { createDeviceMessenger } from './device-messenger.ts';
+import type { DeviceSideDeps } from './device-side.types.ts';
+import { createManscdpUplink } from './manscdp-uplink.ts';
+import { createMessageHandlers } from './message.handler.ts';
+import { createOfflineScanner, type OfflineScanner } from './offline-scanner.ts';
+import { PendingQueries } from './pending-queries.ts';
+import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts';
+import { createRegisterHandler } from './register.handler.ts';
+import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
+import { startSipServer, type SipServerOptions } from './sip-server.ts';
+
+export interface DeviceSideOptions {
+  readonly sip: SipSettings;
+  readonly devices: DeviceRepository;
+  readonly events: DeviceEvents;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly utcOffsetMinutes: number;
+  readonly userAgent: string;
+  readonly timeouts?: Partial<QueryTimeouts>;
+  readonly snIndex?: SnIndex;
+  readonly sipTimers?: SipServerOptions['timers'];
+}
+
+export interface DeviceSide {
+  /** SIP port actually bound (UDP and TCP). */
+  readonly sipPort: number;
+  /** The SIP stack, for INVITE dialogs to devices (src/media). */
+  readonly stack: SipStack;
+  readonly control: SipDeviceControl;
+  readonly flows: DeviceFlows;
+  readonly scanner: OfflineScanner;
+  /** OWN-4: the device is now owned elsewhere; no request leaves for it from here any more. */
+  forgetDevice(deviceId: DeviceId): void;
+  /** Stops the scan and rejects waiting queries; SIP keeps answering. Idempotent. */
+  quiesce(): Promise<void>;
+  /** quiesce() and closes the SIP sockets. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide> {
+  const log = o.log.child({ component: 'sip' });
+  const stack = await startSipServer({ sip: o.sip, clock: o.clock, log, userAgent: o.userAgent, ...(o.sipTimers === undefined ? {} : { timers: o.sipTimers }) });
+  const flows = createDeviceFlows();
+  const deps: DeviceSideDeps = { sip: o.sip, devices: o.devices, flows, events: o.events, clock: o.clock, log, utcOffsetMinutes: o.utcOffsetMinutes };
+  const timeouts: QueryTimeouts = { ...DEFAULT_QUERY_TIMEOUTS, ...o.timeouts };
+  const pending = new PendingQueries({ clock: o.clock, log });
+  const messenger = createDeviceMessenger({ stack, sip: o.sip, clock: o.clock, requestMs: timeouts.requestMs });
+  const uplink = createManscdpUplink(deps, pending, messenger);
+  // Nonces are HMAC'd with a per-process secret: after a restart devices are simply challenged again.
+  const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32) });
+
+  stack.onRequest('REGISTER', createRegisterHandler(deps, digest));
+  const messages = createMessageHandlers(deps, uplink);
+  stack.onStatelessRequest('MESSAGE', messages.keepalive);
+  stack.onRequest('MESSAGE', messages.message);
+
+  const control = createSipDeviceControl({ side: deps, pending, messenger, uplink, timeouts, ...(o.snIndex === undefined ? {} : { snIndex: o.snIndex }) });
+  const scanner = createOfflineScanner({
+    devices: o.devices,
+    flows,
+    events: o.events,
+    clock: o.clock,
+    log,
+    keepaliveIntervalSec: o.sip.keepaliveIntervalSec,
+    keepaliveTimeoutCount: o.sip.keepaliveTimeoutCount,
+    periodSec: o.sip.offlineScanPeriodSec,
+  });
+
+  let quiesced: Promise<void> | null = null;
+  let closed: Promise<void> | null = null;
+  const quiesce = (): Promise<void> => {
+    quiesced ??= Promise.all([scanner.close(), control.close()]).then(() => {});
+    return quiesced;
+  };
+
+  return {
+    sipPort: stack.port,
+    stack,
+    control,
+    flows,
+    scanner,
+    forgetDevice(deviceId) {
+      if (flows.forget(deviceId)) log.info({ deviceId }, 'device registration dropped: owned by another node now');
+    },
+    quiesce,
+    close() {
+      closed ??= quiesce().then(() => stack.close());
+      return closed;
+    },
+  };
+}

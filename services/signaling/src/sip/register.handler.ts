@@ -1,0 +1,106 @@
+// REGISTER (GB/T 28181-2016 §9.1): digest per register-auth.ts, Expires: 0 = unregister, the 200
+// carries the GB `Date` header (devices set their clock from it, §9.10) and the granted `Expires`.
+// The device's flow, transport and address are recorded for every later request to it (NAT).
+import { formatGbDateHeader } from '@vms/gb28181';
+import { getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestHandler, type SipRequest } from '@vms/sip';
+import { isGbId } from '../core/gb-id.ts';
+import { BadParameterError } from '../errors/catalog.ts';
+import { transportOf } from './device-flows.ts';
+import type { DeviceSideDeps } from './device-side.types.ts';
+import { decideRegisterAuth } from './register-auth.ts';
+import { sipReplyFor, toCatalogError } from './sip-status.ts';
+
+/** Lifetime granted when the device asks for none (RFC 3261 §10.2.1.1 leaves it to the registrar). */
+export const DEFAULT_REGISTER_EXPIRES_SEC = 3600;
+
+/** Expires header, else the first Contact's `expires` parameter, else the default (RFC 3261 §10.2.1.1). */
+export function requestedExpires(req: SipRequest): number {
+  const header = getExpires(req);
+  if (header !== null) return header;
+  for (const contact of getContacts(req)) {
+    const p = contact.params.get('expires');
+    if (p !== undefined && p !== null && /^\d{1,10}$/.test(p)) return Number(p);
+  }
+  return DEFAULT_REGISTER_EXPIRES_SEC;
+}
+
+/** The device id of a REGISTER: the From user (GB/T 28181 §9.1.2.1); the digest username may differ. */
+export function registeringDevice(req: SipRequest): string {
+  const user = getFrom(req).uri.user;
+  if (user === null || !isGbId(user)) throw new BadParameterError('From', 'the device id must be a 20-digit code');
+  return user;
+}
+
+export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer): RequestHandler {
+  const { devices, flows, events, clock } = deps;
+
+  return async (req, ctx) => {
+    const callId = req.headers.get('Call-ID');
+    let log = deps.log.child({ callId });
+    try {
+      const now = clock.now();
+      const deviceId = registeringDevice(req);
+      log = log.child({ deviceId });
+      const expires = requestedExpires(req);
+      const existing = await devices.getDevice(deviceId);
+      const decision = decideRegisterAuth({
+        authorization: req.headers.get('Authorization'),
+        password: existing?.password ?? deps.sip.password,
+        digest,
+        now,
+      });
+      if (decision.kind === 'challenge') {
+        log.debug({ reason: decision.reason }, 'register challenged');
+        ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale: decision.stale }) } });
+        return;
+      }
+      if (decision.kind === 'forbidden') {
+        log.warn({ reason: decision.reason, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}` }, 'register refused');
+        ctx.reply(SipStatus.Forbidden);
+        return;
+      }
+      const date = formatGbDateHeader(new Date(now), deps.utcOffsetMinutes);
+
+      if (expires === 0) {
+        flows.forget(deviceId);
+        const changed = existing === null ? [] : await devices.markOffline([deviceId]);
+        events.emit('uplink', { deviceId, at: now, kind: 'unregister' });
+        if (changed.length > 0) events.emit('offline', { deviceId, at: now, reason: 'unregister' });
+        log.info('device unregistered');
+        ctx.reply(SipStatus.OK, { headers: { Date: date, Expires: '0' } });
+        return;
+      }
+
+      const transport = transportOf(ctx.flow);
+      const device = await devices.registerDevice({
+        deviceId,
+        transport,
+        remoteIp: ctx.flow.remoteAddress,
+        remotePort: ctx.flow.remotePort,
+        expiresSec: expires,
+        at: now,
+      });
+      const previous = flows.get(deviceId);
+      flows.register({ deviceId, flow: ctx.flow, charset: previous?.charset ?? device.charset, registeredAt: now, expiresAt: now + expires * 1000 });
+      events.emit('uplink', { deviceId, at: now, kind: 'register' });
+      const cameOnline = existing?.online !== true;
+      if (cameOnline) events.emit('online', { deviceId, at: now, reason: 'register' });
+      log.info(
+        { transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, expires, username: decision.username, refresh: !cameOnline },
+        'device registered',
+      );
+      const headers: [string, string][] = [
+        ['Date', date],
+        ['Expires', String(expires)],
+      ];
+      for (const contact of req.headers.getLines('Contact')) headers.push(['Contact', contact]); // RFC 3261 §10.3 step 8
+      ctx.reply(SipStatus.OK, { headers });
+    } catch (err) {
+      const failure = toCatalogError(err);
+      const { status, headers } = sipReplyFor(failure);
+      if (status >= 500) log.error({ err }, 'register handling failed');
+      else log.info({ code: failure.code, reason: failure.message }, 'register refused');
+      if (!ctx.finalSent) ctx.reply(status, { headers });
+    }
+  };
+}

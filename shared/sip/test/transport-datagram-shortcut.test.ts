@@ -1,0 +1,117 @@
+// The datagram shortcut's pure parts on hand-written requests (shape of sample 04, the Ellean
+// keepalive) with hand-checked expectations: what it reads, what it refuses, the bytes it answers.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia } from '../src/transport/datagram-shortcut.ts';
+import type { Flow } from '../src/transport/flow.ts';
+
+const BODY =
+  '<?xml version="1.0" encoding="UTF-8"?>\r\n<Notify><CmdType>Keepalive</CmdType><SN>1796020507705</SN><DeviceID>34020000001320000001</DeviceID><Status>OK</Status></Notify>';
+
+function keepalive(edit: (lines: string[]) => string[] = (l) => l, body = BODY, length: number | null = Buffer.byteLength(body)): Buffer {
+  const lines = edit([
+    'MESSAGE sip:127.0.0.1:5060 SIP/2.0',
+    'Via: SIP/2.0/UDP 10.0.0.9:5061;rport;branch=z9hG4bKoTadipkzFRr1MA6s2dCj',
+    'From: <sip:34020000001320000001@3402000000>;tag=8OheCdgNir',
+    'To: <sip:34020000002000000001@3402000000>',
+    'Call-ID: Rr5el7QLikXy7gNBiTCib4s03FjSzM6J',
+    'CSeq: 4 MESSAGE',
+    'Content-Type: Application/MANSCDP+xml',
+    'Max-Forwards: 70',
+    ...(length === null ? [] : [`Content-Length: ${length}`]),
+  ]);
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n${body}`, 'latin1');
+}
+
+const flow: Flow = { transport: 'udp', remoteAddress: '192.168.1.64', remotePort: 40001, localAddress: '10.0.0.5', localPort: 5060 };
+
+describe('datagram shortcut: peek', () => {
+  it('reads the request line, the headers a response copies and the body', () => {
+    const p = peekDatagramRequest(keepalive());
+    assert.deepEqual(p && { ...p, body: p.body.toString('latin1') }, {
+      method: 'MESSAGE',
+      via: ['SIP/2.0/UDP 10.0.0.9:5061;rport;branch=z9hG4bKoTadipkzFRr1MA6s2dCj'],
+      from: '<sip:34020000001320000001@3402000000>;tag=8OheCdgNir',
+      to: '<sip:34020000002000000001@3402000000>',
+      callId: 'Rr5el7QLikXy7gNBiTCib4s03FjSzM6J',
+      cseq: '4 MESSAGE',
+      body: BODY,
+    });
+  });
+
+  it('accepts compact header names, several Via lines, and no Content-Length (the datagram ends the body)', () => {
+    const p = peekDatagramRequest(
+      keepalive(
+        (l) => ['MESSAGE sip:x@y SIP/2.0', 'v: SIP/2.0/UDP 10.0.0.9:5061;branch=z9hG4bK1', 'Via: SIP/2.0/UDP proxy:5060;branch=z9hG4bK0', 'f: <sip:a@b>;tag=1', 't: <sip:c@d>', 'i: abc', 'CSeq: 1 MESSAGE'],
+        BODY,
+        null,
+      ),
+    );
+    assert.deepEqual([p?.via.length, p?.from, p?.to, p?.callId, p?.body.length], [2, '<sip:a@b>;tag=1', '<sip:c@d>', 'abc', Buffer.byteLength(BODY)]);
+  });
+
+  it('refuses what only the parser should judge', () => {
+    const cases: [string, Buffer][] = [
+      ['folded header line', keepalive((l) => [...l.slice(0, 3), ' ;more=1', ...l.slice(3)])],
+      ['missing Call-ID', keepalive((l) => l.filter((x) => !x.startsWith('Call-ID')))],
+      ['repeated From', keepalive((l) => [...l, 'From: <sip:x@y>;tag=2'])],
+      ['CSeq method differs', keepalive((l) => l.map((x) => (x.startsWith('CSeq') ? 'CSeq: 4 INFO' : x)))],
+      ['Content-Length too large', keepalive(undefined, BODY, 999)],
+      ['Content-Length miscounted short (sample 06)', keepalive(undefined, BODY, 10)],
+      ['a response', Buffer.from('SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP a;branch=z9hG4bK1\r\n\r\n')],
+      ['no end of headers', Buffer.from('MESSAGE sip:x@y SIP/2.0\r\nVia: SIP/2.0/UDP a')],
+      ['in-dialog (To-tag)', keepalive((l) => l.map((x) => (x.startsWith('To:') ? `${x};tag=abc` : x)))],
+      ['header line without colon', keepalive((l) => [...l, 'Garbage'])],
+    ];
+    for (const [name, data] of cases) assert.equal(peekDatagramRequest(data), undefined, name);
+  });
+});
+
+describe('datagram shortcut: answer', () => {
+  it('stamps received and rport (RFC 3581 §4) and answers to them (§18.2.2)', () => {
+    const p = peekDatagramRequest(keepalive());
+    assert.ok(p);
+    const via = stampDatagramVia(p, flow, false);
+    assert.deepEqual(via, {
+      topVia: 'SIP/2.0/UDP 10.0.0.9:5061;rport=40001;branch=z9hG4bKoTadipkzFRr1MA6s2dCj;received=192.168.1.64',
+      host: '192.168.1.64',
+      port: 40001,
+    });
+  });
+
+  it('without rport and from its sent-by address: nothing stamped, answer to the sent-by port; forced rport stamps', () => {
+    const p = peekDatagramRequest(keepalive((l) => l.map((x) => (x.startsWith('Via') ? 'Via: SIP/2.0/UDP 192.168.1.64:5061;branch=z9hG4bK1' : x))));
+    assert.ok(p);
+    assert.deepEqual(stampDatagramVia(p, flow, false), { topVia: 'SIP/2.0/UDP 192.168.1.64:5061;branch=z9hG4bK1', host: '192.168.1.64', port: 5061 });
+    assert.equal(stampDatagramVia(p, flow, true)?.port, 40001);
+  });
+
+  it('builds the response bytes: status line, every Via, From, To with the tag, Call-ID, CSeq, Server, empty body', () => {
+    const p = peekDatagramRequest(keepalive((l) => [...l.slice(0, 2), 'Via: SIP/2.0/UDP proxy.example:5060;branch=z9hG4bKp', ...l.slice(2)]));
+    assert.ok(p);
+    const via = stampDatagramVia(p, flow, false);
+    assert.ok(via);
+    assert.equal(
+      buildDatagramResponse(p, via, 200, '0123456789abcdef', 'vms').toString('latin1'),
+      [
+        'SIP/2.0 200 OK',
+        'Via: SIP/2.0/UDP 10.0.0.9:5061;rport=40001;branch=z9hG4bKoTadipkzFRr1MA6s2dCj;received=192.168.1.64',
+        'Via: SIP/2.0/UDP proxy.example:5060;branch=z9hG4bKp',
+        'From: <sip:34020000001320000001@3402000000>;tag=8OheCdgNir',
+        'To: <sip:34020000002000000001@3402000000>;tag=0123456789abcdef',
+        'Call-ID: Rr5el7QLikXy7gNBiTCib4s03FjSzM6J',
+        'CSeq: 4 MESSAGE',
+        'Server: vms',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n'),
+    );
+  });
+
+  it('an unparsable top Via declines (the parser answers 400)', () => {
+    const p = peekDatagramRequest(keepalive((l) => l.map((x) => (x.startsWith('Via') ? 'Via: garbage' : x))));
+    assert.ok(p);
+    assert.equal(stampDatagramVia(p, flow, true), undefined);
+  });
+});

@@ -1,0 +1,116 @@
+// Stateless UAS (RFC 3261 §8.2.7) over real sockets: answered without a transaction, the same To-tag
+// for a retransmission, undefined / a throw falls through to the ordinary handler, TCP and requests the
+// datagram shortcut declines take the parsed path and stay stateless.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SipStackError } from '../src/errors.ts';
+import type { StatelessRequest } from '../src/ua/types.ts';
+import { rawRequest, rawTcp, rawUdp, startStack } from './support/stack-fixtures.ts';
+
+const KEEPALIVE = '<Notify><CmdType>Keepalive</CmdType><SN>1</SN><DeviceID>34020000001320000001</DeviceID></Notify>';
+const toTag = (response: string): string | undefined => /^To: .*;tag=([0-9a-f]+)\r$/m.exec(response)?.[1];
+
+describe('stateless requests', () => {
+  it('answers from the datagram without keeping a transaction; a retransmission gets the same To-tag', async () => {
+    const stack = await startStack({ userAgent: 'vms-test', forceRport: true });
+    const peer = await rawUdp();
+    try {
+      const seen: StatelessRequest[] = [];
+      stack.onStatelessRequest('MESSAGE', (req) => {
+        seen.push(req);
+        return req.body.includes('Keepalive') ? 200 : undefined;
+      });
+      const request = rawRequest({ port: stack.port, viaPort: peer.port, branch: 'z9hG4bKka1', callId: 'ka-1', body: KEEPALIVE });
+      await peer.send(request, stack.port);
+      const first = await peer.next();
+      await peer.send(request, stack.port); // retransmission
+      const second = await peer.next();
+      assert.match(first, /^SIP\/2\.0 200 OK\r\n/);
+      assert.match(first, /\r\nVia: SIP\/2\.0\/UDP 127\.0\.0\.1:\d+;rport=\d+;branch=z9hG4bKka1;received=127\.0\.0\.1\r\n/);
+      assert.match(first, /\r\nServer: vms-test\r\n/);
+      assert.match(first, /\r\nContent-Length: 0\r\n\r\n$/);
+      assert.match(toTag(first) ?? '', /^[0-9a-f]{16}$/);
+      assert.equal(toTag(second), toTag(first), '§8.2.7: the same tag for the same request');
+      assert.equal(seen.length, 2, 'a retransmission is simply handled again');
+      assert.deepEqual([seen[0]?.method, seen[0]?.callId, seen[0]?.from], ['MESSAGE', 'ka-1', '<sip:34020000001320000001@3402000000>;tag=dev1']);
+      const stats = stack.stats();
+      assert.equal(stats.serverTransactions, 0);
+      assert.equal(stats.messagesIn, 2);
+      // Another request, another tag.
+      await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, branch: 'z9hG4bKka2', callId: 'ka-2', body: KEEPALIVE }), stack.port);
+      assert.notEqual(toTag(await peer.next()), toTag(first));
+    } finally {
+      peer.close();
+      await stack.close();
+    }
+  });
+
+  it('undefined or a throwing handler passes the request to the ordinary handler', async () => {
+    const stack = await startStack();
+    const peer = await rawUdp();
+    try {
+      stack.onStatelessRequest('MESSAGE', (req) => {
+        if (req.body.includes('boom')) throw new Error('stateless bug');
+        return undefined;
+      });
+      stack.onRequest('MESSAGE', (_req, ctx) => ctx.reply(202));
+      await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, body: '<Query/>' }), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 202 Accepted\r\n/);
+      await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, body: 'boom' }), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 202 Accepted\r\n/);
+      assert.equal(stack.stats().serverTransactions, 2);
+    } finally {
+      peer.close();
+      await stack.close();
+    }
+  });
+
+  it('TCP and datagrams the shortcut declines are parsed first, and still answered statelessly', async () => {
+    const stack = await startStack();
+    const peer = await rawUdp();
+    const tcp = await rawTcp(stack.port);
+    try {
+      let calls = 0;
+      stack.onStatelessRequest('MESSAGE', () => {
+        calls++;
+        return 200;
+      });
+      // A folded header line: only the parser may read it.
+      const folded = rawRequest({ port: stack.port, viaPort: peer.port, body: KEEPALIVE, extra: ['Subject: a,', ' b'] });
+      await peer.send(folded, stack.port);
+      const res = await peer.next();
+      assert.match(res, /^SIP\/2\.0 200 OK\r\n/);
+      assert.match(toTag(res) ?? '', /^[0-9a-f]{16}$/);
+      await tcp.write(rawRequest({ port: stack.port, transport: 'TCP', viaPort: tcp.socket.localPort ?? 0, body: KEEPALIVE }));
+      await tcp.waitFor((all) => /SIP\/2\.0 200 OK/.test(all));
+      assert.equal(calls, 2);
+      assert.equal(stack.stats().serverTransactions, 0);
+    } finally {
+      tcp.close();
+      peer.close();
+      await stack.close();
+    }
+  });
+
+  it('never answers in-dialog requests statelessly, and refuses INVITE, ACK and CANCEL handlers', async () => {
+    const stack = await startStack();
+    const peer = await rawUdp();
+    try {
+      let calls = 0;
+      stack.onStatelessRequest('MESSAGE', () => {
+        calls++;
+        return 200;
+      });
+      await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, extra: [] }).replace('To: <sip:34020000002000000001@3402000000>', 'To: <sip:34020000002000000001@3402000000>;tag=x1'), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 481 /);
+      assert.equal(calls, 0);
+      for (const method of ['INVITE', 'ACK', 'CANCEL']) {
+        assert.throws(() => stack.onStatelessRequest(method, () => 200), (e) => e instanceof SipStackError && e.code === 'SIP_ERR_BAD_ARGUMENT');
+      }
+      assert.throws(() => stack.onStatelessRequest('MESSAGE', () => 200), SipStackError, 'one per method');
+    } finally {
+      peer.close();
+      await stack.close();
+    }
+  });
+});

@@ -1,0 +1,205 @@
+// Failure behaviour of owner routing across real processes (SPEC FAIL-1, FAIL-3, FAIL-4, OWN-1/2, ROUTE-5):
+// redis-server, mariadbd, three signaling instances with short timings (ownership TTL 7 s, node
+// heartbeat 0.5 s) and SIPp devices keeping alive every second.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { FORWARD_HEADERS, ownershipKey } from '@vms/cluster';
+import { waitFor } from '@vms/test';
+import {
+  api,
+  eventually,
+  SECRET,
+  logLines,
+  nodes,
+  startDevice,
+  startInstance,
+  startStores,
+  waitForOnline,
+  type ApiAnswer,
+  type Instance,
+  type SimDevice,
+  type Stores,
+} from './routing-cluster.ts';
+
+const DEV1 = '34020000001320000011';
+const DEV2 = '34020000001320000012';
+const DEV3 = '34020000001320000013';
+const DEV4 = '34020000001320000014';
+const DEV5 = '34020000001320000015';
+// OWN-1: TTL = keepalive interval × timeout count + scan period = 2 × 3 + 1 = 7 s. The devices keep
+// alive every second: the online window stays well above the device store's 1 s keepalive batching.
+const TTL_MS = 7000;
+const FAST = {
+  VMS_GB28181_SIP_KEEPALIVE_INTERVAL: '2',
+  VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT: '3',
+  VMS_GB28181_SIP_OFFLINE_SCAN_PERIOD: '1',
+  VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '0.5',
+};
+const FAST_FAIL_MS = 300;
+
+let stores: Stores;
+let a: Instance;
+let b: Instance;
+let c: Instance;
+const devices: SimDevice[] = [];
+
+before(async () => {
+  stores = await startStores();
+  a = await startInstance(stores, 'node-a', { env: FAST, cascade: true });
+  b = await startInstance(stores, 'node-b', { env: FAST });
+  c = await startInstance(stores, 'node-c', { env: FAST });
+  await waitForOnline(c, ['node-a', 'node-b', 'node-c']);
+});
+
+after(async () => {
+  await Promise.all(devices.map((d) => d.stop()));
+  await Promise.all([a, b, c].filter((x) => x !== undefined).map((x) => x.proc.stop()));
+  await stores?.stop();
+});
+
+/** `n` concurrent DeviceInfo requests for `deviceId`, spread over `on`. */
+async function burst(on: readonly Instance[], deviceId: string, n: number): Promise<ApiAnswer[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => api(on[i % on.length] as Instance, `/vms/device/info?deviceId=${deviceId}`, { timeoutMs: 5000 })));
+}
+
+function summary(answers: readonly ApiAnswer[]): { codes: string[]; slowest: number } {
+  return { codes: [...new Set(answers.map((r) => `${r.status}/${r.json.code}`))], slowest: Math.max(...answers.map((r) => r.ms)) };
+}
+
+describe('owner failure (FAIL-1)', () => {
+  it('kill -9 the owner: its devices fail fast with 4603, ownership expires, a re-registration restores control', async () => {
+    const dev = await startDevice(stores, a, DEV1);
+    devices.push(dev);
+    assert.equal((await api(b, `/vms/device/info?deviceId=${DEV1}`)).json.code, 200, 'forwarded B → A before the crash');
+
+    await a.proc.kill(); // SIGKILL
+    const killedAt = Date.now();
+    const first = summary(await burst([b, c], DEV1, 20));
+    assert.deepEqual(first.codes, ['200/4603'], 'owner node offline, right after the crash');
+    assert.ok(first.slowest <= FAST_FAIL_MS, `slowest ${first.slowest.toFixed(0)} ms`);
+
+    // once the node table shows A offline (3 heartbeats), still 4603 and still fast, without connecting
+    await waitForOnline(b, ['node-b', 'node-c']);
+    const owner = await stores.redisClient.get(ownershipKey(DEV1));
+    if (owner === 'node-a') {
+      const second = summary(await burst([b, c], DEV1, 20));
+      assert.deepEqual(second.codes, ['200/4603']);
+      assert.ok(second.slowest <= FAST_FAIL_MS, `slowest ${second.slowest.toFixed(0)} ms`);
+    }
+
+    // OWN-2: the claim expires within TTL of the last keepalive, then the device is simply offline
+    await waitFor(async () => (await stores.redisClient.get(ownershipKey(DEV1))) === null, { timeoutMs: TTL_MS + 1000, intervalMs: 50, description: 'claim expired' });
+    assert.ok(Date.now() - killedAt <= TTL_MS + 1000, `claim gone ${Date.now() - killedAt} ms after the kill`);
+    const offline = summary(await burst([b, c], DEV1, 10));
+    assert.deepEqual(offline.codes, ['200/4601']);
+    assert.ok(offline.slowest <= FAST_FAIL_MS);
+
+    // the camera reconnects to a live instance: control is back everywhere
+    await dev.stop();
+    devices.push(await startDevice(stores, b, DEV1));
+    const viaC = await api(c, `/vms/device/info?deviceId=${DEV1}`);
+    const onB = await api(b, `/vms/device/info?deviceId=${DEV1}`);
+    assert.equal(viaC.json.code, 200);
+    assert.deepEqual(viaC.bytes, onB.bytes);
+  });
+});
+
+describe('Redis outage (FAIL-3)', () => {
+  it('Redis down: owner-local requests run, others are offline; Redis back: ownership rebuilt, forwarding heals', async () => {
+    devices.push(await startDevice(stores, b, DEV2));
+    devices.push(await startDevice(stores, c, DEV3));
+    assert.equal((await api(c, `/vms/device/info?deviceId=${DEV2}`)).json.code, 200);
+
+    await stores.redis.kill();
+    try {
+      const onOwner = await api(b, `/vms/device/info?deviceId=${DEV2}`);
+      assert.equal(onOwner.json.code, 200, `the owner still serves its device: ${onOwner.bytes.toString()}`);
+      assert.equal((await api(c, `/vms/device/info?deviceId=${DEV3}`)).json.code, 200);
+      const elsewhere = summary(await burst([c], DEV2, 5));
+      assert.deepEqual(elsewhere.codes, ['200/4601'], 'owner unknown without Redis: device offline');
+      assert.ok(elsewhere.slowest <= FAST_FAIL_MS, `slowest ${elsewhere.slowest.toFixed(0)} ms`);
+      const listing = await api(b, '/vms/devices');
+      assert.equal(listing.status, 200, 'listings still answer');
+    } finally {
+      await stores.redis.restart(); // same port, empty: every claim is gone
+    }
+
+    // rebuilt by the next keepalive (or the owner's own check), without any restart
+    await waitFor(async () => (await stores.redisClient.get(ownershipKey(DEV2)).catch(() => null)) === 'node-b', {
+      timeoutMs: 5000,
+      intervalMs: 100,
+      description: 'ownership of DEV2 rebuilt',
+    });
+    const healed = await waitFor(
+      async () => {
+        const r = await api(c, `/vms/device/info?deviceId=${DEV2}`);
+        return r.json.code === 200 ? r : null;
+      },
+      { timeoutMs: 5000, intervalMs: 100, description: 'C forwards to B again' },
+    );
+    assert.equal((healed.json.data as { deviceId: string }).deviceId, DEV2);
+  });
+});
+
+describe('MySQL outage (FAIL-4)', () => {
+  it('MySQL down: SIP keeps being answered, the node list answers, heartbeats retry; back: recovered, leader never moved', async () => {
+    const dev = await startDevice(stores, b, DEV4);
+    devices.push(dev);
+    await waitForOnline(c, ['node-b', 'node-c']); // node-a was killed above
+    const leaderLines = (i: Instance) => logLines(i, 'cascade leader').length;
+    const before = { b: leaderLines(b), c: leaderLines(c), leader: (await nodes(c)).cascadeLeader };
+
+    await stores.db.kill();
+    try {
+      // longer than the node online window (3 × 0.5 s): every heartbeat in it fails
+      const ttlAtKill = await stores.redisClient.pttl(ownershipKey(DEV4));
+      await new Promise((r) => setTimeout(r, 3000));
+      const listing = await api(c, '/vms/nodes');
+      assert.equal(listing.status, 200, 'the last good node listing is served');
+      assert.equal((listing.json.data as { cascadeLeader: string }).cascadeLeader, before.leader);
+      // the device's keepalives were answered all along: its claim kept being renewed
+      assert.ok((await stores.redisClient.pttl(ownershipKey(DEV4))) >= ttlAtKill - 1500, 'claim renewed by keepalives during the outage');
+      const sippExited = await Promise.race([dev.sipp.done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10))]);
+      assert.equal(sippExited, false, 'the device never saw an unanswered keepalive');
+      await eventually(() => logLines(b, 'node heartbeat failed, retrying every interval').length === 1, 'heartbeat failure logged once');
+    } finally {
+      await stores.db.restart();
+    }
+
+    await eventually(() => logLines(b, 'node heartbeat recovered').length >= 1 && logLines(c, 'node heartbeat recovered').length >= 1, 'heartbeats recovered', 15_000);
+    await waitForOnline(c, ['node-b', 'node-c']);
+    await new Promise((r) => setTimeout(r, 2000)); // past the settle window
+    assert.deepEqual({ b: leaderLines(b), c: leaderLines(c), leader: (await nodes(c)).cascadeLeader }, before, 'leadership did not flap');
+    const healed = await waitFor(
+      async () => {
+        const r = await api(c, `/vms/device/info?deviceId=${DEV4}`);
+        return r.json.code === 200 ? r : null;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, description: 'controls work again' },
+    );
+    assert.equal((healed.json.data as { deviceId: string }).deviceId, DEV4);
+  });
+});
+
+describe('device moves to another node (OWN-4)', () => {
+  it('the old owner notices on its next check and stops acting for the device; controls follow the device', async () => {
+    const old = await startDevice(stores, b, DEV5);
+    devices.push(old);
+    assert.equal((await api(c, `/vms/device/info?deviceId=${DEV5}`)).json.code, 200);
+    await old.stop(); // the camera is re-pointed at node-c
+    devices.push(await startDevice(stores, c, DEV5));
+    await eventually(
+      () => logLines(b, 'device is now owned by another node; no longer acting for it').some((l) => l.deviceId === DEV5 && l.newOwner === 'node-c'),
+      'node-b noticed the move',
+      5000,
+    );
+    // even a genuine forward cannot make node-b send SIP to the device any more
+    const stale = await api(b, `/vms/device/info?deviceId=${DEV5}`, { headers: { [FORWARD_HEADERS.marker]: 'node-x', [FORWARD_HEADERS.secret]: SECRET } });
+    assert.equal(stale.json.code, 4601);
+    // and controls reach the device through its new owner from anywhere
+    const viaB = await api(b, `/vms/device/info?deviceId=${DEV5}`);
+    const onC = await api(c, `/vms/device/info?deviceId=${DEV5}`);
+    assert.equal(viaB.json.code, 200);
+    assert.deepEqual(viaB.bytes, onC.bytes);
+  });
+});
