@@ -3,34 +3,15 @@
 // flagged node code, else smallest online node — registers upstream; the others do not. When the
 // leader is killed (-9) the next node registers upstream within the node online window + 1 s.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createMysqlPlatformRepository, upstreamPlatform } from '@vms/cascade';
-import { createMysqlPool, migrate } from '@vms/cluster';
 import { waitFor } from '@vms/test';
-import { startTestUpstream, type TestUpstream } from './cascade-e2e-upstream.ts';
-import { REPO_ROOT, SERVER_ID, startInstance, startStores, type Instance, type Stores } from './routing-cluster.ts';
+import { databaseWithPlatform, startTestUpstream, type TestUpstream } from './cascade-e2e-upstream.ts';
+import { startInstance, startStores, type Instance, type Stores } from './routing-cluster.ts';
 
-const UPSTREAM_ID = '34010000002000000001';
 /** Node heartbeat period; a node is online for 3 periods (NODE_ONLINE_WINDOW_HEARTBEATS). */
 const HEARTBEAT_S = 0.5;
 const NODE_TTL_MS = HEARTBEAT_S * 3 * 1000;
 const ENV = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: String(HEARTBEAT_S), LOG_LEVEL: 'info' };
-
-/** A fresh database with the schema and one enabled upstream platform pointing at `upstream`. */
-async function databaseWithPlatform(stores: Stores, name: string, upstream: TestUpstream): Promise<Stores> {
-  const mysqlUrl = await stores.db.createDatabase(name);
-  const pool = createMysqlPool(mysqlUrl, { connectionLimit: 1 });
-  try {
-    await migrate(pool, join(REPO_ROOT, 'deploy', 'sql'));
-    const repo = createMysqlPlatformRepository(pool);
-    await repo.upsert(upstreamPlatform({ serverId: UPSTREAM_ID, name: 'upper', host: '127.0.0.1', port: upstream.port, transport: 'udp', localId: SERVER_ID }));
-    await repo.close();
-  } finally {
-    await pool.end();
-  }
-  return { ...stores, mysqlUrl };
-}
 
 describe('cascade leadership and upstream registration (CASC-1, CASC-2, FAIL-2)', () => {
   let stores: Stores;

@@ -168,10 +168,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     // after the SIP side, so it closes first: registrations stop before the stack does.
     let cascade: CascadeWiring | null = null;
     if (side !== null) {
-      const c = openCascade({ config, sip: side.stack, clock, log });
+      const c = await openCascade({ config, sip: side.stack, flows: side.flows, events, clock, log, devices, version: SERVICE_VERSION, utcOffsetMinutes });
       cascade = c;
       closers.push(() => c.close());
       onNodeRead = (read) => c.onNodeRead(read);
+      side.interceptMessages(c.upstreamMessages);
     }
     let boundPort = config.http.port;
     const internalBaseUrl = (): string =>
@@ -204,6 +205,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       utcOffsetMinutes,
       ownerRouting: deps.ownerRouting ?? cluster.ownerRouting,
       ...(media === undefined ? {} : { media }),
+      ...(cascade === null ? {} : { platforms: cascade }),
     });
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered
     // 503) so they do not hold the close, and their keep-alive connections end with the answer.

@@ -56,6 +56,26 @@ export class UpstreamRegistrations {
     this.#running.clear();
   }
 
+  /**
+   * While leading: bring the running set in line with the store (edits made on other instances):
+   * start new enabled platforms, stop removed or disabled ones, restart edited ones.
+   */
+  async reconcile(): Promise<void> {
+    if (!this.#active) return;
+    const generation = this.#generation;
+    const enabled = await this.#o.platforms.listEnabled();
+    if (generation !== this.#generation || !this.#active) return;
+    const wanted = new Map(enabled.map((p) => [p.serverId, p]));
+    for (const [id, reg] of this.#running) {
+      const p = wanted.get(id);
+      if (p === undefined || JSON.stringify(p) !== JSON.stringify(reg.platform)) {
+        reg.stop();
+        this.#running.delete(id);
+      }
+    }
+    for (const p of enabled) if (!this.#running.has(p.serverId)) this.#startOne(p);
+  }
+
   /** A platform was created, edited or removed (null): restart its registration when leading. */
   async platformChanged(serverId: string): Promise<void> {
     this.#running.get(serverId)?.stop();

@@ -18,6 +18,7 @@ import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
 import { healthHandlers } from './routes/health.ts';
 import { nodeHandlers } from './routes/nodes.ts';
+import { platformHandlers } from './routes/platforms.ts';
 import { playHandlers } from './routes/play.ts';
 import { playbackHandlers } from './routes/playback.ts';
 import { ptzHandlers } from './routes/ptz.ts';
@@ -39,6 +40,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...recordHandlers(deps, access),
     ...playHandlers(deps, access),
     ...playbackHandlers(deps, access),
+    ...platformHandlers(deps.platforms),
   };
 }
 
@@ -89,6 +91,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
           await handler({
             query: request.query as RawParams,
             params: request.params as RawParams,
+            body: request.body,
             principal: request.principal,
             log: request.log,
           }),

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
@@ -13,6 +14,8 @@ import type { RouteId, RouteSpec } from './route-table.ts';
 export interface HandlerContext {
   readonly query: RawParams;
   readonly params: RawParams;
+  /** Parsed JSON body (undefined when none); only the administration routes read it. */
+  readonly body?: unknown;
   /** null only on routes declared `auth: 'none'`. */
   readonly principal: Principal | null;
   readonly log: FastifyBaseLogger;
@@ -50,6 +53,8 @@ export interface HttpDeps {
   readonly ownerRouting?: OwnerRoutingHook;
   /** Live view, playback, download and media hooks; absent when the SIP side is replaced (tests). */
   readonly media?: MediaWiring;
+  /** Upstream platform administration; absent when the SIP side is replaced (tests). */
+  readonly platforms?: PlatformAdmin;
   /** Largest accepted request body, bytes. Default 1 MiB. */
   readonly bodyLimit?: number;
 }

@@ -14,7 +14,7 @@ export const ROUTING_PARAM: { readonly [K in RoutedBy]: string } = {
 
 export interface RouteSpec {
   readonly id: string;
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Canonical path (microservice form); the `/blade-iot` form is normalised onto it. */
   readonly path: string;
   readonly routedBy: RoutedBy | null;
@@ -45,6 +45,13 @@ export const ROUTES = [
   { id: 'download.progress', method: 'GET', path: '/vms/download/progress', routedBy: 'session', auth: 'operator' },
   { id: 'download.stop', method: 'POST', path: '/vms/download/stop', routedBy: 'session', auth: 'operator' },
   { id: 'snapshot', method: 'GET', path: '/vms/snapshot', routedBy: 'channel', auth: 'operator' },
+  // upstream platforms and their shared channels (SPEC CASC-2): database administration, any instance
+  { id: 'platforms.list', method: 'GET', path: '/vms/platforms', routedBy: null, auth: 'operator' },
+  { id: 'platforms.create', method: 'POST', path: '/vms/platforms', routedBy: null, auth: 'operator' },
+  { id: 'platforms.update', method: 'PUT', path: '/vms/platforms/:serverId', routedBy: null, auth: 'operator' },
+  { id: 'platforms.delete', method: 'DELETE', path: '/vms/platforms/:serverId', routedBy: null, auth: 'operator' },
+  { id: 'platforms.channels', method: 'GET', path: '/vms/platforms/:serverId/channels', routedBy: null, auth: 'operator' },
+  { id: 'platforms.channels.replace', method: 'PUT', path: '/vms/platforms/:serverId/channels', routedBy: null, auth: 'operator' },
   // `POST /vms/webhook/:hook` (media-node hooks) is registered beside the table: no token, no routing,
   // ZLM's reply envelope (routes/webhook.ts).
 ] as const satisfies readonly RouteSpec[];

@@ -1,7 +1,7 @@
 // The GB28181 device side of one instance (SPEC §8): binds SIP, answers REGISTER and MESSAGE,
 // runs the offline scan, and offers the DeviceControlService the HTTP API calls. createApp wires it;
 // nothing here knows HTTP or the cluster.
-import { DigestServer, type SipStack } from '@vms/sip';
+import { DigestServer, type ServerContext, type SipRequest, type SipStack } from '@vms/sip';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
@@ -34,6 +34,9 @@ export interface DeviceSideOptions {
   readonly sipTimers?: SipServerOptions['timers'];
 }
 
+/** Takes a MESSAGE that is not from a device (an upstream platform's, src/cascade): true = handled. */
+export type MessageInterceptor = (req: SipRequest, ctx: ServerContext) => boolean;
+
 export interface DeviceSide {
   /** SIP port actually bound (UDP and TCP). */
   readonly sipPort: number;
@@ -44,6 +47,8 @@ export interface DeviceSide {
   readonly scanner: OfflineScanner;
   /** OWN-4: the device is now owned elsewhere; no request leaves for it from here any more. */
   forgetDevice(deviceId: DeviceId): void;
+  /** MESSAGEs the interceptor takes never reach the device handlers (one interceptor; null removes it). */
+  interceptMessages(interceptor: MessageInterceptor | null): void;
   /** Stops the scan and rejects waiting queries; SIP keeps answering. Idempotent. */
   quiesce(): Promise<void>;
   /** quiesce() and closes the SIP sockets. Idempotent. */
@@ -65,7 +70,8 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   stack.onRequest('REGISTER', createRegisterHandler(deps, digest));
   const messages = createMessageHandlers(deps, uplink);
   stack.onStatelessRequest('MESSAGE', messages.keepalive);
-  stack.onRequest('MESSAGE', messages.message);
+  let intercept: MessageInterceptor | null = null;
+  stack.onRequest('MESSAGE', (req, ctx) => (intercept?.(req, ctx) === true ? undefined : messages.message(req, ctx)));
 
   const control = createSipDeviceControl({ side: deps, pending, messenger, uplink, timeouts, ...(o.snIndex === undefined ? {} : { snIndex: o.snIndex }) });
   const scanner = createOfflineScanner({
@@ -94,6 +100,9 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     scanner,
     forgetDevice(deviceId) {
       if (flows.forget(deviceId)) log.info({ deviceId }, 'device registration dropped: owned by another node now');
+    },
+    interceptMessages(interceptor) {
+      intercept = interceptor;
     },
     quiesce,
     close() {

@@ -1,0 +1,61 @@
+// Device-side triggers of cascade NOTIFYs (SPEC CASC-3): a device's shared channels go ON/OFF when it
+// comes online / goes offline; alarms; mobile positions. Each becomes a cascade action carried by
+// value (the channel snapshot, the whole alarm) and handed to `route`, which runs it here when this
+// instance is the leader and publishes it otherwise. Never throws into the device side (CASC-4):
+// listeners only start async work and log its failure.
+import type { PlatformRepository } from '@vms/cascade';
+import type { CascadeEventData, CatalogChannelSnapshot } from '@vms/cluster';
+import type { Logger } from 'pino';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { DeviceEvents } from '../events/device-events.ts';
+import { itemFromChannel } from './channel-items.ts';
+
+/** Channels read per device when it goes on/offline (a GB NVR has at most a few hundred). */
+const MAX_CHANNELS_PER_DEVICE = 2000;
+
+export interface CascadeTriggersOptions {
+  readonly events: DeviceEvents;
+  readonly devices: DeviceRepository;
+  readonly platforms: PlatformRepository;
+  /** Executes here or publishes (routeCascadeAction at the trigger). Must not throw. */
+  readonly route: (data: CascadeEventData) => void;
+  readonly log: Logger;
+}
+
+/** JSON-safe copy: undefined fields dropped (the bus carries plain JSON). */
+function plain<T extends object>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+/** Subscribes to the device events; returns the unsubscribe function. */
+export function attachCascadeTriggers(o: CascadeTriggersOptions): () => void {
+  const log = o.log.child({ component: 'cascade-triggers' });
+
+  const channelsOnOff = async (deviceId: string, event: 'ON' | 'OFF'): Promise<void> => {
+    const page = await o.devices.listChannels(deviceId, { page: 1, size: MAX_CHANNELS_PER_DEVICE });
+    for (const c of page.items) {
+      if ((await o.platforms.sharesOf(deviceId, c.channelId)).length === 0) continue;
+      const channel = plain({ ...itemFromChannel(c), status: event }) as unknown as CatalogChannelSnapshot;
+      o.route({ kind: 'notify.catalog', payload: { event, deviceId, channel } });
+    }
+  };
+  const run = (what: string, deviceId: string, work: Promise<void>): void => {
+    work.catch((err: unknown) => log.warn({ err, deviceId, trigger: what }, 'cascade trigger failed'));
+  };
+
+  const offs = [
+    o.events.on('online', (e) => run('online', e.deviceId, channelsOnOff(e.deviceId, 'ON'))),
+    o.events.on('offline', (e) => run('offline', e.deviceId, channelsOnOff(e.deviceId, 'OFF'))),
+    o.events.on('alarm', (e) => {
+      const { sn: _sn, ...alarm } = e.alarm;
+      o.route({ kind: 'notify.alarm', payload: { deviceId: e.deviceId, alarm: plain(alarm) } });
+    }),
+    o.events.on('mobilePosition', (e) => {
+      const { sn: _sn, ...position } = e.position;
+      o.route({ kind: 'notify.mobilePosition', payload: { deviceId: e.deviceId, position: plain(position) } });
+    }),
+  ];
+  return () => {
+    for (const off of offs) off();
+  };
+}

@@ -1,0 +1,66 @@
+// Requests from an upstream for one of our devices or channels (SPEC CASC-3): DeviceControl (PTZ,
+// guard, record…) and device queries. Only the device's owner may send them on — the device accepts
+// requests only from the address it registered to — so the instance that received the request sends
+// it when it owns the device and otherwise publishes the raw SIP request by value; the owner, on
+// receipt, sends its body to the device through the device's flow.
+import type { UpstreamPlatform } from '@vms/cascade';
+import { decodeRawRequest, encodeRawRequest, type CascadeEventData, type UpstreamControlPayload } from '@vms/cluster';
+import { parseManscdp } from '@vms/gb28181';
+import { parseSipMessage, serializeSipMessage, type SipRequest } from '@vms/sip';
+import type { Logger } from 'pino';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { DeviceFlows } from '../sip/device-flows.ts';
+import type { DeviceMessenger } from '../sip/device-messenger.ts';
+
+export interface UpstreamControlOptions {
+  readonly flows: DeviceFlows;
+  readonly messenger: DeviceMessenger;
+  readonly devices: DeviceRepository;
+  /** 'local' when this instance owns the device (routeCascadeAction at the trigger), else publish. */
+  readonly routeTrigger: (targetDeviceId: string) => 'local' | 'publish' | 'skip';
+  /** Hands the action to the bus (never rejects, CASC-4). */
+  readonly publish: (data: CascadeEventData) => void;
+  readonly log: Logger;
+}
+
+export interface UpstreamControl {
+  /** From the upstream MESSAGE router: a request for `targetId` (a device or a channel). */
+  forDevice(p: UpstreamPlatform, targetId: string, req: SipRequest): Promise<void>;
+  /** A control.upstream event this instance must execute (it owns the device). */
+  execute(payload: UpstreamControlPayload): Promise<void>;
+}
+
+export function createUpstreamControl(o: UpstreamControlOptions): UpstreamControl {
+  const log = o.log.child({ component: 'upstream-control' });
+
+  const sendToDevice = async (deviceId: string, body: Buffer): Promise<void> => {
+    const session = o.flows.get(deviceId);
+    if (session === undefined) {
+      log.info({ deviceId }, 'upstream control for a device not registered here: dropped');
+      return;
+    }
+    const msg = parseManscdp(body);
+    const res = await o.messenger.send(session, msg.deviceId, body, `upstream ${msg.cmdType}`);
+    log.info({ deviceId, targetId: msg.deviceId, cmdType: msg.cmdType, status: res.status }, 'upstream control sent to device');
+  };
+
+  return {
+    async forDevice(p, targetId, req) {
+      // the device itself, or the device that reported this channel
+      const deviceId = o.flows.get(targetId) !== undefined ? targetId : ((await o.devices.findChannelDevice(targetId)) ?? targetId);
+      const route = o.routeTrigger(deviceId);
+      if (route === 'local') return sendToDevice(deviceId, req.body);
+      if (route === 'publish') {
+        o.publish({
+          kind: 'control.upstream',
+          payload: { platformId: p.serverId, targetDeviceId: deviceId, request: encodeRawRequest(serializeSipMessage(req)) },
+        });
+      }
+    },
+    async execute(payload) {
+      const msg = parseSipMessage(decodeRawRequest(payload));
+      if (msg.type !== 'request') return;
+      await sendToDevice(payload.targetDeviceId, msg.body);
+    },
+  };
+}
