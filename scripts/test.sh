@@ -7,7 +7,7 @@ bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-npx turbo run typecheck test --continue --concurrency=2 --output-logs=full "$@" 2>&1 | tee "$log"
+npx turbo run typecheck lint test --continue --concurrency=2 --output-logs=full "$@" 2>&1 | tee "$log"
 turbo_rc=${PIPESTATUS[0]}
 
 # node:test's spec reporter ends each package's run with "ℹ pass N" / "ℹ fail N" (turbo prefixes the line).
