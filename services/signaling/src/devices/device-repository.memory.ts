@@ -157,8 +157,9 @@ export function createMemoryDeviceRepository(): DeviceRepository {
       const changed: DeviceId[] = [];
       for (const id of new Set(deviceIds)) {
         const d = devices.get(id);
-        if (d === undefined) continue;
-        if (!d.online) changed.push(id);
+        // Only devices that flip are touched (the owner re-asserts its devices every scan).
+        if (d === undefined || d.online) continue;
+        changed.push(id);
         d.online = true;
         d.keepaliveAt = Math.max(d.keepaliveAt ?? at, at);
         d.updatedAt = at;

@@ -166,11 +166,15 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
         const at = new Date(atMs);
         return inTransaction(async (conn) => {
           const [rows] = await conn.query<DeviceRow[]>('SELECT device_id FROM gb_device WHERE device_id IN (?) AND online = 0 ORDER BY device_id FOR UPDATE', [[...deviceIds]]);
-          await conn.query(
-            'UPDATE gb_device SET online = 1, keepalive_at = GREATEST(COALESCE(keepalive_at, ?), ?), updated_at = ? WHERE device_id IN (?)',
-            [at, at, at, [...deviceIds]],
-          );
-          return rows.map((r) => r.device_id);
+          const changed = rows.map((r) => r.device_id);
+          // Only the rows that flip: the owner re-asserts all its devices every scan, which must stay cheap.
+          if (changed.length > 0) {
+            await conn.query(
+              'UPDATE gb_device SET online = 1, keepalive_at = GREATEST(COALESCE(keepalive_at, ?), ?), updated_at = ? WHERE device_id IN (?)',
+              [at, at, at, changed],
+            );
+          }
+          return changed;
         });
       }),
 

@@ -14,8 +14,8 @@ import type { ChannelId, ChannelInput, DeviceId } from '../devices/device.types.
 export type UplinkKind = 'register' | 'keepalive' | 'message' | 'unregister';
 
 export interface DeviceEventMap {
-  /** A device became online (REGISTER, or a Keepalive after it was marked offline). */
-  online: { readonly deviceId: DeviceId; readonly at: number; readonly reason: 'register' | 'keepalive' };
+  /** A device became online (REGISTER, a Keepalive after it was marked offline, or its owner re-asserting it). */
+  online: { readonly deviceId: DeviceId; readonly at: number; readonly reason: 'register' | 'keepalive' | 'reasserted' };
   /** A device became offline: it unregistered, its registration expired, or it stopped heartbeating (OWN-2). */
   offline: { readonly deviceId: DeviceId; readonly at: number; readonly reason: 'unregister' | 'expired' | 'keepalive-timeout' };
   /**

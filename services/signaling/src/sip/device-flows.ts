@@ -25,6 +25,8 @@ export interface DeviceFlows {
   forget(deviceId: DeviceId): boolean;
   /** Registrations whose lifetime ended before `now` (the caller forgets them). */
   expired(now: number): DeviceId[];
+  /** Devices this instance holds and believes online (its mirror), for re-assertion after a scan. */
+  onlineIds(): DeviceId[];
   readonly size: number;
 }
 
@@ -43,6 +45,11 @@ export function createDeviceFlows(): DeviceFlows {
     expired(now) {
       const out: DeviceId[] = [];
       for (const s of sessions.values()) if (s.expiresAt <= now) out.push(s.deviceId);
+      return out;
+    },
+    onlineIds() {
+      const out: DeviceId[] = [];
+      for (const s of sessions.values()) if (s.online) out.push(s.deviceId);
       return out;
     },
     get size() {

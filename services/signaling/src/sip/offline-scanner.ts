@@ -35,6 +35,8 @@ export interface OfflineScanOptions {
 export interface ScanOutcome {
   readonly expired: DeviceId[];
   readonly silent: DeviceId[];
+  /** Devices of ours another instance had marked offline, put back online (see reassertOnline). */
+  readonly reasserted: DeviceId[];
 }
 
 export interface OfflineScanner {
@@ -60,6 +62,24 @@ export function createOfflineScanner(o: OfflineScanOptions): OfflineScanner {
     }
   };
 
+  // Every instance scans the shared store, and its view of keepalive_at lags the owner's write-behind
+  // buffer, so another instance can mark one of our devices offline (a crashed owner's devices must be
+  // marked by someone: SPEC OWN-2). For the devices it holds, the owner's mirror is authoritative:
+  // whatever the store says offline while we still hear the device goes back online, with the event.
+  const reassertOnline = async (): Promise<DeviceId[]> => {
+    const mine = o.flows.onlineIds();
+    const back: DeviceId[] = [];
+    for (let i = 0; i < mine.length; i += batch) {
+      const changed = await o.devices.markOnline(mine.slice(i, i + batch), o.clock.now());
+      for (const deviceId of changed) {
+        o.log.info({ deviceId }, 'device online again after a remote offline mark');
+        o.events.emit('online', { deviceId, at: o.clock.now(), reason: 'reasserted' });
+      }
+      back.push(...changed);
+    }
+    return back;
+  };
+
   const scan = async (): Promise<ScanOutcome> => {
     const now = o.clock.now();
     const lapsed = o.flows.expired(now);
@@ -77,7 +97,8 @@ export function createOfflineScanner(o: OfflineScanOptions): OfflineScanner {
       silent.push(...changed);
       if (ids.length < batch || changed.length === 0) break;
     }
-    return { expired, silent };
+    const reasserted = await reassertOnline();
+    return { expired, silent, reasserted };
   };
 
   const scanOnce = (): Promise<ScanOutcome> => {

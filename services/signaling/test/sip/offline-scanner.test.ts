@@ -41,15 +41,15 @@ describe('offline scan', () => {
     f.devices.touchKeepalive(A, f.clock.now());
     f.devices.touchKeepalive(B, f.clock.now());
     let out = await f.scanner.scanOnce();
-    assert.deepEqual(out, { expired: [C], silent: [] });
+    assert.deepEqual(out, { expired: [C], silent: [], reasserted: [] });
     assert.equal(f.flows.get(C), undefined, 'its flow is forgotten');
 
     f.clock.advance(150_000); // A keeps heartbeating; B last spoke 150 s ago
     f.devices.touchKeepalive(A, f.clock.now());
-    assert.deepEqual(await f.scanner.scanOnce(), { expired: [], silent: [] }, '150 s < 180 s');
+    assert.deepEqual(await f.scanner.scanOnce(), { expired: [], silent: [], reasserted: [] }, '150 s < 180 s');
     f.clock.advance(31_000);
     out = await f.scanner.scanOnce();
-    assert.deepEqual(out, { expired: [], silent: [B] }, 'batch size 1 still finds everything');
+    assert.deepEqual(out, { expired: [], silent: [B], reasserted: [] }, 'batch size 1 still finds everything');
     assert.equal(f.flows.get(B)?.online, false, 'flow kept (registration still valid), online mirror cleared');
     assert.equal((await f.devices.getDevice(B))?.online, false);
     assert.equal((await f.devices.getDevice(A))?.online, true);
@@ -60,7 +60,30 @@ describe('offline scan', () => {
         [B, 'keepalive-timeout'],
       ],
     );
-    assert.deepEqual(await f.scanner.scanOnce(), { expired: [], silent: [] }, 'reported once');
+    assert.deepEqual(await f.scanner.scanOnce(), { expired: [], silent: [], reasserted: [] }, 'reported once');
+  });
+
+  it('re-asserts devices it still hears after another instance marked them offline, once', async () => {
+    const f = await fixture();
+    const online: DeviceEventMap['online'][] = [];
+    const events = createDeviceEvents(log);
+    events.on('online', (e) => online.push(e));
+    const scanner = createOfflineScanner({ devices: f.devices, flows: f.flows, events, clock: f.clock, log, keepaliveIntervalSec: 60, keepaliveTimeoutCount: 3, periodSec: 30, batch: 1 });
+    // Another instance sharing the store marks A offline (its view of keepalive_at lagged).
+    assert.deepEqual(await f.devices.markOffline([A]), [A]);
+    f.devices.touchKeepalive(A, f.clock.now());
+    f.devices.touchKeepalive(B, f.clock.now());
+    const out = await scanner.scanOnce();
+    assert.deepEqual(out.reasserted, [A]);
+    assert.equal((await f.devices.getDevice(A))?.online, true);
+    assert.deepEqual(online.map((e) => [e.deviceId, e.reason]), [[A, 'reasserted']]);
+    assert.deepEqual((await scanner.scanOnce()).reasserted, [], 'nothing left to re-assert');
+    assert.equal(online.length, 1);
+    // A device whose mirror says offline (silent here) is not resurrected.
+    f.flows.get(B)!.online = false;
+    await f.devices.markOffline([B]);
+    assert.deepEqual((await scanner.scanOnce()).reasserted, []);
+    assert.equal((await f.devices.getDevice(B))?.online, false);
   });
 
   it('runs every period on the timer and stops on close', async () => {
