@@ -1,0 +1,1 @@
+export { systemClock, FakeClock, type Clock, type TimerHandle } from './clock.ts';
