@@ -153,8 +153,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       });
       side = opened;
       closers.push(() => opened.close());
-      const detach = bridgeOwnership(events, cluster.recorder, (deviceId) => opened.forgetDevice(deviceId));
-      closers.push(async () => detach());
+      // OWN-1..4. Standalone, routing never asks the recorder (ROUTE-8): keep it off the keepalive path.
+      if (cluster.mode === 'cluster') {
+        const detach = bridgeOwnership(events, cluster.recorder, (deviceId) => opened.forgetDevice(deviceId));
+        closers.push(async () => detach());
+      }
     }
     // Live view, playback, download (SPEC §8 media, §9): INVITEs go out of the device side's stack;
     // session ids are written to the cluster's session index so any instance routes them.
