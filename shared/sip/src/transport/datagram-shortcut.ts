@@ -54,21 +54,25 @@ const TO_TAG = /;\s*tag\s*=/i;
 export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
   const end = data.indexOf(HEADER_END);
   if (end < 0) return undefined;
-  const lines = data.toString('latin1', 0, end).split('\r\n');
-  const method = REQUEST_LINE.exec(lines[0] ?? '')?.[1];
+  // One latin1 string for the header section, scanned in place: only the headers read here are sliced.
+  const head = data.toString('latin1', 0, end);
+  let eol = head.indexOf('\r\n');
+  if (eol < 0) eol = head.length;
+  const method = REQUEST_LINE.exec(head.slice(0, eol))?.[1];
   if (method === undefined) return undefined;
   const via: string[] = [];
   const single: { from?: string; to?: string; callId?: string; cseq?: string; length?: string } = {};
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const c = line.charCodeAt(0) | 0x20; // ASCII letters lower-cased; SP stays 32, HT becomes 41
+  for (let pos = eol + 2; pos < head.length; pos = eol + 2) {
+    eol = head.indexOf('\r\n', pos);
+    if (eol < 0) eol = head.length;
+    const c = head.charCodeAt(pos) | 0x20; // ASCII letters lower-cased; SP stays 32, HT becomes 41
     if (c === 32 || c === 41) return undefined; // folded header line: leave it to the parser
-    const colon = line.indexOf(':');
-    if (colon <= 0) return undefined; // not a header line: the parser answers 400
+    const colon = head.indexOf(':', pos);
+    if (colon < 0 || colon >= eol || colon === pos) return undefined; // not a header line: the parser answers 400
     if (!FIRST_LETTERS.has(c)) continue; // not a header read here: skip without slicing
-    const key = NAMES[line.slice(0, colon).trim().toLowerCase()];
+    const key = NAMES[head.slice(pos, colon).trim().toLowerCase()];
     if (key === undefined) continue;
-    const value = line.slice(colon + 1).trim();
+    const value = head.slice(colon + 1, eol).trim();
     if (key === 'via') via.push(value);
     else if (single[key] !== undefined) return undefined;
     else single[key] = value;
