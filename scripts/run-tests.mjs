@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // Runs one package's node:test files through tsx. Usage: run-tests.mjs [dir ...] (default: src test)
 // Files named *.test.ts are found recursively; the spec reporter prints the "ℹ pass N" lines scripts/test.sh sums.
+//
+// A test run must end, whatever a test does: a file that hangs is cancelled after VMS_TEST_FILE_TIMEOUT_MS
+// (node's --test-timeout applies to each file), handles a file leaves open do not keep it alive
+// (--test-force-exit), and the whole package is killed, process group and all, after
+// VMS_TEST_PACKAGE_TIMEOUT_MS, naming what it was doing. CI then reports a failure instead of timing out.
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+
+const fileTimeoutMs = Number(process.env.VMS_TEST_FILE_TIMEOUT_MS ?? 300_000);
+const packageTimeoutMs = Number(process.env.VMS_TEST_PACKAGE_TIMEOUT_MS ?? 30 * 60_000);
 
 const dirs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--'));
@@ -23,9 +31,47 @@ if (files.length === 0) {
   console.log('no test files');
   process.exit(0);
 }
-const result = spawnSync(
+
+const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', ...passthrough, ...files],
-  { stdio: 'inherit', env: { ...process.env, FORCE_COLOR: '0' } },
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-force-exit',
+    `--test-timeout=${fileTimeoutMs}`,
+    ...passthrough,
+    ...files,
+  ],
+  // its own process group, so a timeout kills the test files' processes and what they started
+  { stdio: 'inherit', env: { ...process.env, FORCE_COLOR: '0' }, detached: true },
 );
-process.exit(result.status ?? 1);
+
+const killGroup = (signal) => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+};
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    killGroup('SIGTERM');
+    setTimeout(() => killGroup('SIGKILL'), 5000).unref();
+  });
+}
+
+const watchdog = setTimeout(() => {
+  console.log(`\nrun-tests: the tests of ${process.cwd()} ran over ${packageTimeoutMs} ms; killing them`);
+  console.log('ℹ fail 1');
+  killGroup('SIGTERM');
+  setTimeout(() => killGroup('SIGKILL'), 5000).unref();
+}, packageTimeoutMs);
+watchdog.unref();
+
+child.on('exit', (code, signal) => {
+  clearTimeout(watchdog);
+  killGroup('SIGKILL'); // anything a test file left behind in the group
+  process.exit(code ?? (signal ? 1 : 0));
+});
