@@ -8,7 +8,7 @@
 // VMS_TEST_PACKAGE_TIMEOUT_MS, naming what it was doing. CI then reports a failure instead of timing out.
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 const fileTimeoutMs = Number(process.env.VMS_TEST_FILE_TIMEOUT_MS ?? 300_000);
 const packageTimeoutMs = Number(process.env.VMS_TEST_PACKAGE_TIMEOUT_MS ?? 30 * 60_000);
@@ -65,6 +65,9 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 const watchdog = setTimeout(() => {
   console.log(`\nrun-tests: the tests of ${process.cwd()} ran over ${packageTimeoutMs} ms; killing them`);
   console.log('ℹ fail 1');
+  // name what was still running: the test file processes and what they started
+  const ps = spawnSync('ps', ['-o', 'pid,etime,args', '-g', String(child.pid)], { encoding: 'utf8' });
+  console.log(ps.stdout ?? '');
   killGroup('SIGTERM');
   setTimeout(() => killGroup('SIGKILL'), 5000).unref();
 }, packageTimeoutMs);

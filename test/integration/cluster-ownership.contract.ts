@@ -69,7 +69,8 @@ export function ownershipContract(label: string, make: (keyPrefix: string) => Pr
       );
       await store.claim(ids[5] as string, 'node-b', 60_000);
       const owners = await store.ownersOf([...ids, 'never-claimed']);
-      assert.equal(owners.size, ids.length);
+      // ids[0] may already have expired when the machine is slow (200 ms TTL): count the others exactly
+      assert.equal(ids.slice(1).filter((id) => owners.has(id)).length, ids.length - 1);
       assert.equal(owners.get(ids[5] as string), 'node-b');
       assert.equal(owners.get(ids[1199] as string), 'node-a');
       assert.equal(owners.has('never-claimed'), false);

@@ -19,7 +19,9 @@ let cluster: RedisClusterHandle;
 const clients: RedisClient[] = [];
 
 async function client(url: string): Promise<RedisClient> {
-  const c = createRedisClient(url);
+  // these tests are about store semantics and batch cost, not fail-fast: a loaded CI box may take
+  // more than the production 500 ms for a 10k-key pipeline
+  const c = createRedisClient(url, { commandTimeoutMs: 10_000 });
   clients.push(c);
   await waitForRedisReady(c);
   return c;
