@@ -67,7 +67,13 @@ describe('UpstreamRegistration against a registrar on real sockets', () => {
     });
     try {
       reg.start();
-      await until(() => registrar.registers.length >= 4 && registrar.keepalives.length >= 1, 5000, 'a refresh and a keepalive');
+      // the registrar sees the 4th REGISTER before the client has read its 200: wait for both sides
+      const registeredEvents = (): number => events.filter((e) => e.type === 'registered').length;
+      await until(
+        () => registrar.registers.length >= 4 && registrar.keepalives.length >= 1 && registeredEvents() >= 2,
+        5000,
+        'a refresh and a keepalive',
+      );
       const [challenged, accepted, refreshChallenged, refreshed] = registrar.registers as [Registrar['registers'][0], Registrar['registers'][0], Registrar['registers'][0], Registrar['registers'][0]];
       assert.deepEqual([challenged.ok, accepted.ok, refreshChallenged.ok, refreshed.ok], [undefined, true, undefined, true]);
       assert.equal(accepted.req.rawUri, `sip:${UPSTREAM_ID}@127.0.0.1:${registrar.stack.port}`);
