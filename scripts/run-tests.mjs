@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs one package's node:test files through tsx. Usage: run-tests.mjs [dir ...] (default: src test)
+// Runs one package's node:test files through tsx. Usage: run-tests.mjs [dir-or-file ...] (default: src test)
 // Files named *.test.ts are found recursively; the spec reporter prints the "ℹ pass N" lines scripts/test.sh sums.
 //
 // A test run must end, whatever a test does: a file that hangs is cancelled after VMS_TEST_FILE_TIMEOUT_MS
@@ -25,7 +25,11 @@ const walk = (dir) => {
     else if (name.endsWith('.test.ts')) files.push(full);
   }
 };
-for (const root of roots) if (existsSync(root)) walk(root);
+for (const root of roots) {
+  if (!existsSync(root)) continue;
+  if (statSync(root).isDirectory()) walk(root);
+  else files.push(root); // a single test file
+}
 files.sort();
 if (files.length === 0) {
   console.log('no test files');
