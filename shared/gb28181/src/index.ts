@@ -8,6 +8,7 @@ export { getItems, getNode, getText, getTexts, requireText } from './fields.ts';
 export * from './manscdp.ts';
 export * from './commands/common.ts';
 export * from './commands/keepalive.ts';
+export * from './commands/keepalive-scan.ts';
 export * from './commands/catalog-item.ts';
 export * from './commands/catalog.ts';
 export * from './commands/catalog-paging.ts';

@@ -35,6 +35,7 @@ describe('datagram shortcut: peek', () => {
       to: '<sip:34020000002000000001@3402000000>',
       callId: 'Rr5el7QLikXy7gNBiTCib4s03FjSzM6J',
       cseq: '4 MESSAGE',
+      contentType: 'Application/MANSCDP+xml',
       body: BODY,
     });
   });
@@ -42,12 +43,22 @@ describe('datagram shortcut: peek', () => {
   it('accepts compact header names, several Via lines, and no Content-Length (the datagram ends the body)', () => {
     const p = peekDatagramRequest(
       keepalive(
-        (l) => ['MESSAGE sip:x@y SIP/2.0', 'v: SIP/2.0/UDP 10.0.0.9:5061;branch=z9hG4bK1', 'Via: SIP/2.0/UDP proxy:5060;branch=z9hG4bK0', 'f: <sip:a@b>;tag=1', 't: <sip:c@d>', 'i: abc', 'CSeq: 1 MESSAGE'],
+        (l) => ['MESSAGE sip:x@y SIP/2.0', 'v: SIP/2.0/UDP 10.0.0.9:5061;branch=z9hG4bK1', 'Via: SIP/2.0/UDP proxy:5060;branch=z9hG4bK0', 'f: <sip:a@b>;tag=1', 't: <sip:c@d>', 'i: abc', 'CSeq: 1 MESSAGE', 'c: text/plain'],
         BODY,
         null,
       ),
     );
-    assert.deepEqual([p?.via.length, p?.from, p?.to, p?.callId, p?.body.length], [2, '<sip:a@b>;tag=1', '<sip:c@d>', 'abc', Buffer.byteLength(BODY)]);
+    assert.deepEqual([p?.via.length, p?.from, p?.to, p?.callId, p?.contentType, p?.body.length], [2, '<sip:a@b>;tag=1', '<sip:c@d>', 'abc', 'text/plain', Buffer.byteLength(BODY)]);
+  });
+
+  it('reads header names in any case with LWS before the colon, and values trimmed of LWS only', () => {
+    const p = peekDatagramRequest(
+      keepalive((l) => l.map((x) => x.replace(/^From:/, 'fROM \t:').replace(/^Call-ID: /, 'CALL-id:\t ').replace(/^Content-Length: /, 'content-LENGTH :   ').replace(/^CSeq: 4/, 'cseq: 4 \t'))),
+    );
+    assert.deepEqual([p?.from, p?.callId, p?.cseq], ['<sip:34020000001320000001@3402000000>;tag=8OheCdgNir', 'Rr5el7QLikXy7gNBiTCib4s03FjSzM6J', '4 \t MESSAGE']);
+    assert.equal(peekDatagramRequest(keepalive((l) => l.map((x) => x.replace(/^CSeq: 4/, 'CSeq: 4\u00a0')))), undefined, 'only SP/HT separate CSeq parts');
+    assert.equal(peekDatagramRequest(keepalive((l) => [...l, 'Content-Type: text/plain'])), undefined, 'repeated Content-Type');
+    assert.equal(peekDatagramRequest(keepalive((l) => [...l, 'l: 10'])), undefined, 'repeated Content-Length');
   });
 
   it('refuses what only the parser should judge', () => {
@@ -62,6 +73,10 @@ describe('datagram shortcut: peek', () => {
       ['no end of headers', Buffer.from('MESSAGE sip:x@y SIP/2.0\r\nVia: SIP/2.0/UDP a')],
       ['in-dialog (To-tag)', keepalive((l) => l.map((x) => (x.startsWith('To:') ? `${x};tag=abc` : x)))],
       ['header line without colon', keepalive((l) => [...l, 'Garbage'])],
+      ['request line with two spaces', keepalive((l) => [l[0]!.replace(' sip:', '  sip:'), ...l.slice(1)])],
+      ['request line of another version', keepalive((l) => [l[0]!.replace('SIP/2.0', 'SIP/3.0'), ...l.slice(1)])],
+      ['CSeq number too long', keepalive((l) => l.map((x) => (x.startsWith('CSeq') ? 'CSeq: 12345678901 MESSAGE' : x)))],
+      ['Content-Length not a number', keepalive((l) => l.map((x) => (x.startsWith('Content-Length') ? 'Content-Length: 1e2' : x)))],
     ];
     for (const [name, data] of cases) assert.equal(peekDatagramRequest(data), undefined, name);
   });

@@ -33,6 +33,7 @@ describe('stateless requests', () => {
       assert.equal(toTag(second), toTag(first), '§8.2.7: the same tag for the same request');
       assert.equal(seen.length, 2, 'a retransmission is simply handled again');
       assert.deepEqual([seen[0]?.method, seen[0]?.callId, seen[0]?.from], ['MESSAGE', 'ka-1', '<sip:34020000001320000001@3402000000>;tag=dev1']);
+      assert.equal(seen[0]?.body.toString('latin1'), KEEPALIVE);
       const stats = stack.stats();
       assert.equal(stats.serverTransactions, 0);
       assert.equal(stats.messagesIn, 2);
@@ -71,8 +72,10 @@ describe('stateless requests', () => {
     const tcp = await rawTcp(stack.port);
     try {
       let calls = 0;
-      stack.onStatelessRequest('MESSAGE', () => {
+      const texts: string[] = [];
+      stack.onStatelessRequest('MESSAGE', (req) => {
         calls++;
+        texts.push(req.body.toString('latin1'));
         return 200;
       });
       // A folded header line: only the parser may read it.
@@ -84,6 +87,7 @@ describe('stateless requests', () => {
       await tcp.write(rawRequest({ port: stack.port, transport: 'TCP', viaPort: tcp.socket.localPort ?? 0, body: KEEPALIVE }));
       await tcp.waitFor((all) => /SIP\/2\.0 200 OK/.test(all));
       assert.equal(calls, 2);
+      assert.deepEqual(texts, [KEEPALIVE, KEEPALIVE], 'the same body on both paths');
       assert.equal(stack.stats().serverTransactions, 0);
     } finally {
       tcp.close();

@@ -1,16 +1,17 @@
 // MESSAGE from devices (GB/T 28181-2016 §9.3-§9.7, MANSCDP bodies).
 //
-// Keepalive is the hot path (one per device per minute, fleet-wide): a byte search recognises it
-// without parsing the XML, the registration is found in memory, the keepalive time is recorded
-// synchronously (the MySQL store batches it, OWN-5) and 200 goes out statelessly (RFC 3261 §8.2.7,
-// nothing kept per keepalive); the only store call is markOnline, not awaited, when the device had
-// been marked offline.
+// Keepalive is the hot path (one per device per minute, fleet-wide): a validating scan recognises the
+// common body shapes without the XML codec (@vms/gb28181 scanKeepalive), the registration is found in
+// memory, the keepalive time is recorded synchronously (the MySQL store batches it, OWN-5) and 200
+// goes out statelessly (RFC 3261 §8.2.7, nothing kept per keepalive); the only store call is
+// markOnline, not awaited, when the device had been marked offline. Whenever the shortcut is not sure
+// it gives the same answer as the full path, it declines and the full path answers.
 //
 // Everything else is parsed, answered 200, then handed to manscdp-uplink.ts. A request from a device
 // not registered here is answered 404 (WVP's practice; devices re-REGISTER after failed keepalives).
 // After a restart with a MySQL store, a device the store has online with a registration still within
 // its lifetime is taken back from the store instead, so a restart does not make every device re-register.
-import { decodeManscdpCommand, parseManscdp, type ManscdpCharset } from '@vms/gb28181';
+import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset } from '@vms/gb28181';
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
@@ -21,29 +22,41 @@ import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
 
-/** Largest body the keepalive pre-check looks at; real keepalives are ~150-250 bytes (samples 03, 04). */
-const KEEPALIVE_MAX_BYTES = 1024;
-const KEEPALIVE_CMD = Buffer.from('<CmdType>Keepalive</CmdType>', 'latin1');
-const NOTIFY_OPEN = Buffer.from('<Notify>', 'latin1');
-const DEVICE_ID_OPEN = Buffer.from('<DeviceID>', 'latin1');
-const DEVICE_ID_CLOSE = Buffer.from('</DeviceID>', 'latin1');
-const MAX_ID_LENGTH = 32;
+const MANSCDP_MEDIA_TYPE = 'application/manscdp+xml';
 
 /**
- * Cheap pre-check: the DeviceID of a `<Notify>` whose CmdType is exactly `Keepalive`, or null. Any
- * other spelling (`keepalive`, whitespace inside the element, a huge body) returns null and takes the
- * full parser, which accepts it too: this is only a shortcut, never a different interpretation.
+ * The full path's content-type rule, for the only spelling the shortcut takes: absent, or the MANSCDP
+ * media type alone in any letter case (devices write `Application/MANSCDP+xml`). Parameters or
+ * anything else: the full path decides (415 for another type).
  */
-export function keepaliveDeviceId(body: Buffer): string | null {
-  if (body.length > KEEPALIVE_MAX_BYTES) return null;
-  if (body.indexOf(KEEPALIVE_CMD) < 0 || body.indexOf(NOTIFY_OPEN) < 0) return null;
-  const open = body.indexOf(DEVICE_ID_OPEN);
-  if (open < 0) return null;
-  const start = open + DEVICE_ID_OPEN.length;
-  const end = body.indexOf(DEVICE_ID_CLOSE, start);
-  if (end < 0 || end - start > MAX_ID_LENGTH) return null;
-  const id = body.toString('latin1', start, end);
-  return id === '' || id.trim() !== id ? null : id;
+function isPlainManscdpType(raw: string | undefined): boolean {
+  return raw === undefined || (raw.length === MANSCDP_MEDIA_TYPE.length && raw.toLowerCase() === MANSCDP_MEDIA_TYPE);
+}
+
+/**
+ * Whether the From URI's user is `deviceId`: the full path names the sender by From (`<sip:id@…>` or
+ * a bare `sip:id@…`), not by the body's DeviceID, so the shortcut only answers when both agree.
+ */
+export function fromUserIs(from: string, deviceId: string): boolean {
+  const open = from.indexOf('<');
+  if (open > 0 && !isPlainDisplayName(from, open)) return false;
+  const uri = open < 0 ? 0 : open + 1;
+  if (!from.startsWith('sip:', uri) || !from.startsWith(deviceId, uri + 4)) return false;
+  const at = uri + 4 + deviceId.length;
+  return from.charCodeAt(at) === 64 /* @ */ && (open < 0 || from.indexOf('>', at) > at);
+}
+
+/** `"quoted"` or letters, digits, spaces before the `<` (a quoted `<` or an escape: not plain). */
+function isPlainDisplayName(from: string, open: number): boolean {
+  let end = open;
+  while (end > 0 && from.charCodeAt(end - 1) === 32) end--;
+  const quoted = from.charCodeAt(0) === 34 && end >= 2 && from.charCodeAt(end - 1) === 34;
+  for (let i = quoted ? 1 : 0; i < (quoted ? end - 1 : end); i++) {
+    const c = from.charCodeAt(i);
+    const ok = c === 32 || c === 45 || c === 46 || c === 95 || (c >= 48 && c <= 57) || ((c | 0x20) >= 97 && (c | 0x20) <= 122);
+    if (!ok) return false;
+  }
+  return true;
 }
 
 export const domainCharset = (c: ManscdpCharset): Charset => (c === 'UTF-8' ? 'UTF-8' : 'GB2312');
@@ -140,11 +153,14 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
    * registered here, goes on to the transaction-based handler.
    */
   const keepalive: StatelessHandler = (req, flow) => {
-    const id = keepaliveDeviceId(req.body);
-    if (id === null) return undefined;
-    const session = flows.get(id);
+    if (!isPlainManscdpType(req.contentType)) return undefined;
+    const body = scanKeepalive(req.body.toString('latin1'));
+    if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
+    const session = flows.get(body.deviceId);
     const now = clock.now();
     if (session === undefined || session.expiresAt <= now) return undefined;
+    // A charset change is stored by the full path (updateCharset); it happens once per device.
+    if (session.charset !== domainCharset(body.charset)) return undefined;
     seen(session, flow, now, 'keepalive');
     return SipStatus.OK;
   };

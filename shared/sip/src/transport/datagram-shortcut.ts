@@ -15,6 +15,7 @@
 import { splitHeaderValues } from '../message/lex.ts';
 import { formatVia, parseViaHop } from '../message/via.ts';
 import { reasonPhrase } from '../status.ts';
+import { stampCanonicalVia } from './canonical-via.ts';
 import type { Flow } from './flow.ts';
 import { responseDestination, stampReceived } from './via-stamp.ts';
 
@@ -27,64 +28,152 @@ export interface PeekedRequest {
   readonly to: string;
   readonly callId: string;
   readonly cseq: string;
+  /** Raw Content-Type value, for handlers that must refuse other media types as the full path does. */
+  readonly contentType: string | undefined;
   readonly body: Buffer;
 }
 
-const HEADER_END = Buffer.from('\r\n\r\n', 'latin1');
-/** Compact forms (RFC 3261 §7.3.3) of the headers read here. */
-const NAMES: Readonly<Record<string, 'via' | 'from' | 'to' | 'callId' | 'cseq' | 'length'>> = {
-  via: 'via',
-  v: 'via',
-  from: 'from',
-  f: 'from',
-  to: 'to',
-  t: 'to',
-  'call-id': 'callId',
-  i: 'callId',
-  cseq: 'cseq',
-  'content-length': 'length',
-  l: 'length',
-};
-/** First letters of the names in NAMES, lower case: v f t i c l. */
-const FIRST_LETTERS = new Set([...'vfticl'].map((ch) => ch.charCodeAt(0)));
-const REQUEST_LINE = /^([A-Za-z]+) \S+ SIP\/2\.0$/;
-const CSEQ = /^(\d{1,10})[ \t]+([A-Za-z]+)$/;
+// Header keys read here (RFC 3261 §7.3.3 compact forms included); OTHER is skipped without slicing.
+const OTHER = 0;
+const VIA = 1;
+const FROM = 2;
+const TO = 3;
+const CALL_ID = 4;
+const CSEQ = 5;
+const LENGTH = 6;
+const TYPE = 7;
 const TO_TAG = /;\s*tag\s*=/i;
+const MAX_LENGTH_DIGITS = 10;
 
+/**
+ * One latin1 string for the whole datagram, scanned by char codes in place: header names are
+ * recognised without slicing or lower-casing, and only the values read here are sliced (a slice of a
+ * flat string is not a copy). This runs for every keepalive of the fleet, hence no regex, no
+ * per-header allocation.
+ */
 export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
-  const end = data.indexOf(HEADER_END);
+  const text = data.toString('latin1');
+  const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
-  // One latin1 string for the header section, scanned in place: only the headers read here are sliced.
-  const head = data.toString('latin1', 0, end);
-  let eol = head.indexOf('\r\n');
-  if (eol < 0) eol = head.length;
-  const method = REQUEST_LINE.exec(head.slice(0, eol))?.[1];
+  let eol = text.indexOf('\r\n');
+  const method = requestLineMethod(text, eol);
   if (method === undefined) return undefined;
   const via: string[] = [];
-  const single: { from?: string; to?: string; callId?: string; cseq?: string; length?: string } = {};
-  for (let pos = eol + 2; pos < head.length; pos = eol + 2) {
-    eol = head.indexOf('\r\n', pos);
-    if (eol < 0) eol = head.length;
-    const c = head.charCodeAt(pos) | 0x20; // ASCII letters lower-cased; SP stays 32, HT becomes 41
-    if (c === 32 || c === 41) return undefined; // folded header line: leave it to the parser
-    const colon = head.indexOf(':', pos);
+  let from: string | undefined;
+  let to: string | undefined;
+  let callId: string | undefined;
+  let cseq: string | undefined;
+  let type: string | undefined;
+  let length = -1;
+  for (let pos = eol + 2; pos < end; pos = eol + 2) {
+    const c = text.charCodeAt(pos);
+    if (c === 32 || c === 9) return undefined; // folded header line: leave it to the parser
+    eol = text.indexOf('\r\n', pos); // the last header line's CRLF is at `end`
+    const colon = text.indexOf(':', pos);
     if (colon < 0 || colon >= eol || colon === pos) return undefined; // not a header line: the parser answers 400
-    if (!FIRST_LETTERS.has(c)) continue; // not a header read here: skip without slicing
-    const key = NAMES[head.slice(pos, colon).trim().toLowerCase()];
-    if (key === undefined) continue;
-    const value = head.slice(colon + 1, eol).trim();
-    if (key === 'via') via.push(value);
-    else if (single[key] !== undefined) return undefined;
-    else single[key] = value;
+    const key = headerKey(text, pos, colon);
+    if (key === OTHER) continue;
+    let a = colon + 1;
+    let b = eol;
+    while (a < b && isLws(text.charCodeAt(a))) a++;
+    while (b > a && isLws(text.charCodeAt(b - 1))) b--;
+    if (key === LENGTH) {
+      if (length >= 0 || b === a || b - a > MAX_LENGTH_DIGITS) return undefined;
+      length = 0;
+      for (let k = a; k < b; k++) {
+        const d = text.charCodeAt(k) - 48;
+        if (d < 0 || d > 9) return undefined;
+        length = length * 10 + d;
+      }
+      continue;
+    }
+    const value = text.slice(a, b);
+    if (key === VIA) via.push(value);
+    else if (key === FROM) {
+      if (from !== undefined) return undefined;
+      from = value;
+    } else if (key === TO) {
+      if (to !== undefined) return undefined;
+      to = value;
+    } else if (key === CALL_ID) {
+      if (callId !== undefined) return undefined;
+      callId = value;
+    } else if (key === CSEQ) {
+      if (cseq !== undefined) return undefined;
+      cseq = value;
+    } else {
+      if (type !== undefined) return undefined;
+      type = value;
+    }
   }
-  const { from, to, callId, cseq, length } = single;
   if (via.length === 0 || from === undefined || to === undefined || callId === undefined || cseq === undefined) return undefined;
-  if (CSEQ.exec(cseq)?.[2] !== method) return undefined;
-  const body = data.subarray(end + HEADER_END.length);
-  if (length !== undefined && (!/^\d{1,10}$/.test(length) || Number(length) !== body.length)) return undefined;
+  if (!cseqMatches(cseq, method)) return undefined;
+  const bodyStart = end + 4;
+  if (length >= 0 && length !== text.length - bodyStart) return undefined;
   if (TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
-  return { method, via, from, to, callId, cseq, body };
+  return { method, via, from, to, callId, cseq, contentType: type, body: data.subarray(bodyStart) };
 }
+
+/** `Method SP Request-URI SP SIP/2.0` (§7.1): the method token, or undefined. */
+function requestLineMethod(text: string, eol: number): string | undefined {
+  let i = 0;
+  while (i < eol && isAlpha(text.charCodeAt(i))) i++;
+  if (i === 0 || text.charCodeAt(i) !== 32) return undefined;
+  const uriStart = i + 1;
+  const version = eol - ' SIP/2.0'.length;
+  if (version <= uriStart || !text.startsWith(' SIP/2.0', version)) return undefined;
+  for (let k = uriStart; k < version; k++) if (text.charCodeAt(k) <= 32) return undefined; // one URI token
+  return text.slice(0, i);
+}
+
+/** `CSeq: 1*10DIGIT LWS Method`, the method equal to the request's (§8.1.1.5, §17.2.3). */
+function cseqMatches(cseq: string, method: string): boolean {
+  let i = 0;
+  while (i < cseq.length && isDigit(cseq.charCodeAt(i))) i++;
+  if (i === 0 || i > 10) return false;
+  const digitsEnd = i;
+  while (i < cseq.length && isLws(cseq.charCodeAt(i))) i++;
+  return i > digitsEnd && cseq.length - i === method.length && cseq.startsWith(method, i);
+}
+
+/** The header read here that `text[start, colon)` names (trailing LWS allowed), case-insensitively. */
+function headerKey(text: string, start: number, colon: number): number {
+  let end = colon;
+  while (end > start && isLws(text.charCodeAt(end - 1))) end--;
+  switch (end - start) {
+    case 1:
+      switch (text.charCodeAt(start) | 0x20) {
+        case 118: return VIA; // v
+        case 102: return FROM; // f
+        case 116: return TO; // t
+        case 105: return CALL_ID; // i
+        case 108: return LENGTH; // l
+        case 99: return TYPE; // c
+        default: return OTHER;
+      }
+    case 2: return named(text, start, 'to', TO);
+    case 3: return named(text, start, 'via', VIA);
+    case 4: return named(text, start, 'from', FROM) || named(text, start, 'cseq', CSEQ);
+    case 7: return named(text, start, 'call-id', CALL_ID);
+    case 12: return named(text, start, 'content-type', TYPE);
+    case 14: return named(text, start, 'content-length', LENGTH);
+    default: return OTHER;
+  }
+}
+
+/** `key` when text at `start` spells `lower` in any letter case (only letters fold), else OTHER. */
+function named(text: string, start: number, lower: string, key: number): number {
+  for (let k = 0; k < lower.length; k++) {
+    const c = text.charCodeAt(start + k);
+    const w = lower.charCodeAt(k);
+    if (c !== w && !(w >= 97 && w <= 122 && c === w - 32)) return OTHER;
+  }
+  return key;
+}
+
+const isLws = (c: number): boolean => c === 32 || c === 9;
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isAlpha = (c: number): boolean => (c | 0x20) >= 97 && (c | 0x20) <= 122;
 
 /** Where a stateless answer goes and the top Via it copies, stamped like every inbound request. */
 export interface StampedVia {
@@ -96,10 +185,14 @@ export interface StampedVia {
 
 /**
  * §18.2.1 / RFC 3581 §4 stamping of the top Via, and the response destination (§18.2.2). Undefined
- * when the top Via does not parse (the parser then answers 400).
+ * when the top Via does not parse (the parser then answers 400). The canonical shape devices send is
+ * stamped without a parse (canonical-via.ts); anything else is parsed, stamped and formatted.
  */
 export function stampDatagramVia(req: PeekedRequest, flow: Flow, forceRport: boolean): StampedVia | undefined {
-  const hops = splitHeaderValues(req.via[0] as string);
+  const first = req.via[0] as string;
+  const fast = stampCanonicalVia(first, flow.remoteAddress, flow.remotePort, forceRport);
+  if (fast !== undefined) return { topVia: fast.line, host: fast.host, port: fast.port };
+  const hops = splitHeaderValues(first);
   let top;
   try {
     top = parseViaHop(hops[0] ?? '');
@@ -113,10 +206,9 @@ export function stampDatagramVia(req: PeekedRequest, flow: Flow, forceRport: boo
 
 /** §8.2.6.2: Via (the stamped top line, then the others), From, To with our tag, Call-ID, CSeq. */
 export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, toTag: string, server?: string): Buffer {
-  const lines = [`SIP/2.0 ${status} ${reasonPhrase(status)}`, `Via: ${via.topVia}`];
-  for (let i = 1; i < req.via.length; i++) lines.push(`Via: ${req.via[i]}`);
-  lines.push(`From: ${req.from}`, `To: ${req.to};tag=${toTag}`, `Call-ID: ${req.callId}`, `CSeq: ${req.cseq}`);
-  if (server !== undefined) lines.push(`Server: ${server}`);
-  lines.push('Content-Length: 0', '', '');
-  return Buffer.from(lines.join('\r\n'), 'latin1');
+  let text = `SIP/2.0 ${status} ${reasonPhrase(status)}\r\nVia: ${via.topVia}\r\n`;
+  for (let i = 1; i < req.via.length; i++) text += `Via: ${req.via[i]}\r\n`;
+  text += `From: ${req.from}\r\nTo: ${req.to};tag=${toTag}\r\nCall-ID: ${req.callId}\r\nCSeq: ${req.cseq}\r\n`;
+  if (server !== undefined) text += `Server: ${server}\r\n`;
+  return Buffer.from(`${text}Content-Length: 0\r\n\r\n`, 'latin1');
 }

@@ -8,7 +8,7 @@ import { isFlow, targetHost, targetPort, type Flow, type HostTarget, type SendTa
 import { silentLogger, type SipLogger } from './logger.ts';
 import { badRequestFor, checkRequiredHeaders, MessageSerializer, rewriteTopVia } from './inbound.ts';
 import { TcpTransport, type TcpConnection, type TcpLimits } from './tcp.ts';
-import { UdpSocket, type UdpDatagram } from './udp.ts';
+import { UdpSocket } from './udp.ts';
 import { DEFAULT_SIP_PORT, responseDestination, stampReceived } from './via-stamp.ts';
 
 export const MAX_UDP_MESSAGE_BYTES = 65_535; // IPv4 datagram ceiling; GB28181 RecordInfo answers reach ~8 KB
@@ -117,7 +117,7 @@ export class SipTransport {
         if (wantTcp) tcp = await TcpTransport.listen(host, this.opts.port, limits, this.#tcpEvents());
         const port = tcp?.address.port ?? this.opts.port;
         if (wantUdp) {
-          this.#udp = await UdpSocket.bind(host, port, (d) => this.#onDatagram(d), (err) => this.#onUdpError(err), this.opts.udpReceiveBufferBytes);
+          this.#udp = await UdpSocket.bind(host, port, (d, a, p) => this.#onDatagram(d, a, p), (err) => this.#onUdpError(err), this.opts.udpReceiveBufferBytes);
         }
         this.#tcp = tcp;
         return;
@@ -154,26 +154,20 @@ export class SipTransport {
     };
   }
 
-  #onDatagram(d: UdpDatagram): void {
+  #onDatagram(data: Buffer, remoteAddress: string, remotePort: number): void {
     const udp = this.#udp;
     if (udp === undefined) return;
     const local = udp.address;
-    const flow: Flow = {
-      transport: 'udp',
-      remoteAddress: d.remoteAddress,
-      remotePort: d.remotePort,
-      localAddress: local.address,
-      localPort: local.port,
-    };
+    const flow: Flow = { transport: 'udp', remoteAddress, remotePort, localAddress: local.address, localPort: local.port };
     // RFC 5626 §4.4.1 STUN keepalives and stray CRLFs on UDP: nothing to answer.
-    if (d.data.length <= 4 && d.data.every((b) => b === 13 || b === 10)) return;
-    if (d.data.length > (this.opts.maxMessageBytes ?? MAX_UDP_MESSAGE_BYTES)) {
+    if (data.length <= 4 && data.every((b) => b === 13 || b === 10)) return;
+    if (data.length > (this.opts.maxMessageBytes ?? MAX_UDP_MESSAGE_BYTES)) {
       this.#counters.oversize++;
       this.#drop(flow, 'oversize');
       return;
     }
-    if (this.#shortcut !== undefined && !this.#closed && this.#answerShortcut(this.#shortcut, d.data, flow)) return;
-    this.#inbound(d.data, flow);
+    if (this.#shortcut !== undefined && !this.#closed && this.#answerShortcut(this.#shortcut, data, flow)) return;
+    this.#inbound(data, flow);
   }
 
   #answerShortcut(shortcut: DatagramShortcut, data: Buffer, flow: Flow): boolean {

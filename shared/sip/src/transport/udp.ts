@@ -1,10 +1,22 @@
 import dgram from 'node:dgram';
+import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 
-export interface UdpDatagram {
-  data: Buffer;
-  remoteAddress: string;
-  remotePort: number;
+/** One datagram: its bytes and where it came from (no wrapper object: this runs per keepalive). */
+export type UdpDatagramHandler = (data: Buffer, remoteAddress: string, remotePort: number) => void;
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string, family: number) => void;
+
+/**
+ * dgram resolves the destination of every send through `lookup`, and dns.lookup answers even an IP
+ * literal on the next tick: one more tick and callback per datagram. Our destinations are nearly
+ * always literals (Via `received`, a flow's address), so those are answered at once and the send
+ * happens synchronously; names still go to dns.lookup.
+ */
+function literalFirstLookup(hostname: string, options: LookupOneOptions, callback: LookupCallback): void {
+  const family = isIP(hostname);
+  if (family !== 0) callback(null, hostname, family);
+  else dnsLookup(hostname, options, callback); // dgram passes the socket's family (4 or 6) as options
 }
 
 /**
@@ -26,11 +38,15 @@ export class UdpSocket {
   static async bind(
     host: string,
     port: number,
-    onDatagram: (d: UdpDatagram) => void,
+    onDatagram: UdpDatagramHandler,
     onError: (err: Error) => void,
     receiveBufferBytes?: number,
   ): Promise<UdpSocket> {
-    const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', ...(receiveBufferBytes === undefined ? {} : { recvBufferSize: receiveBufferBytes }) });
+    const socket = dgram.createSocket({
+      type: isIP(host) === 6 ? 'udp6' : 'udp4',
+      lookup: literalFirstLookup,
+      ...(receiveBufferBytes === undefined ? {} : { recvBufferSize: receiveBufferBytes }),
+    });
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
       socket.bind(port, host, () => {
@@ -39,7 +55,7 @@ export class UdpSocket {
       });
     });
     const udp = new UdpSocket(socket);
-    socket.on('message', (data, rinfo) => onDatagram({ data, remoteAddress: rinfo.address, remotePort: rinfo.port }));
+    socket.on('message', (data, rinfo) => onDatagram(data, rinfo.address, rinfo.port));
     // ICMP port-unreachable and friends surface here; they must never crash the process.
     socket.on('error', onError);
     return udp;

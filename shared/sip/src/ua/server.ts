@@ -121,7 +121,8 @@ export class RequestDispatcher {
    */
   #answerStatelessly(handler: StatelessHandler, req: SipRequest, flow: Flow): boolean {
     if (getTo(req).params.has('tag')) return false;
-    const view = { method: req.method, body: req.body, callId: req.headers.get('Call-ID') ?? '', from: req.headers.get('From') ?? '' };
+    const h = req.headers;
+    const view = { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type') };
     const status = this.#runStateless(handler, view, flow);
     if (status === undefined) return false;
     const headers: [string, string][] = this.deps.local.userAgent === undefined ? [] : [['Server', this.deps.local.userAgent]];
@@ -141,7 +142,8 @@ export class RequestDispatcher {
     if (peek === undefined || handler === undefined) return undefined;
     const via = stampDatagramVia(peek, flow, this.deps.forceRport);
     if (via === undefined) return undefined;
-    const status = this.#runStateless(handler, { method: peek.method, body: peek.body, callId: peek.callId, from: peek.from }, flow);
+    const view = { method: peek.method, body: peek.body, callId: peek.callId, from: peek.from, contentType: peek.contentType };
+    const status = this.#runStateless(handler, view, flow);
     if (status === undefined) return undefined;
     const toTag = statelessTagOf(via.topVia, peek.callId, peek.from, peek.cseq);
     return { data: buildDatagramResponse(peek, via, status, toTag, this.deps.local.userAgent), host: via.host, port: via.port };

@@ -7,20 +7,54 @@ const SALT = randomBytes(8).toString('hex');
 /**
  * RFC 3261 §8.2.7: a stateless UAS must generate the same To-tag for the same request (that is, for
  * its retransmissions). Hashes the raw top Via line as stamped (branch and sent-by), Call-ID, From
- * (with its tag) and CSeq, which a retransmission repeats byte for byte: 64-bit FNV-1a in two lanes,
- * salted per process; 16 hex digits like generateTag(). No header is parsed for it.
+ * (with its tag) and CSeq, which a retransmission repeats byte for byte: 64-bit FNV-1a in two lanes
+ * over `salt|topVia|callId|from|cseq`, salted per process; 16 hex digits like generateTag(). No header
+ * is parsed for it, and the parts are hashed in turn rather than concatenated (no string is built).
  */
 export function statelessTagOf(topVia: string, callId: string, from: string, cseq: string): string {
-  const text = `${SALT}|${topVia}|${callId}|${from}|${cseq}`;
-  let a = 0x811c9dc5; // FNV-1a 32-bit offset basis
-  let b = 0x050c5d1f; // second lane: another start, another odd multiplier
+  lanes[0] = SALTED[0] as number;
+  lanes[1] = SALTED[1] as number;
+  mix(topVia, true);
+  mix(callId, true);
+  mix(from, true);
+  mix(cseq, false);
+  return hex8(lanes[0] as number) + hex8(lanes[1] as number);
+}
+
+/** The two FNV-1a lanes; one hash at a time (synchronous). */
+const lanes = new Uint32Array(2);
+
+function mix(text: string, separator: boolean): void {
+  let a = lanes[0] as number;
+  let b = lanes[1] as number;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c, 0x0100019d) >>> 0;
+    a = Math.imul(a ^ c, 0x01000193) >>> 0; // FNV-1a 32-bit prime
+    b = Math.imul(b ^ c, 0x0100019d) >>> 0; // second lane: another start, another odd multiplier
   }
-  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
+  if (separator) {
+    a = Math.imul(a ^ 124 /* | */, 0x01000193) >>> 0;
+    b = Math.imul(b ^ 124, 0x0100019d) >>> 0;
+  }
+  lanes[0] = a;
+  lanes[1] = b;
 }
+
+const HEX = '0123456789abcdef';
+/** 8 lower-case hex digits; Number#toString(16) goes through V8's generic radix conversion (fmod). */
+function hex8(x: number): string {
+  let out = '';
+  for (let shift = 28; shift >= 0; shift -= 4) out += HEX[(x >>> shift) & 15] as string;
+  return out;
+}
+
+/** Lane states after `salt|`, computed once. */
+const SALTED = ((): Uint32Array => {
+  lanes[0] = 0x811c9dc5; // FNV-1a 32-bit offset basis
+  lanes[1] = 0x050c5d1f;
+  mix(SALT, true);
+  return lanes.slice();
+})();
 
 /** statelessTagOf() over a parsed request (whose top Via the transport has already stamped). */
 export function statelessToTag(req: SipRequest): string {

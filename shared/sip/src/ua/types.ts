@@ -120,4 +120,6 @@ export interface StatelessRequest {
   /** Raw header values. */
   readonly callId: string;
   readonly from: string;
+  /** Raw Content-Type value, undefined when absent. */
+  readonly contentType: string | undefined;
 }

@@ -1,0 +1,202 @@
+// The keepalive shortcut (stateless handler) against the full MESSAGE handler. For every request the
+// system's answer is "shortcut, or full path when it declines"; it must equal what the full path alone
+// does: status, keepalive time per device, stored charset, online flag, uplink events. The second
+// table pins which requests the shortcut takes itself (the common shapes) and which it leaves alone.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { parseSipMessage, type Flow, type ServerContext, type SipRequest, type StatelessRequest } from '@vms/sip';
+import { FakeClock } from '../core/clock.ts';
+import { createMemoryDeviceRepository } from '../devices/device-repository.memory.ts';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import { createDeviceEvents } from '../events/device-events.ts';
+import { createDeviceFlows, type DeviceFlows } from './device-flows.ts';
+import type { DeviceSideDeps } from './device-side.types.ts';
+import { createMessageHandlers, fromUserIs, type MessageHandlers } from './message.handler.ts';
+
+const DEV = '34020000001320000001';
+const DEV2 = '34020000001320000002';
+const EXPIRED = '34020000001320000003';
+const UNKNOWN = '34020000001320000099';
+const T0 = 1_700_000_000_000;
+const flow: Flow = { transport: 'udp', remoteAddress: '192.168.1.64', remotePort: 5060, localAddress: '10.0.0.5', localPort: 5060 };
+
+interface World {
+  handlers: MessageHandlers;
+  devices: DeviceRepository;
+  flows: DeviceFlows;
+  clock: FakeClock;
+  uplinks: string[];
+}
+
+async function world(): Promise<World> {
+  const log = pino({ level: 'silent' });
+  const devices = createMemoryDeviceRepository();
+  const flows = createDeviceFlows();
+  const events = createDeviceEvents(log);
+  const clock = new FakeClock(T0);
+  const uplinks: string[] = [];
+  events.on('uplink', (e) => void uplinks.push(`${e.deviceId}:${e.kind}`));
+  for (const [deviceId, expiresAt] of [[DEV, T0 + 3_600_000], [DEV2, T0 + 3_600_000], [EXPIRED, T0 - 1]] as const) {
+    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
+    flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: T0 - 60_000, expiresAt });
+  }
+  const deps = { devices, flows, events, clock, log, utcOffsetMinutes: 480 } as unknown as DeviceSideDeps;
+  const handlers = createMessageHandlers(deps, { handle: async () => {} });
+  return { handlers, devices, flows, clock, uplinks };
+}
+
+interface Outcome {
+  status: number;
+  by: 'shortcut' | 'full';
+  keepalive: Record<string, number | null>;
+  charset: Record<string, string | undefined>;
+  online: Record<string, boolean | undefined>;
+  uplinks: string[];
+}
+
+/** The full handler on a parsed request, with a context that records the final status. */
+async function full(w: World, req: SipRequest): Promise<number> {
+  let status = 0;
+  const ctx = {
+    request: req,
+    flow,
+    signal: new AbortController().signal,
+    get finalSent() {
+      return status !== 0;
+    },
+    toTag: 'tag',
+    reply(s: number) {
+      status = s;
+      return {} as never;
+    },
+    accept() {
+      throw new Error('not for MESSAGE');
+    },
+  } satisfies ServerContext;
+  await w.handlers.message(req, ctx);
+  return status;
+}
+
+/** The stateless handler sees what the stack hands it (ua/server.ts): raw header values and the body. */
+function view(req: SipRequest): StatelessRequest {
+  const h = req.headers;
+  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type') };
+}
+
+async function outcome(w: World, raw: Buffer, shortcut: boolean): Promise<Outcome> {
+  const req = parseSipMessage(raw, { trustDatagramEnd: true }) as SipRequest;
+  w.clock.advance(1000);
+  const fast = shortcut ? w.handlers.keepalive(view(req), flow) : undefined;
+  const status = fast ?? (await full(w, req));
+  await new Promise((r) => setImmediate(r)); // markOnline settles
+  const ids = [DEV, DEV2, EXPIRED, UNKNOWN];
+  const stored = await Promise.all(ids.map((id) => w.devices.getDevice(id)));
+  return {
+    status,
+    by: fast === undefined ? 'full' : 'shortcut',
+    keepalive: Object.fromEntries(ids.map((id, i) => [id, stored[i]?.keepaliveAt ?? null])),
+    charset: Object.fromEntries(ids.map((id) => [id, w.flows.get(id)?.charset])),
+    online: Object.fromEntries(ids.map((id, i) => [id, stored[i]?.online])),
+    uplinks: [...w.uplinks],
+  };
+}
+
+const body = (o: { id?: string; decl?: string; cmd?: string; extra?: string; sep?: string } = {}): string => {
+  const sep = o.sep ?? '\r\n';
+  return [o.decl ?? '<?xml version="1.0" encoding="GB2312"?>', '<Notify>', `<CmdType>${o.cmd ?? 'Keepalive'}</CmdType>`, '<SN>17</SN>', `<DeviceID>${o.id ?? DEV}</DeviceID>`, `<Status>OK</Status>${o.extra ?? ''}`, '</Notify>', ''].join(sep);
+};
+
+function request(o: { from?: string; type?: string | null; body?: string | Buffer; compact?: boolean } = {}): Buffer {
+  const b = o.body ?? body();
+  const bytes = typeof b === 'string' ? Buffer.from(b, 'latin1') : b;
+  const c = o.compact === true;
+  const lines = [
+    'MESSAGE sip:34020000002000000001@3402000000 SIP/2.0',
+    `${c ? 'v' : 'Via'}: SIP/2.0/UDP 192.168.1.64:5060;rport;branch=z9hG4bK1`,
+    `${c ? 'f' : 'From'}: ${o.from ?? `<sip:${DEV}@3402000000>;tag=k1`}`,
+    `${c ? 't' : 'To'}: <sip:34020000002000000001@3402000000>`,
+    `${c ? 'i' : 'Call-ID'}: 1@192.168.1.64`,
+    'CSeq: 20 MESSAGE',
+    ...(o.type === null ? [] : [`${c ? 'c' : 'Content-Type'}: ${o.type ?? 'Application/MANSCDP+xml'}`]),
+    `${c ? 'l' : 'Content-Length'}: ${bytes.length}`,
+  ];
+  return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), bytes]);
+}
+
+const [beforeStatus, afterStatus] = body().split('OK</Status>') as [string, string];
+/** `<Status>正常</Status>` in GB2312 bytes: well-formed, a keepalive for the codec, not ASCII for the scan. */
+const gb2312Status = Buffer.concat([Buffer.from(beforeStatus, 'latin1'), Buffer.from([0xd5, 0xfd, 0xb3, 0xa3]), Buffer.from(`</Status>${afterStatus}`, 'latin1')]);
+
+const CASES: Array<[string, Buffer, 'shortcut' | 'full']> = [
+  ['SIPp keepalive', request(), 'shortcut'],
+  ['compact header names', request({ compact: true }), 'shortcut'],
+  ['no Content-Type', request({ type: null }), 'shortcut'],
+  ['display name in From', request({ from: `"IPC 1" <sip:${DEV}@3402000000>;tag=k1` }), 'shortcut'],
+  ['addr-spec From', request({ from: `sip:${DEV}@3402000000;tag=k1` }), 'shortcut'],
+  ['one-line body, LF, no Status', request({ body: body({ sep: '\n' }).replace('<Status>OK</Status>', '') }), 'shortcut'],
+  ['whitespace between elements', request({ body: body({ sep: ' \t\r\n  ' }) }), 'shortcut'],
+  ['DeviceID differs from From', request({ body: body({ id: DEV2 }) }), 'full'],
+  ['From has another user part', request({ from: `<sip:${DEV}0@3402000000>;tag=k1` }), 'full'],
+  ['From with a password', request({ from: `<sip:${DEV}:pw@3402000000>;tag=k1` }), 'full'],
+  ['From unterminated', request({ from: `<sip:${DEV}@3402000000;tag=k1` }), 'full'],
+  ['From in upper case scheme', request({ from: `<SIP:${DEV}@3402000000>;tag=k1` }), 'full'],
+  ['truncated body', request({ body: body().slice(0, -14) }), 'full'],
+  ['GB2312 text in the body', request({ body: gb2312Status }), 'full'],
+  ['UTF-8 declared (charset change)', request({ body: body({ decl: '<?xml version="1.0" encoding="UTF-8"?>' }) }), 'full'],
+  ['lower-case CmdType', request({ body: body({ cmd: 'keepalive' }) }), 'full'],
+  ['a fault list', request({ body: body({ extra: `<Info><DeviceID>${DEV2}</DeviceID></Info>` }) }), 'full'],
+  ['another content type', request({ type: 'text/plain' }), 'full'],
+  ['content type with parameters', request({ type: 'Application/MANSCDP+xml;charset=GB2312' }), 'full'],
+  ['not a keepalive', request({ body: body({ cmd: 'Catalog' }) }), 'full'],
+  ['unknown device', request({ from: `<sip:${UNKNOWN}@3402000000>;tag=k1`, body: body({ id: UNKNOWN }) }), 'full'],
+  ['expired registration', request({ from: `<sip:${EXPIRED}@3402000000>;tag=k1`, body: body({ id: EXPIRED }) }), 'full'],
+];
+
+describe('keepalive shortcut', () => {
+  for (const [name, raw, expectedBy] of CASES) {
+    it(`answers as the full path does: ${name}`, async () => {
+      const fullOnly = await outcome(await world(), raw, false);
+      const withShortcut = await outcome(await world(), raw, true);
+      assert.equal(withShortcut.by, expectedBy);
+      assert.deepEqual({ ...withShortcut, by: 'full' }, fullOnly);
+    });
+  }
+
+  it('a device marked offline is brought back online the same way', async () => {
+    const a = await world();
+    const b = await world();
+    for (const w of [a, b]) {
+      await w.devices.markOffline([DEV]);
+      (w.flows.get(DEV) as { online: boolean }).online = false;
+    }
+    const fullOnly = await outcome(a, request(), false);
+    const withShortcut = await outcome(b, request(), true);
+    assert.equal(withShortcut.by, 'shortcut');
+    assert.deepEqual({ ...withShortcut, by: 'full' }, fullOnly);
+    assert.equal(withShortcut.online[DEV], true);
+  });
+
+  it('after the full path stored a new charset, the next keepalive takes the shortcut', async () => {
+    const w = await world();
+    const utf8 = request({ body: body({ decl: '<?xml version="1.0" encoding="UTF-8"?>' }) });
+    assert.equal((await outcome(w, utf8, true)).by, 'full');
+    const second = await outcome(w, utf8, true);
+    assert.deepEqual([second.by, second.status, second.charset[DEV]], ['shortcut', 200, 'UTF-8']);
+  });
+});
+
+describe('fromUserIs', () => {
+  it('reads the user of the From URI in the plain forms only', () => {
+    assert.equal(fromUserIs(`<sip:${DEV}@3402000000>;tag=1`, DEV), true);
+    assert.equal(fromUserIs(`"cam 1" <sip:${DEV}@3402000000>`, DEV), true);
+    assert.equal(fromUserIs(`cam <sip:${DEV}@host:5060>`, DEV), true);
+    assert.equal(fromUserIs(`sip:${DEV}@host;tag=1`, DEV), true);
+    assert.equal(fromUserIs(`<sip:${DEV}@host`, DEV), false);
+    assert.equal(fromUserIs(`"a<b" <sip:${DEV}@host>`, DEV), false);
+    assert.equal(fromUserIs(`"a\\"b" <sip:${DEV}@host>`, DEV), false);
+    assert.equal(fromUserIs(`<sips:${DEV}@host>`, DEV), false);
+    assert.equal(fromUserIs(`<sip:${DEV}1@host>`, DEV), false);
+    assert.equal(fromUserIs(`<sip:${DEV.slice(1)}@host>`, DEV), false);
+  });
+});

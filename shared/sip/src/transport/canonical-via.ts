@@ -1,0 +1,88 @@
+/**
+ * §18.2.1 / RFC 3581 §4 Via stamping for the datagram shortcut without parsing the hop into a
+ * ViaHop: keepalives arrive at fleet rate and their top Via is nearly always written the canonical
+ * way, `SIP/2.0/UDP host[:port](;name[=value])*` — upper-case protocol, one space, lower-case unique
+ * parameter names, no LWS, no comma. For exactly that shape, formatVia(parseViaHop(x)) === x, so
+ * stamping is string surgery giving the same line stampReceived() + formatVia() would, and the same
+ * destination as responseDestination(). Any other shape (IPv6, a `received` already present, other
+ * spellings, several hops on the line, an IPv6 source) returns undefined and the caller parses.
+ */
+import { isTokenChar } from '../message/lex.ts';
+import { DEFAULT_SIP_PORT } from './via-stamp.ts';
+
+export interface StampedLine {
+  /** The Via line, its (only) hop stamped. */
+  readonly line: string;
+  /** §18.2.2 / RFC 3581 §4 destination of the response. */
+  readonly host: string;
+  readonly port: number;
+}
+
+const PREFIX = 'SIP/2.0/UDP ';
+const MAX_PARAMS = 16;
+/** Scratch for the duplicate-name check: parameter name bounds. One call at a time (synchronous). */
+const nameStart = new Int32Array(MAX_PARAMS);
+const nameEnd = new Int32Array(MAX_PARAMS);
+
+export function stampCanonicalVia(line: string, srcAddress: string, srcPort: number, forceRport: boolean): StampedLine | undefined {
+  if (!line.startsWith(PREFIX) || srcAddress.includes(':')) return undefined;
+  const n = line.length;
+  let i = PREFIX.length;
+  const hostStart = i;
+  while (i < n && isHostChar(line.charCodeAt(i))) i++;
+  if (i === hostStart) return undefined;
+  const host = line.slice(hostStart, i);
+  let sentPort: number | null = null;
+  if (line.charCodeAt(i) === 58 /* : */) {
+    const portStart = ++i;
+    let value = 0;
+    while (i < n && isDigit(line.charCodeAt(i)) && i - portStart < 5) value = value * 10 + line.charCodeAt(i++) - 48;
+    // formatVia writes the number: a leading zero would not survive a parse and format.
+    if (i === portStart || value > 65535 || (line.charCodeAt(portStart) === 48 && i - portStart > 1)) return undefined;
+    sentPort = value;
+  }
+  let rportAt = -1; // start of `rport` / `rport=v`, and end
+  let rportEnd = -1;
+  let params = 0;
+  while (i < n) {
+    if (line.charCodeAt(i) !== 59 /* ; */ || params === MAX_PARAMS) return undefined;
+    const start = ++i;
+    while (i < n && isLowerTokenChar(line.charCodeAt(i))) i++;
+    if (i === start) return undefined;
+    for (let p = 0; p < params; p++) if (sameName(line, nameStart[p] as number, nameEnd[p] as number, start, i)) return undefined;
+    nameStart[params] = start;
+    nameEnd[params++] = i;
+    const name = i - start;
+    if (name === 8 && line.startsWith('received', start)) return undefined; // its value would steer the answer
+    const isRport = name === 5 && line.startsWith('rport', start);
+    if (line.charCodeAt(i) === 61 /* = */) {
+      const valueStart = ++i;
+      while (i < n && isValueChar(line.charCodeAt(i))) i++;
+      if (i === valueStart) return undefined;
+    }
+    if (isRport) {
+      rportAt = start;
+      rportEnd = i;
+    }
+  }
+  const wantsRport = rportAt >= 0 || forceRport;
+  const received = wantsRport || host.toLowerCase() !== srcAddress.toLowerCase();
+  // Map order as stampReceived leaves it: rport in place (or appended), then received appended.
+  let out = rportAt >= 0 ? `${line.slice(0, rportAt)}rport=${srcPort}${line.slice(rportEnd)}` : line;
+  if (rportAt < 0 && wantsRport) out += `;rport=${srcPort}`;
+  if (received) out += `;received=${srcAddress}`;
+  return { line: out, host: received ? srcAddress : host, port: wantsRport ? srcPort : (sentPort ?? DEFAULT_SIP_PORT) };
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isHostChar = (c: number): boolean => isDigit(c) || ((c | 0x20) >= 97 && (c | 0x20) <= 122) || c === 45 || c === 46 || c === 95;
+/** Parameter names are lower-cased by the parser: only already-lower-case ones are canonical. */
+const isLowerTokenChar = (c: number): boolean => isTokenChar(c) && !(c >= 65 && c <= 90);
+/** What parseParamsAt takes as an unquoted value: anything but `;`, `"`, `,` and LWS. */
+const isValueChar = (c: number): boolean => c !== 59 && c !== 34 && c !== 44 && c !== 32 && c !== 9;
+
+function sameName(s: string, a0: number, a1: number, b0: number, b1: number): boolean {
+  if (a1 - a0 !== b1 - b0) return false;
+  for (let k = 0; k < a1 - a0; k++) if (s.charCodeAt(a0 + k) !== s.charCodeAt(b0 + k)) return false;
+  return true;
+}
