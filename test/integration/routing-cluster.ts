@@ -69,6 +69,8 @@ export interface InstanceOptions {
   readonly cascade?: boolean;
   /** Extra environment (timings, log level). */
   readonly env?: ServiceEnv;
+  /** Extra Node options before the entry point (the forward bench's `--cpu-prof`). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface Instance {
@@ -85,7 +87,7 @@ export async function startInstance(stores: Stores, code: string, o: InstanceOpt
   const proc = await startService({
     name: code,
     cwd: REPO_ROOT,
-    args: tsxArgs(MAIN),
+    args: [...(o.nodeArgs ?? []), ...tsxArgs(MAIN)],
     env: async () => {
       const httpPort = await freePort();
       const sipPort = await freePort({ udp: true });

@@ -91,7 +91,7 @@ export {
   type CascadeRouteStage,
 } from './cascade-bus/cascade-route.ts';
 
-export { FORWARD_HEADERS, MAX_FORWARD_CONNECT_TIMEOUT_MS, forwardSecretMatches } from './forward/forward-protocol.ts';
+export { FORWARD_HEADERS, MAX_FORWARD_CONNECT_TIMEOUT_MS, forwardSecretMatches, createForwardSecretCheck } from './forward/forward-protocol.ts';
 export {
   createForwardClient,
   type ForwardClient,

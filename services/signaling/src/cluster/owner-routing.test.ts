@@ -16,9 +16,10 @@ import {
 } from '@vms/cluster';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { Client } from 'undici';
 import { fakeControl } from '../../test/http/fixture.ts';
 import { signToken } from '../auth/jwt.ts';
-import { systemClock } from '../core/clock.ts';
+import { FakeClock, systemClock, type Clock } from '../core/clock.ts';
 import { createMemoryDeviceRepository } from '../devices/device-repository.memory.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import { buildHttpApp } from '../http/app.ts';
@@ -27,6 +28,7 @@ import { createSelfOwnerDirectory } from '../ownership/owner-directory.standalon
 import { createMemoryDeviceKeyIndex } from './device-index.memory.ts';
 import { createDeviceResolver } from './device-resolver.ts';
 import { NodeTracker } from './node-tracker.ts';
+import { OWNER_CACHE_TTL_MS, OwnerCache } from './owner-cache.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
 
@@ -51,6 +53,7 @@ interface Node {
   app: FastifyInstance;
   calls: { op: string; args: unknown[] }[];
   recorder: OwnershipRecorder;
+  cache: OwnerCache;
 }
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -70,10 +73,25 @@ async function shared(): Promise<Shared> {
   return { devices, store: createMemoryOwnershipStore(), registry: createMemoryNodeRegistry() };
 }
 
-async function startNode(s: Shared, code: string, o: { secret?: string | null; store?: OwnershipStore | null; readTimeoutMs?: number } = {}): Promise<Node> {
+async function startNode(
+  s: Shared,
+  code: string,
+  o: { secret?: string | null; store?: OwnershipStore | null; readTimeoutMs?: number; cacheClock?: Clock } = {},
+): Promise<Node> {
   const secret = o.secret === undefined ? SECRET : o.secret;
   const store = o.store === undefined ? s.store : o.store;
-  const recorder = createOwnershipRecorder({ store: store ?? s.store, instanceId: code, ttlMs: TTL, checkIntervalMs: 3_600_000, clock: systemClock, log: silent });
+  // wired as in cluster-wiring.ts: the owner cache follows this instance's own ownership changes
+  const cache = new OwnerCache({ clock: o.cacheClock ?? systemClock });
+  const recorder = createOwnershipRecorder({
+    store: store ?? s.store,
+    instanceId: code,
+    ttlMs: TTL,
+    checkIntervalMs: 3_600_000,
+    clock: systemClock,
+    log: silent,
+    onLocalOwnershipChange: (deviceId) => cache.forget(deviceId),
+  });
+  recorder.onMoved(({ deviceId, newOwner }) => cache.remember(deviceId, newOwner));
   const tracker = new NodeTracker({ registry: s.registry, selfCode: code, onlineWindowMs: 60_000, clock: systemClock, minRefreshIntervalMs: 0 });
   const forwarder = secret === null ? null : createForwardClient({ originNode: code, secret, connectTimeoutMs: 300 });
   const fake = fakeControl();
@@ -100,13 +118,14 @@ async function startNode(s: Shared, code: string, o: { secret?: string | null; s
       nodes: tracker,
       forwarder,
       readTimeoutMs: () => o.readTimeoutMs ?? 2000,
+      ownerCache: store === null ? null : cache,
     }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   await s.registry.heartbeat({ code, sipHost: '127.0.0.1', sipPort: 5060, internalBaseUrl: url, cascadeNode: false, startedAt: new Date(), version: 't' }, 0);
   closers.push(() => app.close(), () => recorder.close(), async () => forwarder?.close());
-  return { code, url, app, calls: fake.calls, recorder };
+  return { code, url, app, calls: fake.calls, recorder, cache };
 }
 
 const token = () => signToken({ tenantId: '000000', userId: 'u1', ttlSec: 600 }, KEY, Date.now());
@@ -285,5 +304,102 @@ describe('owner routing hook (ROUTE-2..8)', () => {
     await s2.store.claim(DEV_A, 'node-z', TTL);
     await call(b, `/vms/device/info?deviceId=${DEV_A}`);
     assert.equal(moved.isLocallyOwned(DEV_A), false, 'OWN-4: the routing lookup revealed the move');
+  });
+});
+
+describe('owner cache in the routing hook (ROUTE-2, OWN-4)', () => {
+  /** The shared store, counting owner reads. */
+  function counted(store: OwnershipStore): { store: OwnershipStore; reads: () => number } {
+    let n = 0;
+    return {
+      store: {
+        ...store,
+        ownerOf: (id) => {
+          n++;
+          return store.ownerOf(id);
+        },
+      },
+      reads: () => n,
+    };
+  }
+
+  it('repeated requests for one device read the store once per ttl, on the forwarding node and on the owner', async () => {
+    const s = await shared();
+    const counter = counted(s.store);
+    const clock = new FakeClock(Date.now());
+    const a = await startNode(s, 'node-a', { store: counter.store, cacheClock: clock });
+    const b = await startNode(s, 'node-b', { store: counter.store, cacheClock: clock });
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    for (let i = 0; i < 5; i++) assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await call(a, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.equal(counter.reads(), 2, 'one read on B, one on A (a forwarded request is never looked up)');
+    assert.equal(a.calls.length, 10);
+    clock.advance(OWNER_CACHE_TTL_MS);
+    await call(b, `/vms/device/info?deviceId=${DEV_A}`);
+    assert.equal(counter.reads(), 3);
+  });
+
+  it('device moved: requests follow the new owner at most ttl after the claim; the new owner acts at once', async () => {
+    const s = await shared();
+    const clock = new FakeClock(Date.now());
+    const a = await startNode(s, 'node-a', { cacheClock: clock });
+    const b = await startNode(s, 'node-b', { cacheClock: clock });
+    const c = await startNode(s, 'node-c', { cacheClock: clock });
+    a.recorder.deviceSeen(DEV_A);
+    await new Promise((r) => setTimeout(r, 20)); // the claim is written
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.equal((await call(c, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.equal(a.calls.length, 2);
+
+    // the camera re-registers on node-c (OWN-4)
+    c.recorder.deviceSeen(DEV_A);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal((await call(c, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.equal(c.calls.length, 1, 'the new owner runs it itself at once, its cached "node-a" dropped by its own claim');
+
+    // node-b read "node-a" less than ttl ago: within the bound it may still go there
+    clock.advance(OWNER_CACHE_TTL_MS - 1);
+    await call(b, `/vms/device/info?deviceId=${DEV_A}`);
+    assert.equal(a.calls.length, 3);
+    // and never once the bound has passed
+    clock.advance(1);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.deepEqual([a.calls.length, c.calls.length], [3, 2]);
+    // the old owner's own lookups: reads the store after ttl, learns of the move, forwards
+    assert.equal((await call(a, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.deepEqual([a.calls.length, c.calls.length], [3, 3]);
+    assert.equal(a.recorder.isLocallyOwned(DEV_A), false);
+  });
+
+  it('a routing failure forgets the owner: the next request reads the store again', async () => {
+    const s = await shared();
+    const b = await startNode(s, 'node-b');
+    const dead = await startNode(s, 'node-dead');
+    await s.store.claim(DEV_A, 'node-dead', TTL);
+    await dead.app.close();
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 4603);
+    assert.equal(b.cache.get(DEV_A), undefined);
+    const a = await startNode(s, 'node-a');
+    await s.store.claim(DEV_A, 'node-a', TTL); // the camera came back on a live node
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.equal(a.calls.length, 1);
+  });
+
+  it('the forward secret proven on a connection is not trusted for another string on it (ROUTE-3)', async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const client = new Client(a.url, { pipelining: 1 });
+    closers.push(() => client.close());
+    const send = async (secret: string | undefined): Promise<number> => {
+      const headers: Record<string, string> = { 'blade-auth': `bearer ${await token()}`, [FORWARD_HEADERS.marker]: 'node-b' };
+      if (secret !== undefined) headers[FORWARD_HEADERS.secret] = secret;
+      const res = await client.request({ method: 'GET', path: `/vms/device/info?deviceId=${DEV_A}`, headers });
+      const body = (await res.body.json()) as { code: number };
+      return body.code;
+    };
+    // one connection (a single-connection client): proven, then wrong, missing, right again
+    assert.deepEqual([await send(SECRET), await send('guess'), await send(undefined), await send(`${SECRET}x`), await send(SECRET)], [200, 4605, 4605, 4605, 200]);
+    assert.equal(a.calls.length, 2);
   });
 });

@@ -10,7 +10,11 @@
 //  5. self → local; nobody → 4601; other without a secret → 4602; other → node online? (4603)
 //  6. Forward with the path exactly as received, the body bytes, the caller's token; write back the
 //     owner's status, Content-Type and body bytes unchanged (ROUTE-4). Failures → 4603/4604.
-import { FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
+//
+// Per-request cost (README "Performance"): the owner lookup goes through the owner cache (a Redis round
+// trip at most once per device per second, see owner-cache.ts for the staleness bound), and the
+// forward secret is hashed once per keep-alive connection of the forwarding instance, not per request.
+import { createForwardSecretCheck, FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
 import type { FastifyRequest } from 'fastify';
 import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, type VmsError } from '../errors/catalog.ts';
 import type { OwnerRoutingHook } from '../http/handler.types.ts';
@@ -18,6 +22,7 @@ import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
 import type { DeviceResolver } from './device-resolver.ts';
 import { classifyForwardFailure, FORWARD_FAILURES } from './forward-failures.ts';
 import type { NodeTracker } from './node-tracker.ts';
+import type { OwnerCache } from './owner-cache.ts';
 import type { OwnershipRecorder } from './ownership-recorder.ts';
 import { classifyInbound, resolveForward, resolveOwner, type OwnerLookup, type RouteFailure } from './route-decision.ts';
 
@@ -33,6 +38,8 @@ export interface OwnerRoutingDeps {
   /** null when no secret is configured. */
   readonly forwarder: ForwardClient | null;
   readonly readTimeoutMs: (route: RouteSpec) => number;
+  /** Short memory of owner lookups (owner-cache.ts); absent = Redis on every routed request. */
+  readonly ownerCache?: OwnerCache | null;
 }
 
 /** Request headers a forward carries on (ROUTE-3): the caller's token in either form, the body type. */
@@ -50,9 +57,15 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
     }
   };
 
+  const cache = deps.ownerCache ?? null;
+  const readOwner = (store: OwnershipStore, deviceId: string): Promise<string | null> =>
+    cache === null ? store.ownerOf(deviceId) : cache.lookup(deviceId, () => store.ownerOf(deviceId));
+
   const lookupOwner = async (store: OwnershipStore, deviceId: string, request: FastifyRequest): Promise<OwnerLookup> => {
+    const cached = cache?.get(deviceId);
+    if (cached !== undefined) return { kind: 'owner', node: cached };
     try {
-      const node = await store.ownerOf(deviceId);
+      const node = await readOwner(store, deviceId);
       return node === null ? { kind: 'none' } : { kind: 'owner', node };
     } catch (err) {
       // FAIL-3: whatever the store's trouble, decide from this instance's own devices
@@ -62,8 +75,23 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
     }
   };
 
+  // ROUTE-3: the secret is checked in constant time (SHA-256 digests, timingSafeEqual). A connection
+  // that presented the right secret is remembered with it: later requests on the same connection that
+  // present the same string skip the hashing. Anything else gets the full check; another connection,
+  // even from the same peer, starts unknown.
+  const secretMatches = createForwardSecretCheck(deps.secret);
+  const provenConnections = new WeakMap<object, string>();
+  const inboundSecretCheck = (request: FastifyRequest): ((presented: string | undefined) => boolean) => (presented) => {
+    const socket = request.raw.socket as object | null;
+    if (socket !== null && presented !== undefined && provenConnections.get(socket) === presented) return true;
+    if (!secretMatches(presented)) return false;
+    if (socket !== null && presented !== undefined) provenConnections.set(socket, presented);
+    return true;
+  };
+
   return async ({ route, request, reply }) => {
-    const inbound = classifyInbound(request.headers[FORWARD_HEADERS.marker], request.headers[FORWARD_HEADERS.secret], deps.secret);
+    const marker = request.headers[FORWARD_HEADERS.marker];
+    const inbound = marker === undefined ? 'direct' : classifyInbound(marker, request.headers[FORWARD_HEADERS.secret], inboundSecretCheck(request));
     if (inbound === 'forwarded') {
       request.log.debug(
         { from: request.headers[FORWARD_HEADERS.marker], forwardId: request.headers[FORWARD_HEADERS.forwardId], url: request.originalUrl },
@@ -72,7 +100,7 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
       return 'local'; // ROUTE-3: never routed again
     }
     if (inbound === 'forged') {
-      request.log.warn({ from: request.headers[FORWARD_HEADERS.marker], forwardingOpen: deps.secret !== null }, 'forwarded request refused');
+      request.log.warn({ from: request.headers[FORWARD_HEADERS.marker], forwardingOpen: deps.secret !== null, url: request.originalUrl, ip: request.ip }, 'forwarded request refused');
       throw new ForgedForwardError();
     }
     if (deps.owners === null) return 'local';
@@ -91,11 +119,17 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
     const owner = resolveOwner(deps.instanceId, lookup, deps.secret !== null && deps.forwarder !== null);
     if (owner.action === 'local') return 'local';
     if (lookup.kind === 'owner') deps.recorder.observeOwner(deviceId, lookup.node); // OWN-4: moved away?
-    if (owner.action === 'fail') throw failure(owner.failure, deviceId, owner.owner);
+    if (owner.action === 'fail') {
+      cache?.forget(deviceId);
+      throw failure(owner.failure, deviceId, owner.owner);
+    }
 
     const node = deps.nodes === null ? ({ kind: 'unknown' } as const) : await deps.nodes.stateOf(owner.owner);
     const target = resolveForward(owner.owner, node);
-    if (target.action === 'fail') throw failure(target.failure, deviceId, target.owner);
+    if (target.action === 'fail') {
+      cache?.forget(deviceId); // the next request reads Redis: the device may have moved off the dead node
+      throw failure(target.failure, deviceId, target.owner);
+    }
 
     const headers: Record<string, string> = {};
     for (const name of PASSED_HEADERS) {
@@ -117,6 +151,7 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
       );
     } catch (err) {
       const kind = classifyForwardFailure(err);
+      cache?.forget(deviceId);
       if (kind === 'connect-refused') deps.nodes?.markRefused(target.owner);
       if (kind === 'unexpected') request.log.error({ err, deviceId, owner: target.owner }, 'forward failed');
       else request.log.info({ err, kind, deviceId, owner: target.owner }, 'forward failed');

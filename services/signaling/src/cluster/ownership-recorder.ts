@@ -72,6 +72,13 @@ export interface OwnershipRecorderOptions {
   readonly log: Logger;
   /** Devices per ownersOf() call during a check. Default 1000. */
   readonly checkChunk?: number;
+  /**
+   * This instance's own ownership of a device changed: a lease started (no live lease before) and its
+   * claim is now written, or the device unregistered and its release is done. The routing hook's owner
+   * cache forgets the device, so its next request reads the new owner (owner-cache.ts). Sync, must not
+   * throw; not called for the renewals of a live lease (the keepalive path stays as it is).
+   */
+  readonly onLocalOwnershipChange?: (deviceId: DeviceId) => void;
 }
 
 export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipRecorder {
@@ -85,6 +92,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   let timer: TimerHandle | undefined;
   let closed = false;
   let checking: Promise<void> | null = null;
+  const changed = o.onLocalOwnershipChange;
 
   const live = (deviceId: DeviceId, now: number): boolean => {
     const until = leases.get(deviceId);
@@ -164,8 +172,19 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   return {
     deviceSeen(deviceId) {
       if (closed) return;
-      leases.set(deviceId, o.clock.now() + o.ttlMs);
-      void o.store.claim(deviceId, o.instanceId, o.ttlMs).then(claimWritten, claimFailed);
+      const now = o.clock.now();
+      const fresh = changed !== undefined && !live(deviceId, now);
+      leases.set(deviceId, now + o.ttlMs);
+      const written = o.store.claim(deviceId, o.instanceId, o.ttlMs);
+      if (fresh && changed !== undefined) {
+        changed(deviceId); // at once: a read in flight stores nothing
+        void written.then(() => {
+          claimWritten();
+          changed(deviceId); // and once the claim is in the store, so a read made meanwhile is dropped
+        }, claimFailed);
+      } else {
+        void written.then(claimWritten, claimFailed);
+      }
     },
 
     async deviceGone(deviceId) {
@@ -175,6 +194,8 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       } catch (err) {
         log.warn({ err, deviceId }, 'ownership release failed; the claim expires by itself');
         return false;
+      } finally {
+        changed?.(deviceId);
       }
     },
 

@@ -10,15 +10,18 @@ export type InboundKind = 'direct' | 'forwarded' | 'forged';
  * SPEC ROUTE-3 / ROUTE-6: a request carrying the forwarded marker runs locally (never routed again)
  * only with the right secret; without a configured secret the channel is closed, so every marked
  * request is forged. A repeated marker header is never something our client sends.
+ * `configuredSecret` is the secret itself, or a prepared constant-time check of it
+ * (`createForwardSecretCheck`, which the routing hook uses).
  */
 export function classifyInbound(
   marker: string | string[] | undefined,
   presentedSecret: string | string[] | undefined,
-  configuredSecret: string | null,
+  configuredSecret: string | null | ((presented: string | undefined) => boolean),
 ): InboundKind {
   if (marker === undefined) return 'direct';
   if (Array.isArray(marker) || Array.isArray(presentedSecret)) return 'forged';
-  return forwardSecretMatches(presentedSecret, configuredSecret) ? 'forwarded' : 'forged';
+  const matches = typeof configuredSecret === 'function' ? configuredSecret(presentedSecret) : forwardSecretMatches(presentedSecret, configuredSecret);
+  return matches ? 'forwarded' : 'forged';
 }
 
 /** What the ownership store said about a device. */

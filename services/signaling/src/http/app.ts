@@ -1,6 +1,7 @@
 // buildHttpApp(deps): the control API on fastify. Routes come from the route table; auth runs in
 // onRequest, the owner-routing slot in preHandler (before any handler, ROUTE-5); every answer, good or
 // bad, is the SPEC §12 envelope.
+import { FORWARD_HEADERS } from '@vms/cluster';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { extractToken } from '../auth/bearer.ts';
 import { verifyToken } from '../auth/jwt.ts';
@@ -50,6 +51,11 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
     rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
     return503OnClosing: true,
+    // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the
+    // operator called; its owner does not log it again at info (two JSON lines, two writes per request).
+    // The owner-routing hook logs it at debug with its forward id, and a forged marker is logged as a
+    // warning there, so nothing arrives unlogged.
+    disableRequestLogging: (req) => req.headers[FORWARD_HEADERS.marker] !== undefined,
     // Malformed URLs and similar are rejected by the router before any hook: answer with an envelope too.
     frameworkErrors: (error, request, reply) => {
       const { httpStatus, body } = errorResponse(new BadParameterError('url', error.message));

@@ -10,7 +10,7 @@
  * retried: a forwarded PTZ or device control must never run twice.
  */
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { ForwardConnectError, ForwardResponseError, ForwardTimeoutError, StoreClosedError, type ClusterError } from '../errors.ts';
 import { FORWARD_HEADERS, MAX_FORWARD_CONNECT_TIMEOUT_MS } from './forward-protocol.ts';
 
@@ -106,47 +106,34 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
     return t;
   };
 
-  const exchange = async (target: ForwardTarget, req: ForwardRequest, forwardId: string): Promise<ForwardResponse> => {
+  const exchange = (target: ForwardTarget, req: ForwardRequest, forwardId: string): Promise<ForwardResponse> => {
     const { pool, prefix } = targetOf(target.baseUrl);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
+    // Header names as a flat list: undici takes it as is (no per-request object walk on its side).
+    const headers: string[] = [];
+    for (const name in req.headers) {
       const lower = name.toLowerCase();
-      if (lower !== FORWARD_HEADERS.marker && lower !== FORWARD_HEADERS.secret && lower !== FORWARD_HEADERS.forwardId) headers[lower] = value;
-    }
-    headers[FORWARD_HEADERS.marker] = opts.originNode;
-    headers[FORWARD_HEADERS.secret] = opts.secret;
-    headers[FORWARD_HEADERS.forwardId] = forwardId;
-
-    try {
-      const res = await pool.request({
-        method: req.method as 'GET',
-        path: `${prefix}${req.path}`,
-        headers,
-        body: req.body === null || req.body.length === 0 ? null : req.body,
-        headersTimeout: req.readTimeoutMs,
-        bodyTimeout: req.readTimeoutMs,
-      });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        const buf = chunk as Buffer;
-        size += buf.length;
-        if (size > maxBytes) {
-          res.body.destroy();
-          throw new ForwardResponseError(target.node, { cause: new RangeError(`response larger than ${maxBytes} bytes`) });
-        }
-        chunks.push(buf);
+      if (lower !== FORWARD_HEADERS.marker && lower !== FORWARD_HEADERS.secret && lower !== FORWARD_HEADERS.forwardId) {
+        headers.push(lower, req.headers[name] as string);
       }
-      const ct = res.headers['content-type'];
-      return {
-        forwardId,
-        status: res.statusCode,
-        contentType: typeof ct === 'string' ? ct : (ct?.[0] ?? null),
-        body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
-      };
-    } catch (err) {
-      throw toForwardError(err, target.node, req.readTimeoutMs);
     }
+    headers.push(FORWARD_HEADERS.marker, opts.originNode, FORWARD_HEADERS.secret, opts.secret, FORWARD_HEADERS.forwardId, forwardId);
+    return new Promise<ForwardResponse>((resolve, reject) => {
+      try {
+        pool.dispatch(
+          {
+            method: req.method as 'GET',
+            path: `${prefix}${req.path}`,
+            headers,
+            body: req.body === null || req.body.length === 0 ? null : req.body,
+            headersTimeout: req.readTimeoutMs,
+            bodyTimeout: req.readTimeoutMs,
+          },
+          collectingHandler({ node: target.node, forwardId, readTimeoutMs: req.readTimeoutMs, maxBytes, resolve, reject }),
+        );
+      } catch (err) {
+        reject(toForwardError(err, target.node, req.readTimeoutMs));
+      }
+    });
   };
 
   return {
@@ -182,6 +169,67 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       targets.clear();
     },
   } satisfies ForwardClient;
+}
+
+interface Collect {
+  readonly node: string;
+  readonly forwardId: string;
+  readonly readTimeoutMs: number;
+  readonly maxBytes: number;
+  readonly resolve: (res: ForwardResponse) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * The answer of one forward, collected straight from undici's dispatcher callbacks: status, the
+ * Content-Type header and the body chunks. No response stream, async iterator or async resource is
+ * built per forward (`pool.request()` builds all three), which keeps the forwarding instance's CPU per
+ * request low. Settles exactly once.
+ */
+function collectingHandler(c: Collect): Dispatcher.DispatchHandler {
+  let status = 0;
+  let contentType: string | null = null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const fail = (err: unknown): void => {
+    if (settled) return;
+    settled = true;
+    c.reject(err);
+  };
+  return {
+    onRequestStart() {
+      // present so undici drives this handler through its controller API (it checks for this method)
+    },
+    onResponseStart(_controller, statusCode, headers) {
+      if (statusCode < 200) return; // 1xx: the final answer follows
+      status = statusCode;
+      const ct = headers['content-type'];
+      contentType = typeof ct === 'string' ? ct : (ct?.[0] ?? null);
+    },
+    onResponseData(controller, chunk) {
+      size += chunk.length;
+      if (size > c.maxBytes) {
+        fail(new ForwardResponseError(c.node, { cause: new RangeError(`response larger than ${c.maxBytes} bytes`) }));
+        controller.abort(new RangeError('response too large')); // drops the connection; its error finds us settled
+        return;
+      }
+      chunks.push(chunk);
+    },
+    onResponseEnd() {
+      if (settled) return;
+      settled = true;
+      c.resolve({
+        forwardId: c.forwardId,
+        status,
+        contentType,
+        body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+      });
+    },
+    onResponseError(_controller, err) {
+      fail(toForwardError(err, c.node, c.readTimeoutMs));
+    },
+  };
 }
 
 /** Maps whatever undici / the socket threw, by its stable `code`, to the phase it failed in. */

@@ -31,6 +31,16 @@ export function forwardSecretMatches(presented: string | undefined, configured: 
   return timingSafeEqual(digest(presented), digest(configured));
 }
 
+/**
+ * forwardSecretMatches with the configured secret fixed and its digest computed once: the receiving
+ * hook checks every forwarded request with it. Same rules: constant time, empty never matches.
+ */
+export function createForwardSecretCheck(configured: string | null): (presented: string | undefined) => boolean {
+  if (configured === null || configured === '') return () => false;
+  const expected = digest(configured);
+  return (presented) => presented !== undefined && presented !== '' && timingSafeEqual(digest(presented), expected);
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
