@@ -54,6 +54,8 @@ export interface ZlmStandInOptions {
   schemas?: readonly string[];
   /** ZLM hook.timeoutSec. Default 3000 ms. */
   hookTimeoutMs?: number;
+  /** HTTP API port. Default: one from the OS. A fixed port lets a test stop a node and start it again at the same address. */
+  port?: number;
 }
 
 export interface ZlmStandIn {
@@ -204,7 +206,7 @@ export async function startZlmStandIn(opts: ZlmStandInOptions): Promise<ZlmStand
   const server = createServer((req, res) => void serve(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, HOST, () => resolve());
+    server.listen(opts.port ?? 0, HOST, () => resolve());
   });
   httpPort = (server.address() as AddressInfo).port;
 

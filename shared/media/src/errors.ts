@@ -26,9 +26,9 @@ export const MEDIA_ERROR_INFO = Object.freeze({
   MEDIA_ERR_SSRC_EXHAUSTED: { transient: true },
   /** A media node record that cannot work (bad URL, port range, weight, empty secret). */
   MEDIA_ERR_INVALID_NODE: { transient: false },
-  /** The media node store (MySQL) is unreachable or shed the statement. */
+  /** A media store (MySQL node table, Redis SSRC claims) is unreachable or shed the statement. */
   MEDIA_ERR_STORE_UNAVAILABLE: { transient: true },
-  /** The media node store rejected the statement (missing table, bad grant). */
+  /** A media store rejected the statement or script (missing table, bad grant, script error). */
   MEDIA_ERR_STORE_QUERY: { transient: false },
 } as const);
 

@@ -66,5 +66,14 @@ export type { MediaNodeSelector, MediaSelectRequest, MediaCandidate, MediaPurpos
 export { createLeastLoadSelector, selectLeastLoad } from './least-load-selector.ts';
 export { StreamLedger, buildCandidates, type PlacedStream, type CandidateSources } from './stream-ledger.ts';
 
-export { createSsrcAllocator, ssrcDomainPart, type SsrcAllocator } from './ssrc-allocator.ts';
+export { ssrcDomainPart, SSRC_SEQUENCE_MIN, SSRC_SEQUENCE_MAX, type SsrcAllocator } from './ssrc-allocator.port.ts';
+export { createMemorySsrcAllocator } from './ssrc-allocator.memory.ts';
+export {
+  createRedisSsrcAllocator,
+  DEFAULT_SSRC_TTL_MS,
+  type RedisScriptClient,
+  type RedisSsrcAllocatorOptions,
+  type SsrcRenewTimers,
+} from './ssrc-allocator.redis.ts';
+export { probeTargets, judgeProbe, type ProbeOutcome, type ProbeVerdict } from './node-probe.ts';
 export { streamUrls, type StreamUrls, type StreamUrlNode } from './stream-urls.ts';

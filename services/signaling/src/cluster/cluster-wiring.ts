@@ -39,6 +39,7 @@ import { forwardReadTimeoutMs } from './forward-timeouts.ts';
 import { createClusterNodeDirectory } from './node-directory.cluster.ts';
 import { createNodeHeartbeat, type NodeHeartbeat } from './node-heartbeat.ts';
 import { NodeTracker, type NodeTableReadResult } from './node-tracker.ts';
+import { OwnerCache } from './owner-cache.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
@@ -73,6 +74,12 @@ export interface ClusterWiring {
   readonly owners: OwnerDirectory | null;
   /** CASC-1 on the last good node listing (self when there is none). */
   cascadeLeader(): string;
+  /** The Redis client (REDIS_URL), shared by the media side (SSRC claims, stream holders); null standalone. */
+  readonly redis: RedisClient | null;
+  /** The forward client (Redis and a secret configured), also for forwards that are not control requests (media hooks). */
+  readonly forwarder: ForwardClient | null;
+  /** ROUTE-5 for those forwards: the internal base URL of node `code` while it is online in the node table, else null. */
+  onlineBaseUrl(code: string): Promise<string | null>;
   /** Once HTTP is bound: first node heartbeat (awaited), then one every interval. */
   startHeartbeat(internalBaseUrl: () => string): Promise<void>;
   /** Idempotent. */
@@ -130,6 +137,13 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     closers.push(() => sessions.close());
     closers.push(() => sns.close());
 
+    // Owner lookups of the routing hook, remembered for at most OWNER_CACHE_TTL_MS; this instance's own
+    // ownership changes (claim after a gap, release, moved away) reach it at once.
+    const redisClient = redis;
+    const ownerCache = new OwnerCache({ clock, ...(redisClient === null ? {} : { available: () => redisClient.status === 'ready' }) });
+    // FAIL-3: an outage (or one Redis Cluster node failing) empties it; routing then reads the store,
+    // whose failure decides from this instance's own leases as before
+    for (const event of ['error', 'close', 'node error']) redisClient?.on(event, () => ownerCache.clear());
     const recorder = createOwnershipRecorder({
       store,
       instanceId: sip.instanceId,
@@ -137,8 +151,10 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       checkIntervalMs: Math.round(sip.offlineScanPeriodSec * 1000),
       clock,
       log: d.log, // it binds its own `component`
+      onLocalOwnershipChange: (deviceId) => ownerCache.forget(deviceId),
     });
     closers.push(() => recorder.close());
+    recorder.onMoved(({ deviceId, newOwner }) => ownerCache.remember(deviceId, newOwner));
 
     // Node table: MySQL, or (Redis without MySQL) this node alone.
     let registry: NodeRegistry | null = null;
@@ -183,6 +199,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       nodes: tracker,
       forwarder,
       readTimeoutMs: forwardReadTimeoutMs,
+      ownerCache: config.redis === null ? null : ownerCache,
     });
 
     let heartbeat: NodeHeartbeat | null = null;
@@ -196,6 +213,12 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       nodes: tracker === null ? null : createClusterNodeDirectory(tracker),
       owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),
       cascadeLeader: () => tracker?.cascadeLeader ?? sip.instanceId,
+      redis,
+      forwarder,
+      async onlineBaseUrl(code) {
+        const state = tracker === null ? null : await tracker.stateOf(code);
+        return state?.kind === 'online' ? state.baseUrl : null;
+      },
       async startHeartbeat(internalBaseUrl) {
         if (registry === null || tracker === null || heartbeat !== null || closed !== null) return;
         const self = (): NodeInfo => ({

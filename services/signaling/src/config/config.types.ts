@@ -53,6 +53,17 @@ export interface AuthSettings {
   readonly signingKeySource: 'configured' | 'dev-default';
 }
 
+export interface MediaSettings {
+  /** Media nodes seeded from configuration (`vms.media.nodes`); the registry holds the rest. */
+  readonly nodes: readonly MediaNode[];
+  /** Seconds between two rounds of the media node API probe loop. */
+  readonly probeIntervalSec: number;
+  /** Seconds without a keepalive hook or probe success after which a node is probed (suspect at twice that). */
+  readonly probeAfterSec: number;
+  /** Consecutive failures that make a media node inactive. */
+  readonly failureThreshold: number;
+}
+
 export type SettingSource = 'default' | 'file' | 'env';
 
 export interface Config {
@@ -63,8 +74,7 @@ export interface Config {
   /** null = embedded device store. */
   readonly mysql: MysqlSettings | null;
   readonly auth: AuthSettings;
-  /** Media nodes seeded from configuration (`vms.media.nodes`); the registry holds the rest. */
-  readonly media: { readonly nodes: readonly MediaNode[] };
+  readonly media: MediaSettings;
   readonly log: { readonly level: LogLevel };
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */
   readonly sources: Readonly<Record<SettingKey, SettingSource>>;

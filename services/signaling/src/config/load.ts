@@ -194,7 +194,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       signingKey: configuredKey ?? devSigningKey(serverId),
       signingKeySource: configuredKey === undefined ? 'dev-default' : 'configured',
     },
-    media: { nodes: get('vms.media.nodes') ?? [] },
+    media: {
+      nodes: get('vms.media.nodes') ?? [],
+      probeIntervalSec: get('vms.media.probe-interval') ?? 5,
+      probeAfterSec: get('vms.media.probe-after') ?? 15,
+      failureThreshold: get('vms.media.failure-threshold') ?? 3,
+    },
     log: { level: get('log.level') ?? 'info' },
     sources,
     configFile: file,

@@ -46,6 +46,9 @@ export const SETTINGS = [
   { key: 'mysql.url', type: 'mysqlUrl', secret: true, default: 'none (embedded device store)', doc: 'mysql://user:pass@host:port/db' },
   { key: 'vms.auth.signing-key', type: 'signingKey', secret: true, default: 'dev key derived from server-id (warned at start)', doc: 'HS256 key for operator tokens, at least 32 bytes' },
   { key: 'vms.media.nodes', type: 'mediaNodes', secret: true, default: 'none (nodes come from the media node table)', doc: 'media nodes seeded at start: JSON array (YAML: list of maps), see src/media/media-nodes.config.ts' },
+  { key: 'vms.media.probe-interval', type: 'seconds', default: '5', doc: 'period of the media node API probe loop, seconds' },
+  { key: 'vms.media.probe-after', type: 'seconds', default: '15', doc: 'a media node no keepalive hook or probe confirmed for this long is probed (getServerConfig); unconfirmed for twice as long it is suspect, seconds' },
+  { key: 'vms.media.failure-threshold', type: 'count', default: '3', doc: 'consecutive failed probes or API calls that make a media node inactive (never chosen until a success)' },
   { key: 'log.level', type: 'logLevel', default: 'info', doc: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -1,15 +1,17 @@
 // The media nodes this instance can put streams on (SPEC §9): the registry (MySQL when configured,
 // else memory) seeded from `vms.media.nodes`, one ZLM client per node, node health from keepalive
-// hooks and API call results, this instance's stream ledger, sticky least-load selection, SSRCs.
+// hooks, API probes (media-prober.ts) and API call results, this instance's stream ledger, sticky
+// least-load selection, SSRCs (the allocator is given: memory alone, Redis in a cluster).
 // The node list is cached and refreshed every `refreshMs` so hook authentication stays synchronous.
 import {
   buildCandidates,
   createLeastLoadSelector,
-  createSsrcAllocator,
   createZlmClients,
+  DEFAULT_HEALTH_POLICY,
   isMediaError,
   NodeHealthTracker,
   StreamLedger,
+  type HealthPolicy,
   type MediaNode,
   type MediaNodeRegistry,
   type MediaPurpose,
@@ -24,7 +26,10 @@ export interface MediaPlaneOptions {
   readonly registry: MediaNodeRegistry;
   /** Upserted into the registry at start (`vms.media.nodes`). */
   readonly seed: readonly MediaNode[];
-  readonly serverId: string;
+  /** SSRCs unique per media node; the caller owns (and closes) it. */
+  readonly ssrcs: SsrcAllocator;
+  /** Default DEFAULT_HEALTH_POLICY. */
+  readonly healthPolicy?: HealthPolicy;
   readonly clock: Clock;
   readonly log: Logger;
   /** ZLM API request timeout, ms. */
@@ -40,6 +45,8 @@ export interface MediaPlane {
   start(): Promise<void>;
   /** Sync lookup from the cached list (hook authentication). */
   node(id: string): MediaNode | undefined;
+  /** Every node of the cached list, enabled or not, ordered by id. */
+  nodes(): readonly MediaNode[];
   /** The node for a new stream of `channelId`; MediaFailedError when there is none. */
   choose(channelId: string, purpose: MediaPurpose, exclude?: readonly string[]): Promise<MediaNode>;
   client(node: MediaNode): ZlmClient;
@@ -51,10 +58,10 @@ export interface MediaPlane {
 export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
   const log = o.log.child({ component: 'media-plane' });
   const clients = createZlmClients({ requestTimeoutMs: o.apiTimeoutMs, connectTimeoutMs: Math.min(2000, o.apiTimeoutMs) });
-  const health = new NodeHealthTracker(o.clock);
+  const health = new NodeHealthTracker(o.clock, o.healthPolicy ?? DEFAULT_HEALTH_POLICY);
   const ledger = new StreamLedger();
   const selector = createLeastLoadSelector();
-  const ssrcs = createSsrcAllocator({ serverId: o.serverId });
+  const ssrcs = o.ssrcs;
   let nodes = new Map<string, MediaNode>();
   let timer: ReturnType<Clock['setTimeout']> | null = null;
   let closed = false;
@@ -83,6 +90,7 @@ export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
       schedule();
     },
     node: (id) => nodes.get(id),
+    nodes: () => [...nodes.values()],
     async choose(channelId, purpose, exclude) {
       const candidates = buildCandidates(
         [...nodes.values()],

@@ -2,7 +2,7 @@
 // port whose INVITEs are answered (or refused) by the test. Real selection, ledger and SSRC allocator.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSsrcAllocator, NodeHealthTracker, StreamLedger, type MediaNode, type ZlmClient } from '@vms/media';
+import { createMemorySsrcAllocator, NodeHealthTracker, StreamLedger, type MediaNode, type ZlmClient } from '@vms/media';
 import pino from 'pino';
 import { createMemoryDeviceKeyIndex } from '../cluster/device-index.memory.ts';
 import { FakeClock } from '../core/clock.ts';
@@ -10,6 +10,7 @@ import { DeviceRejectedError } from '../errors/catalog.ts';
 import type { MediaPlane } from './media-plane.ts';
 import { createMediaSessionManager } from './media-session-manager.ts';
 import type { InviteRequest, MediaDialog, MediaSignaling } from './media-signaling.port.ts';
+import type { StreamHolderDirectory } from './stream-holders.port.ts';
 
 const SERVER = '34020000002000000001';
 const DEV = '34020000001320000001';
@@ -30,13 +31,14 @@ function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () =>
     closeRtpServer: async (id: string) => (calls.push(`close ${id}`), { hit: true }),
     connectRtpServer: async (p: { streamId: string; dstUrl: string; dstPort: number }) => void calls.push(`connect ${p.streamId} ${p.dstUrl}:${p.dstPort}`),
   } as unknown as ZlmClient;
-  const ssrcs = createSsrcAllocator({ serverId: SERVER });
+  const ssrcs = createMemorySsrcAllocator({ serverId: SERVER });
   const plane: MediaPlane = {
     ledger: new StreamLedger(),
     ssrcs,
     health: new NodeHealthTracker(clock),
     start: async () => {},
     node: (id) => (id === NODE.id ? NODE : undefined),
+    nodes: () => [NODE],
     choose: async () => NODE,
     client: () => client,
     callResult: () => {},
@@ -61,9 +63,15 @@ function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () =>
     },
   };
   const directory = createMemoryDeviceKeyIndex(clock);
+  const held = new Map<string, string>();
+  const holders: StreamHolderDirectory = {
+    claim: async (nodeId, streamId) => void held.set(`${nodeId}/${streamId}`, 'self'),
+    holderOf: async (nodeId, streamId) => held.get(`${nodeId}/${streamId}`) ?? null,
+    release: async (nodeId, streamId) => void held.delete(`${nodeId}/${streamId}`),
+  };
   let n = 0;
-  const manager = createMediaSessionManager({ plane, signaling, directory, clock, log: pino({ level: 'silent' }), serverId: SERVER, newId: () => `id${++n}` });
-  return { manager, calls, invites, dialogs, directory, ssrcs };
+  const manager = createMediaSessionManager({ plane, signaling, directory, holders, clock, log: pino({ level: 'silent' }), serverId: SERVER, newId: () => `id${++n}` });
+  return { manager, calls, invites, dialogs, directory, ssrcs, held };
 }
 
 describe('media session manager', () => {
@@ -81,13 +89,18 @@ describe('media session manager', () => {
     assert.equal(t.invites[0]?.subject, `${CH}:${a.ssrc},${SERVER}:0`);
     assert.match(t.invites[0]?.sdp ?? '', /\r\ns=Play\r\n[\s\S]*m=video 30000 RTP\/AVP 96 97 98\r\n/);
     assert.equal(await t.directory.deviceOf(a.sessionId), DEV);
+    assert.deepEqual([...t.held.keys()], [`${NODE.id}/${a.streamId}`], 'holder recorded once for the shared stream');
+    assert.equal(t.manager.holds(NODE.id, a.streamId), true);
+    assert.equal(t.manager.holds('zlm-other', a.streamId), false, 'same stream id on another node is not ours');
     assert.deepEqual(await t.manager.stop(a.sessionId), { viewers: 1 });
     assert.equal(t.dialogs[0]?.bye, 0);
     await t.manager.stop(b.sessionId);
     assert.equal(t.dialogs[0]?.bye, 1);
     assert.deepEqual(t.calls, [`open ${DEV}_${CH} udp ${a.ssrc}`, `close ${DEV}_${CH}`]);
-    assert.equal(t.ssrcs.inUse(NODE.id), 0);
+    assert.equal(await t.ssrcs.inUse(NODE.id), 0);
     assert.equal(await t.directory.deviceOf(b.sessionId), null);
+    assert.equal(t.held.size, 0, 'holder record removed with the stream');
+    assert.equal(t.manager.holds(NODE.id, a.streamId), false);
   });
 
   it('a refused INVITE closes the RTP port and releases the SSRC; tcp-active connects to the answer address', async () => {
@@ -96,7 +109,7 @@ describe('media session manager', () => {
     });
     await assert.rejects(refused.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' }), DeviceRejectedError);
     assert.deepEqual(refused.calls.map((c) => c.split(' ')[0]), ['open', 'close']);
-    assert.equal(refused.ssrcs.inUse(NODE.id), 0);
+    assert.equal(await refused.ssrcs.inUse(NODE.id), 0);
 
     const active = setup();
     const s = await active.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'tcp-active' });

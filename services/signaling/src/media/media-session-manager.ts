@@ -3,6 +3,8 @@
 //   choose node (sticky per channel) → SSRC → openRtpServer → INVITE (Subject, SDP offer) → 200/ACK →
 //   tcp-active: connectRtpServer → session id in the directory (routing by sessionId on any instance).
 // Teardown is the reverse: BYE, closeRtpServer, release the SSRC, forget the session ids.
+// In a cluster the stream's holder (this instance) is recorded once its port is open, so a ZLM hook
+// about it landing on another instance is forwarded here (media-hooks.ts).
 // Sharing (decided): each play gets its own sessionId; plays of one channel share its one live stream
 // (same URLs), which ends with its last session (or on the media node's no-reader hook).
 import {
@@ -28,6 +30,7 @@ import type { MediaPlane } from './media-plane.ts';
 import type { DownloadProgress, MediaStream, PlaybackAction, StartAnswer, StreamMode } from './media-session.types.ts';
 import { MediaSessionTable } from './media-sessions.ts';
 import type { MediaDialog, MediaSignaling } from './media-signaling.port.ts';
+import type { StreamHolderDirectory } from './stream-holders.port.ts';
 
 /** Session ids stay routable this long without a stop (a viewer that never says goodbye). */
 export const SESSION_DIRECTORY_TTL_MS = 24 * 3600_000;
@@ -55,6 +58,8 @@ export interface MediaSessionManagerDeps {
   readonly log: Logger;
   readonly serverId: string;
   readonly newId: () => string;
+  /** Cluster: stream → holder records for hook forwarding; absent standalone. */
+  readonly holders?: StreamHolderDirectory | null;
 }
 
 export interface MediaSessionManager {
@@ -70,6 +75,8 @@ export interface MediaSessionManager {
   /** The live stream's node and URL for a snapshot, if the channel is playing here. */
   liveOf(channelId: string): { node: MediaNode; rtspUrl: string } | undefined;
   onHook(event: MediaHookEvent): void;
+  /** True when this instance holds that stream on that media node. */
+  holds(nodeId: string, streamId: string): boolean;
   onMediaStatus(e: { deviceId: string; callId: string; notifyType: string }): void;
   /** The device went offline here (unregister, expiry, keepalive timeout): its streams end, no BYE. */
   onDeviceGone(deviceId: string): void;
@@ -118,8 +125,14 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
           },
         ),
       ...sessionIds.map((id) => d.directory.forget(id).catch((err: unknown) => slog.warn({ err, sessionId: id }, 'session directory forget failed'))),
+      d.holders?.release(stream.nodeId, streamId).catch((err: unknown) => slog.warn({ err }, 'stream holder release failed')),
     ]);
-    plane.ssrcs.release(stream.nodeId, stream.ssrc);
+    await releaseSsrc(stream.nodeId, stream.ssrc);
+  };
+
+  /** Never rejects: an SSRC left behind in the shared store expires with its TTL. */
+  const releaseSsrc = async (nodeId: string, ssrc: string): Promise<void> => {
+    await plane.ssrcs.release(nodeId, ssrc).catch((err: unknown) => log.warn({ err, nodeId, ssrc }, 'SSRC release failed'));
   };
 
   const keepEnded = (sessionId: string, s: MediaStream): void => {
@@ -159,7 +172,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     const node = await plane.choose(req.channelId, purpose);
     let ssrc: string;
     try {
-      ssrc = plane.ssrcs.allocate(node.id, purpose);
+      ssrc = await plane.ssrcs.allocate(node.id, purpose);
     } catch (err) {
       if (isMediaError(err)) throw new MediaFailedError('SSRC allocation', err.message, { cause: err });
       throw err;
@@ -169,7 +182,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     try {
       port = await openRtp(node, streamId, req.mode, ssrc);
     } catch (err) {
-      plane.ssrcs.release(node.id, ssrc);
+      await releaseSsrc(node.id, ssrc);
       throw err;
     }
     const range = 'start' in req ? { start: req.start.getTime(), end: req.end.getTime() } : null;
@@ -194,6 +207,10 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     table.addStream(stream);
     plane.ledger.add({ streamId, nodeId: node.id, channelId: req.channelId, purpose });
     const slog = log.child({ streamId, deviceId: req.deviceId, channelId: req.channelId, nodeId: node.id });
+    // before the INVITE: the media node's hooks about this port may come as soon as RTP does
+    await d.holders?.claim(node.id, streamId, SESSION_DIRECTORY_TTL_MS).catch((err: unknown) => {
+      slog.warn({ err }, 'stream holder record failed: hooks landing on other instances stay there');
+    });
     try {
       const subject = buildSubject({ senderId: req.channelId, senderStream: ssrc, receiverId: d.serverId, receiverStream: '0' });
       const dialog = await d.signaling.invite({ deviceId: req.deviceId, channelId: req.channelId, sdp: offerFor(purpose, node, port, ssrc, req), subject });
@@ -361,6 +378,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
           return;
       }
     },
+    holds: (nodeId, streamId) => table.stream(streamId)?.nodeId === nodeId,
     onMediaStatus(e) {
       const s = table.streamByCallId(e.callId);
       if (s === undefined || s.deviceId !== e.deviceId) {

@@ -1,18 +1,35 @@
 // Builds the media side of one instance: the node registry (MySQL when configured, else memory)
-// seeded from `vms.media.nodes`, the media plane, INVITE signaling on the device side's SIP stack,
-// the session manager, MediaStatus from the device events, and the webhook handler (node secret).
-import { createHookHandler, createMemoryMediaNodeRegistry, createMysqlMediaNodeRegistry, type HookHandler, type MediaNodeRegistry } from '@vms/media';
+// seeded from `vms.media.nodes`, SSRCs (memory alone; Redis in a cluster, with a local fallback), the
+// media plane and its API probe loop, INVITE signaling on the device side's SIP stack, the session
+// manager (with stream → holder records in a cluster), MediaStatus from the device events, and the
+// webhook receiver (node secret; hooks about streams held elsewhere forwarded to their holder).
+import {
+  createHookHandler,
+  createMemoryMediaNodeRegistry,
+  createMemorySsrcAllocator,
+  createMysqlMediaNodeRegistry,
+  createRedisSsrcAllocator,
+  type HealthPolicy,
+  type HookHandler,
+  type MediaNodeRegistry,
+  type SsrcAllocator,
+} from '@vms/media';
 import { createMysqlPool } from '@vms/cluster';
 import { nanoid } from 'nanoid';
 import type { Logger } from 'pino';
+import type { ClusterWiring } from '../cluster/cluster-wiring.ts';
 import type { SessionDirectory } from '../cluster/device-index.port.ts';
 import type { Config } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceEvents } from '../events/device-events.ts';
 import type { DeviceSide } from '../sip/device-side.ts';
+import { createHookReceiver, type HookReceiver } from './media-hooks.ts';
 import { createMediaPlane } from './media-plane.ts';
+import { createMediaProber } from './media-prober.ts';
 import { createMediaSessionManager, type MediaSessionManager } from './media-session-manager.ts';
 import { createSipMediaSignaling } from './media-signaling.sip.ts';
+import { withLocalSsrcFallback } from './ssrc-fallback.ts';
+import { createRedisStreamHolders } from './stream-holders.redis.ts';
 
 /** GB/T 28181 gives no INVITE deadline; devices answer in well under a second, NVRs in a few. */
 export const INVITE_TIMEOUT_MS = 8000;
@@ -23,7 +40,10 @@ export interface MediaWiring {
   readonly sessions: MediaSessionManager;
   /** The media node client for snapshots and the like. */
   readonly plane: ReturnType<typeof createMediaPlane>;
+  /** Authentication and parsing of a hook (no side effects). */
   readonly hooks: HookHandler;
+  /** `POST /vms/webhook/:hook`: run here or forwarded to the stream's holder. */
+  readonly receiveHook: HookReceiver;
   close(): Promise<void>;
 }
 
@@ -32,16 +52,26 @@ export interface MediaWiringDeps {
   readonly side: Pick<DeviceSide, 'stack' | 'flows'>;
   readonly events: DeviceEvents;
   readonly directory: SessionDirectory;
+  /** Cluster mode: the shared Redis client, the forward client and the node table. Absent: standalone. */
+  readonly cluster?: Pick<ClusterWiring, 'redis' | 'forwarder' | 'onlineBaseUrl'>;
   readonly clock: Clock;
   readonly log: Logger;
   readonly inviteTimeoutMs?: number;
 }
 
+/** The health policy from `vms.media.probe-after` / `failure-threshold` (suspect at twice probe-after). */
+export function mediaHealthPolicy(media: Config['media']): HealthPolicy {
+  const probeAfterMs = Math.round(media.probeAfterSec * 1000);
+  return { probeAfterMs, staleAfterMs: 2 * probeAfterMs, failureThreshold: media.failureThreshold };
+}
+
 export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
   const closers: (() => Promise<void>)[] = [];
+  const { config } = d;
+  const log = d.log.child({ component: 'media' });
   let registry: MediaNodeRegistry;
-  if (d.config.mysql !== null) {
-    const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2 });
+  if (config.mysql !== null) {
+    const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
     closers.push(() => pool.end());
     registry = createMysqlMediaNodeRegistry(pool); // table from deploy/sql V003, migrated at start
   } else {
@@ -49,10 +79,29 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
   }
   const reg = registry;
   closers.push(() => reg.close());
+
+  const redis = d.cluster?.redis ?? null;
+  const local = createMemorySsrcAllocator({ serverId: config.sip.serverId });
+  let ssrcs: SsrcAllocator = local;
+  if (redis !== null) {
+    const shared = createRedisSsrcAllocator({
+      client: redis,
+      serverId: config.sip.serverId,
+      holder: config.sip.instanceId,
+      timers: d.clock,
+      onLost: (nodeId, lost) => log.warn({ nodeId, ssrcs: lost }, 'SSRCs of running streams were taken by another instance'),
+      onRenewError: (err) => log.warn({ err }, 'SSRC renewal failed, retrying next period'),
+    });
+    ssrcs = withLocalSsrcFallback(shared, local, log);
+  }
+  const allocator = ssrcs;
+  closers.push(() => allocator.close());
+
   const plane = createMediaPlane({
     registry,
-    seed: d.config.media.nodes,
-    serverId: d.config.sip.serverId,
+    seed: config.media.nodes,
+    ssrcs,
+    healthPolicy: mediaHealthPolicy(config.media),
     clock: d.clock,
     log: d.log,
     apiTimeoutMs: ZLM_API_TIMEOUT_MS,
@@ -68,19 +117,26 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     await closeAll();
     throw err;
   }
+  const prober = createMediaProber({ plane, clock: d.clock, log: d.log, intervalMs: Math.round(config.media.probeIntervalSec * 1000) });
+  closers.push(() => prober.close());
+  prober.start();
+  void prober.probeNow(); // a first look at every node, not awaited: a dead node must not hold the start
+
+  const holders = redis === null ? null : createRedisStreamHolders(redis, config.sip.instanceId);
   const sessions = createMediaSessionManager({
     plane,
     signaling: createSipMediaSignaling({
       stack: d.side.stack,
       flows: d.side.flows,
-      sip: d.config.sip,
+      sip: config.sip,
       clock: d.clock,
       inviteTimeoutMs: d.inviteTimeoutMs ?? INVITE_TIMEOUT_MS,
     }),
     directory: d.directory,
+    holders,
     clock: d.clock,
     log: d.log,
-    serverId: d.config.sip.serverId,
+    serverId: config.sip.serverId,
     newId: () => nanoid(),
   });
   const offStatus = d.events.on('mediaStatus', (e) => sessions.onMediaStatus(e));
@@ -91,11 +147,21 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
   });
   closers.push(() => sessions.close());
   const hooks = createHookHandler({ lookupNode: (id) => plane.node(id) });
+  const receiveHook = createHookReceiver({
+    self: config.sip.instanceId,
+    hooks,
+    sessions,
+    forwardSecret: config.sip.nodeForwardSecret,
+    holders,
+    forwarder: d.cluster?.forwarder ?? null,
+    onlineBaseUrl: d.cluster?.onlineBaseUrl ?? (async () => null),
+  });
   let closed: Promise<void> | null = null;
   return {
     sessions,
     plane,
     hooks,
+    receiveHook,
     close() {
       closed ??= closeAll();
       return closed;

@@ -1,19 +1,22 @@
 // `POST /vms/webhook/:hook` (SPEC §12, ROUTE-7): ZLMediaKit hooks. No operator token and no owner
-// routing; the sender is verified by its node secret (`?secret=`, createHookHandler). Answered in ZLM's
-// own envelope (`{code: 0, ...}`, `close: true` for on_stream_none_reader), not the API envelope.
+// routing of the control API; the sender is verified by its node secret (`?secret=`, createHookHandler).
+// A hook about a stream another instance holds is forwarded to that instance (media/media-hooks.ts).
+// Answered in ZLM's own envelope (`{code: 0, ...}`, `close` for on_stream_none_reader), not the API envelope.
 import type { FastifyInstance } from 'fastify';
 import type { MediaWiring } from '../../media/media-wiring.ts';
 import { WEBHOOK_PREFIX } from '../paths.ts';
 
-export function registerWebhookRoute(app: FastifyInstance, media: Pick<MediaWiring, 'hooks' | 'sessions'>): void {
+export function registerWebhookRoute(app: FastifyInstance, media: Pick<MediaWiring, 'receiveHook'>): void {
   app.post<{ Params: { hook: string } }>(`${WEBHOOK_PREFIX}:hook`, async (request, reply) => {
-    const result = media.hooks(request.params.hook, request.body, request.query as Record<string, unknown>);
-    if (result.ok) {
-      request.log.debug({ hook: request.params.hook }, 'media hook');
-      media.sessions.onHook(result.event);
-    } else {
-      request.log.info({ hook: request.params.hook, code: result.error.code }, 'media hook refused');
-    }
-    return reply.status(result.httpStatus).type('application/json; charset=utf-8').send(result.reply);
+    const answer = await media.receiveHook({
+      name: request.params.hook,
+      body: request.body,
+      rawBody: request.rawBody,
+      query: request.query as Record<string, unknown>,
+      headers: request.headers,
+      path: request.originalUrl,
+      log: request.log,
+    });
+    return reply.status(answer.status).type(answer.contentType).send(answer.body);
   });
 }
