@@ -3,37 +3,21 @@
 // flagged node code, else smallest online node — registers upstream; the others do not. When the
 // leader is killed (-9) the next node registers upstream within the node online window + 1 s.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { waitFor } from '@vms/test';
-import { databaseWithPlatform, startTestUpstream, type TestUpstream } from './cascade-e2e-upstream.ts';
-import { startInstance, startStores, type Instance, type Stores } from './routing-cluster.ts';
+import { HEARTBEAT_S, useCascadeCluster } from './cascade-cluster.ts';
 
-/** Node heartbeat period; a node is online for 3 periods (NODE_ONLINE_WINDOW_HEARTBEATS). */
-const HEARTBEAT_S = 0.5;
+/** A node is online for 3 heartbeat periods (NODE_ONLINE_WINDOW_HEARTBEATS). */
 const NODE_TTL_MS = HEARTBEAT_S * 3 * 1000;
-const ENV = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: String(HEARTBEAT_S), LOG_LEVEL: 'info' };
 
 describe('cascade leadership and upstream registration (CASC-1, CASC-2, FAIL-2)', () => {
-  let stores: Stores;
-  let upstream: TestUpstream;
-  const running: Instance[] = [];
-
-  before(async () => {
-    stores = await startStores();
-    upstream = await startTestUpstream();
-  });
-  after(async () => {
-    await Promise.all(running.map((i) => i.proc.stop().catch(() => undefined)));
-    await upstream?.close();
-    await stores?.stop();
-  });
+  const cluster = useCascadeCluster();
 
   it('two flagged nodes: the smaller registers upstream; killed -9, the next one registers within node TTL + 1 s', async () => {
-    const s = await databaseWithPlatform(stores, 'casc_flagged', upstream);
-    const b = await startInstance(s, 'casc-node-b', { cascade: true, env: ENV });
-    running.push(b);
-    const a = await startInstance(s, 'casc-node-a', { cascade: true, env: ENV });
-    running.push(a);
+    const { upstream } = cluster;
+    const s = await cluster.database('casc_flagged');
+    const b = await cluster.instance(s, 'casc-node-b', { cascade: true });
+    const a = await cluster.instance(s, 'casc-node-a', { cascade: true });
 
     await waitFor(() => upstream.registersFrom(a.sipPort).length > 0, { timeoutMs: 10_000, intervalMs: 20, description: 'REGISTER from casc-node-a' });
     // b may have led alone for a moment before a's first heartbeat; from then on only a registers
@@ -56,12 +40,11 @@ describe('cascade leadership and upstream registration (CASC-1, CASC-2, FAIL-2)'
   });
 
   it('no flagged node: the smallest online node registers upstream, the other does not', async () => {
-    const s = await databaseWithPlatform(stores, 'casc_unflagged', upstream);
-    const d = await startInstance(s, 'casc-node-d', { cascade: false, env: ENV });
-    running.push(d);
-    const c = await startInstance(s, 'casc-node-c', { cascade: false, env: ENV });
-    running.push(c);
-    await waitFor(() => upstream.registersFrom(c.sipPort).length > 0, { timeoutMs: 10_000, intervalMs: 20, description: 'REGISTER from casc-node-c' });
+    const { upstream } = cluster;
+    const s = await cluster.database('casc_unflagged');
+    const d = await cluster.instance(s, 'casc-node-d');
+    const c = await cluster.instance(s, 'casc-node-c');
+    await cluster.registered(c);
     const settledAt = Date.now();
     await new Promise((r) => setTimeout(r, 3 * NODE_TTL_MS));
     assert.equal(upstream.registersFrom(d.sipPort).filter((r) => r.at > settledAt + 2 * HEARTBEAT_S * 1000).length, 0);

@@ -2,31 +2,18 @@
 // leads alone: creating a platform registers to it at once, the shared channel list is replaced
 // through the API, a catalog query is answered from it, and nothing is published on the bus.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { waitFor } from '@vms/test';
-import { startTestUpstream, UPSTREAM_DOMAIN, UPSTREAM_ID, type TestUpstream } from './cascade-e2e-upstream.ts';
-import { api, logLines, SERVER_ID, startInstance, startStores, type Instance, type Stores } from './routing-cluster.ts';
+import { api, logLines, MANSCDP, SERVER_ID, UPSTREAM_DOMAIN, UPSTREAM_ID, useCascadeCluster } from './cascade-cluster.ts';
 
-const ENV = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '0.5', LOG_LEVEL: 'info' };
+const UNKNOWN_PLATFORM = '34010000002000000099';
 
 describe('upstream platform API (CASC-2) on a lone instance (CASC-5)', () => {
-  let stores: Stores;
-  let upstream: TestUpstream;
-  let instance: Instance | undefined;
+  const cluster = useCascadeCluster();
 
-  before(async () => {
-    stores = await startStores();
-    upstream = await startTestUpstream();
-  });
-  after(async () => {
-    await instance?.proc.stop().catch(() => undefined);
-    await upstream?.close();
-    await stores?.stop();
-  });
-
-  it('POST /vms/platforms registers at once; PUT channels; GET lists; DELETE stops', async () => {
-    const inst = await startInstance(stores, 'casc-api-a', { cascade: false, env: ENV });
-    instance = inst;
+  it('POST /vms/platforms registers at once; PUT channels; GET lists; DELETE stops; an unknown platform is not found (404)', async () => {
+    const { upstream } = cluster;
+    const inst = await cluster.instance(cluster.stores, 'casc-api-a');
     const json = { 'content-type': 'application/json' };
 
     const created = await api(inst, '/vms/platforms', {
@@ -58,7 +45,7 @@ describe('upstream platform API (CASC-2) on a lone instance (CASC-5)', () => {
       uri: `sip:${SERVER_ID}@127.0.0.1:${inst.sipPort}`,
       headers: { From: `<sip:${UPSTREAM_ID}@${UPSTREAM_DOMAIN}>`, To: `<sip:${SERVER_ID}@${SERVER_ID.slice(0, 10)}>` },
       body: `<?xml version="1.0" encoding="GB2312"?>\r\n<Query>\r\n<CmdType>Catalog</CmdType>\r\n<SN>77</SN>\r\n<DeviceID>${SERVER_ID}</DeviceID>\r\n</Query>\r\n`,
-      contentType: 'Application/MANSCDP+xml',
+      contentType: MANSCDP,
       target: { host: '127.0.0.1', port: inst.sipPort, transport: 'udp' },
     });
     assert.equal(res.status, 200);
@@ -69,8 +56,22 @@ describe('upstream platform API (CASC-2) on a lone instance (CASC-5)', () => {
     });
     assert.match(page.body, /<SumNum>0<\/SumNum>/);
 
+    // an unknown platform: the catalog's not-found (HTTP 404, envelope code 404), on every endpoint naming one
+    for (const [method, path, body] of [
+      ['PUT', `/vms/platforms/${UNKNOWN_PLATFORM}`, JSON.stringify({ name: 'x' })],
+      ['GET', `/vms/platforms/${UNKNOWN_PLATFORM}/channels`, undefined],
+      ['PUT', `/vms/platforms/${UNKNOWN_PLATFORM}/channels`, JSON.stringify({ channels })],
+      ['DELETE', `/blade-iot/vms/platforms/${UNKNOWN_PLATFORM}`, undefined],
+    ] as const) {
+      const r = await api(inst, path, { method, ...(body === undefined ? {} : { headers: json, body }) });
+      assert.equal(r.status, 404, `${method} ${path}`);
+      assert.deepEqual(r.json, { code: 404, success: false, msg: `unknown upstream platform ${UNKNOWN_PLATFORM}`, data: null });
+    }
+
     const del = await api(inst, `/vms/platforms/${UPSTREAM_ID}`, { method: 'DELETE' });
     assert.deepEqual(del.json.data, { removed: true });
+    const again = await api(inst, `/vms/platforms/${UPSTREAM_ID}/channels`);
+    assert.equal(again.json.code, 404, 'deleted: not found any more');
     assert.equal(logLines(inst, 'cascade event dropped: publish failed').length, 0);
   });
 });

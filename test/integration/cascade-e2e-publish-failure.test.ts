@@ -3,59 +3,28 @@
 // and the uplink itself is still answered 200 and its effect persisted (the device marked offline).
 import assert from 'node:assert/strict';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createMysqlPool } from '@vms/cluster';
-import { createSimulatedDevice, defaultChannelIds, type SimulatedDevice } from '@vms/device-sim';
+import { defaultChannelIds } from '@vms/device-sim';
 import { SIP_CHANNELS, type MessageInEvent, type MessageOutEvent } from '@vms/sip';
 import { waitFor } from '@vms/test';
-import { databaseWithPlatform, startTestUpstream, UPSTREAM_ID, type TestUpstream } from './cascade-e2e-upstream.ts';
-import { api, eventually, logLines, SERVER_ID, startInstance, startStores, type Instance, type Stores } from './routing-cluster.ts';
+import { eventually, logLines, shares, useCascadeCluster } from './cascade-cluster.ts';
 
-const ENV = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '0.5', LOG_LEVEL: 'info' };
 const DEVICE = '34020000001320000501';
 const DROPPED = 'cascade event dropped: publish failed';
 
 describe('cascade publish failure never breaks the uplink (CASC-4)', () => {
-  let stores: Stores;
-  let upstream: TestUpstream;
-  const instances: Instance[] = [];
-  let device: SimulatedDevice | undefined;
-
-  before(async () => {
-    stores = await startStores();
-    upstream = await startTestUpstream();
-  });
-  after(async () => {
-    await device?.close().catch(() => undefined);
-    await Promise.all(instances.map((i) => i.proc.stop().catch(() => undefined)));
-    await upstream?.close();
-    await stores?.stop();
-  });
+  const cluster = useCascadeCluster();
 
   it('Redis down: the alarm is answered 200, the unregister is answered and persisted, the events are dropped and logged', async () => {
     const [channelId] = defaultChannelIds(DEVICE, 1);
     assert.ok(channelId !== undefined);
-    const s = await databaseWithPlatform(stores, 'casc_pubfail', upstream, (repo) =>
-      repo.shareChannels(UPSTREAM_ID, [{ deviceId: DEVICE, channelId, catalogGroupId: null, parentId: null }]),
-    );
-    const leader = await startInstance(s, 'casc-pf-a', { cascade: true, env: ENV });
-    instances.push(leader);
-    const other = await startInstance(s, 'casc-pf-b', { cascade: false, env: ENV });
-    instances.push(other);
-    await waitFor(() => upstream.registersFrom(leader.sipPort).length > 0, { timeoutMs: 10_000, intervalMs: 20, description: 'leader registered upstream' });
-
-    device = createSimulatedDevice({ server: { host: '127.0.0.1', port: other.sipPort, id: SERVER_ID }, deviceId: DEVICE, password: 'unused-no-challenge', channels: 1 });
-    await device.start();
-    await waitFor(() => device?.registered === true, { timeoutMs: 10_000, description: 'device registered on the non-leader' });
-    const sync = await api(other, `/vms/device/catalog/sync?deviceId=${DEVICE}`, { method: 'POST' });
-    assert.equal(sync.json.success, true, JSON.stringify(sync.json));
-    await waitFor(
-      async () => {
-        const d = (await api(other, `/vms/channels?deviceId=${DEVICE}&size=100`)).json.data as { total?: number; records?: unknown[] } | unknown[];
-        return (Array.isArray(d) ? d.length : (d.total ?? d.records?.length ?? 0)) >= 1;
-      },
-      { timeoutMs: 20_000, intervalMs: 100, description: 'channel stored' },
-    );
+    const { stores } = cluster;
+    const s = await cluster.database('casc_pubfail', shares(DEVICE, [channelId]));
+    const leader = await cluster.instance(s, 'casc-pf-a', { cascade: true });
+    const other = await cluster.instance(s, 'casc-pf-b');
+    await cluster.registered(leader);
+    const device = await cluster.device(other, DEVICE, 1);
 
     // the answers the device receives, matched to its requests by Call-ID + CSeq
     const sent = new Map<string, string>(); // callId/cseq → what
@@ -82,7 +51,6 @@ describe('cascade publish failure never breaks the uplink (CASC-4)', () => {
       assert.equal(answers.get('alarm'), 200);
 
       await device.close(); // unregister → offline → channel OFF notify, which cannot be published
-      device = undefined;
       await waitFor(() => answers.has('unregister'), { timeoutMs: 5000, intervalMs: 20, description: 'unregister answered' });
       assert.equal(answers.get('unregister'), 200);
     } finally {

@@ -163,15 +163,28 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     // session ids are written to the cluster's session index so any instance routes them.
     let media: MediaWiring | undefined;
     if (side !== null) {
-      const m = await openMedia({ config, side, events, directory: cluster.sessions, clock, log });
+      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log });
       media = m;
       closers.push(() => m.close());
     }
     // Cascade (SPEC §6): upstream platforms, leadership, the leader's upstream registrations. Opened
     // after the SIP side, so it closes first: registrations stop before the stack does.
     let cascade: CascadeWiring | null = null;
-    if (side !== null) {
-      const c = await openCascade({ config, sip: side.stack, flows: side.flows, events, clock, log, devices, version: SERVICE_VERSION, utcOffsetMinutes });
+    let controlApi: FastifyInstance | null = null; // the upstream's live view plays through it (CASC-6)
+    if (side !== null && media !== undefined) {
+      const c = await openCascade({
+        config,
+        sip: side.stack,
+        flows: side.flows,
+        events,
+        clock,
+        log,
+        devices,
+        version: SERVICE_VERSION,
+        utcOffsetMinutes,
+        media: media.plane,
+        api: () => controlApi,
+      });
       cascade = c;
       closers.push(() => c.close());
       onNodeRead = (read) => c.onNodeRead(read);
@@ -210,6 +223,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
     });
+    controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered
     // 503) so they do not hold the close, and their keep-alive connections end with the answer.
     let draining = false;
@@ -223,6 +237,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       await quiescing?.quiesce();
       await closing;
     });
+    // Closed before HTTP (closers run in reverse): upstream live views leave their streams through it.
+    const liveViews = cascade;
+    if (liveViews !== null) closers.push(() => liveViews.closeLiveViews());
     await http.listen({ port: config.http.port, host: config.http.address });
     const address = http.server.address();
     boundPort = typeof address === 'object' && address !== null ? address.port : config.http.port;

@@ -17,6 +17,13 @@ describe('cascade error catalog', () => {
         CASCADE_ERR_SEND: [true, 408],
         CASCADE_ERR_ARGUMENT: [false, 400],
         CASCADE_ERR_CLOSED: [false, 503],
+        CASCADE_ERR_CHANNEL_NOT_SHARED: [false, 404],
+        CASCADE_ERR_BAD_OFFER: [false, 400],
+        CASCADE_ERR_UNSUPPORTED_OFFER: [false, 488],
+        CASCADE_ERR_NOT_LEADER: [true, 503],
+        CASCADE_ERR_SOURCE_UNAVAILABLE: [true, 480],
+        CASCADE_ERR_SOURCE_TIMEOUT: [true, 504],
+        CASCADE_ERR_MEDIA: [true, 500],
       },
     );
   });

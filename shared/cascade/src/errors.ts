@@ -23,6 +23,21 @@ export const CASCADE_ERROR_INFO = Object.freeze({
   CASCADE_ERR_ARGUMENT: { transient: false, sipStatus: SipStatus.BadRequest },
   /** The repository or registration was closed. */
   CASCADE_ERR_CLOSED: { transient: false, sipStatus: SipStatus.ServiceUnavailable },
+  // --- live view asked for by an upstream (INVITE, SPEC CASC-6) ---
+  /** The INVITE names a channel this platform does not have or does not share with that upstream. */
+  CASCADE_ERR_CHANNEL_NOT_SHARED: { transient: false, sipStatus: SipStatus.NotFound },
+  /** The INVITE's SDP cannot be read: no body, no m= / c= address or port, no valid y= SSRC. */
+  CASCADE_ERR_BAD_OFFER: { transient: false, sipStatus: SipStatus.BadRequest },
+  /** A readable offer this platform does not serve (s= other than Play, TCP with a=setup:active…). */
+  CASCADE_ERR_UNSUPPORTED_OFFER: { transient: false, sipStatus: SipStatus.NotAcceptableHere },
+  /** This instance is not the cascade leader (CASC-6: the leader serves the upstream's INVITEs). */
+  CASCADE_ERR_NOT_LEADER: { transient: true, sipStatus: SipStatus.ServiceUnavailable },
+  /** The channel's device is offline, or its owner cannot be reached or refused the play. */
+  CASCADE_ERR_SOURCE_UNAVAILABLE: { transient: true, sipStatus: SipStatus.TemporarilyUnavailable },
+  /** The device, its owner or the media node did not deliver the stream in time. */
+  CASCADE_ERR_SOURCE_TIMEOUT: { transient: true, sipStatus: SipStatus.ServerTimeout },
+  /** The media plane failed: no media node, a ZLM call (openRtpServer, startSendRtp…) failed. */
+  CASCADE_ERR_MEDIA: { transient: true, sipStatus: SipStatus.ServerInternalError },
 } as const);
 
 export type CascadeErrorCode = keyof typeof CASCADE_ERROR_INFO;

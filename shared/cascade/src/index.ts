@@ -80,6 +80,15 @@ export {
 export { alarmNotifyBody, catalogNotifyBody, mobilePositionNotifyBody } from './answers/notify-bodies.ts';
 
 export {
+  PS_PAYLOAD_TYPE,
+  buildUpstreamAnswer,
+  readUpstreamOffer,
+  type UpstreamAnswerParams,
+  type UpstreamMediaTransport,
+  type UpstreamOffer,
+} from './live/upstream-offer.ts';
+
+export {
   SubscriptionTable,
   subscriptionKindOf,
   type SubscribeOutcome,

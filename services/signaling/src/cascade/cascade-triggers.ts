@@ -1,5 +1,6 @@
 // Device-side triggers of cascade NOTIFYs (SPEC CASC-3): a device's shared channels go ON/OFF when it
-// comes online / goes offline; alarms; mobile positions. Each becomes a cascade action carried by
+// comes online / goes offline; channels a catalog notify or sync added, deleted, updated or switched
+// ON/OFF (ADD / DEL / UPDATE / ON / OFF…, `catalogChanged.changes`); alarms; mobile positions. Each becomes a cascade action carried by
 // value (the channel snapshot, the whole alarm) and handed to `route`, which runs it here when this
 // instance is the leader and publishes it otherwise. Never throws into the device side (CASC-4):
 // listeners only start async work and log its failure.
@@ -7,7 +8,8 @@ import type { PlatformRepository } from '@vms/cascade';
 import type { CascadeEventData, CatalogChannelSnapshot } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
-import type { DeviceEvents } from '../events/device-events.ts';
+import type { Channel } from '../devices/device.types.ts';
+import type { DeviceEventMap, DeviceEvents } from '../events/device-events.ts';
 import { itemFromChannel } from './channel-items.ts';
 
 /** Channels read per device when it goes on/offline (a GB NVR has at most a few hundred). */
@@ -39,6 +41,25 @@ export function attachCascadeTriggers(o: CascadeTriggersOptions): () => void {
       o.route({ kind: 'notify.catalog', payload: { event, deviceId, channel } });
     }
   };
+  // ADD / UPDATE / ON / OFF carry the channel as the device reported it (the event's data, by value);
+  // DEL carries only its id (GB/T 28181-2016 §A.2.5: DeviceID and Event suffice). Shares are kept on
+  // DEL: a channel the device reports again is ADDed to the same upstreams.
+  const catalogChanges = async (e: DeviceEventMap['catalogChanged']): Promise<void> => {
+    const last = new Map(e.changes.map((c) => [c.channelId, c.event]));
+    const reported = new Map(e.channels.map((c) => [c.channelId, c]));
+    for (const [channelId, event] of last) {
+      if ((await o.platforms.sharesOf(e.deviceId, channelId)).length === 0) continue;
+      let snapshot: CatalogChannelSnapshot;
+      if (event === 'DEL') snapshot = { deviceId: channelId };
+      else {
+        const input = reported.get(channelId);
+        const c: Channel | null = input === undefined ? await o.devices.getChannel(e.deviceId, channelId) : { ...input, deviceId: e.deviceId, updatedAt: e.at };
+        if (c === null) continue;
+        snapshot = plain(itemFromChannel(c)) as unknown as CatalogChannelSnapshot;
+      }
+      o.route({ kind: 'notify.catalog', payload: { event, deviceId: e.deviceId, channel: snapshot } });
+    }
+  };
   const run = (what: string, deviceId: string, work: Promise<void>): void => {
     work.catch((err: unknown) => log.warn({ err, deviceId, trigger: what }, 'cascade trigger failed'));
   };
@@ -46,6 +67,7 @@ export function attachCascadeTriggers(o: CascadeTriggersOptions): () => void {
   const offs = [
     o.events.on('online', (e) => run('online', e.deviceId, channelsOnOff(e.deviceId, 'ON'))),
     o.events.on('offline', (e) => run('offline', e.deviceId, channelsOnOff(e.deviceId, 'OFF'))),
+    o.events.on('catalogChanged', (e) => run('catalog', e.deviceId, catalogChanges(e))),
     o.events.on('alarm', (e) => {
       const { sn: _sn, ...alarm } = e.alarm;
       o.route({ kind: 'notify.alarm', payload: { deviceId: e.deviceId, alarm: plain(alarm) } });

@@ -28,6 +28,7 @@ import {
 } from '@vms/cascade';
 import { createSnGenerator } from '@vms/gb28181';
 import type { SipStack } from '@vms/sip';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { NodeTableReadResult } from '../cluster/node-tracker.ts';
 import type { Config } from '../config/config.types.ts';
@@ -38,11 +39,15 @@ import type { DeviceFlows } from '../sip/device-flows.ts';
 import { createDeviceMessenger } from '../sip/device-messenger.ts';
 import { DEFAULT_QUERY_TIMEOUTS } from '../sip/query-timeouts.ts';
 import type { MessageInterceptor } from '../sip/device-side.ts';
+import type { MediaPlane } from '../media/media-plane.ts';
 import { attachCascadeTriggers } from './cascade-triggers.ts';
+import { createHttpLiveSource } from './live-source.http.ts';
+import { createZlmRtpForwarder } from './rtp-forwarder.zlm.ts';
 import type { PlatformAdmin } from './platform-admin.port.ts';
 import { createUpstreamControl } from './upstream-control.ts';
 import { createUpstreamMessages } from './upstream-messages.ts';
 import { UpstreamRegistrations } from './upstream-registrations.ts';
+import { UpstreamLiveViews } from './upstream-live.ts';
 import { UpstreamSubscriptions } from './upstream-subscriptions.ts';
 
 /** How often the platform list is re-read (edits made through another instance's API), ms. */
@@ -60,6 +65,10 @@ export interface CascadeWiringDeps {
   readonly devices: DeviceRepository;
   readonly version: string;
   readonly utcOffsetMinutes: number;
+  /** The media nodes: where an upstream's live view is sent from (CASC-6). */
+  readonly media: Pick<MediaPlane, 'node' | 'client' | 'callResult'>;
+  /** This instance's control API once built (the upstream's live view takes the play path through it). */
+  readonly api: () => Pick<FastifyInstance, 'inject'> | null;
 }
 
 export interface CascadeStats {
@@ -69,6 +78,8 @@ export interface CascadeStats {
   readonly published: number;
   /** Cascade actions executed here (local triggers and received events). */
   readonly executed: number;
+  /** Upstream live views being served (CASC-6). */
+  readonly upstreamLiveViews: number;
 }
 
 export interface CascadeWiring extends PlatformAdmin {
@@ -84,6 +95,8 @@ export interface CascadeWiring extends PlatformAdmin {
   /** No node table: this instance is alone and leads (CASC-1 last resort, CASC-5). */
   observeStandalone(): void;
   stats(): CascadeStats;
+  /** BYE the upstream live views and leave their streams: call while the control API still answers. */
+  closeLiveViews(): Promise<void>;
   /** Idempotent. */
   close(): Promise<void>;
 }
@@ -233,6 +246,18 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
   };
   const leadership = new LeadershipTracker({ selfId: d.config.sip.instanceId, clock: d.clock, onEvent: onLeadership });
 
+  // CASC-6: the upstream's INVITEs for shared channels, served by the leader through the play path.
+  const live = new UpstreamLiveViews({
+    known: () => known,
+    platforms,
+    devices: d.devices,
+    isLeader: () => leadership.leader === instanceId,
+    source: createHttpLiveSource({ api: d.api, signingKey: d.config.auth.signingKey, clock: d.clock }),
+    forwarder: createZlmRtpForwarder({ plane: d.media, clock: d.clock }),
+    log,
+  });
+  d.sip.onRequest('INVITE', live.onInvite);
+
   return {
     platforms,
     localId: d.config.sip.serverId,
@@ -251,10 +276,12 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     observeStandalone() {
       if (closed === null) leadership.observe([]);
     },
-    stats: () => ({ leadershipChanges, published, executed }),
+    stats: () => ({ leadershipChanges, published, executed, upstreamLiveViews: live.size }),
+    closeLiveViews: () => live.close(),
     close() {
       closed ??= (async () => {
         if (resyncTimer !== undefined) d.clock.clearTimeout(resyncTimer);
+        await live.close(); // normally done already (closeLiveViews), while the control API answered
         registrations.deactivate(); // SPEC §6: stop upstream traffic first, no unregister
         messages.abortAll();
         subscriptions.clear();

@@ -11,6 +11,7 @@ export const ErrorCodes = {
   DEVICE_NOT_FOUND: 'VMS_ERR_DEVICE_NOT_FOUND',
   CHANNEL_NOT_FOUND: 'VMS_ERR_CHANNEL_NOT_FOUND',
   RECORD_QUERY_NOT_FOUND: 'VMS_ERR_RECORD_QUERY_NOT_FOUND',
+  PLATFORM_NOT_FOUND: 'VMS_ERR_PLATFORM_NOT_FOUND',
   DEVICE_OFFLINE: 'VMS_ERR_DEVICE_OFFLINE',
   FORWARDING_DISABLED: 'VMS_ERR_FORWARDING_DISABLED',
   OWNER_NODE_OFFLINE: 'VMS_ERR_OWNER_NODE_OFFLINE',
@@ -106,6 +107,14 @@ export class RecordQueryNotFoundError extends VmsError {
   readonly code = ErrorCodes.RECORD_QUERY_NOT_FOUND;
   constructor(readonly sn: string) {
     super(`unknown or expired record query ${sn}`);
+  }
+}
+
+/** An upstream platform (`/vms/platforms/{serverId}`) that is not in the platform store. */
+export class PlatformNotFoundError extends VmsError {
+  readonly code = ErrorCodes.PLATFORM_NOT_FOUND;
+  constructor(readonly serverId: string) {
+    super(`unknown upstream platform ${serverId}`);
   }
 }
 

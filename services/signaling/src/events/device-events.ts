@@ -7,11 +7,17 @@
 //
 // 'uplink' fires for every request a device sends (REGISTER, Keepalive, any MESSAGE): it is the OWN-1
 // hook, on the keepalive hot path, so its listeners must be O(1) and must not await.
-import type { AlarmNotify, MobilePositionNotify } from '@vms/gb28181';
+import type { AlarmNotify, CatalogEvent, MobilePositionNotify } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import type { ChannelId, ChannelInput, DeviceId } from '../devices/device.types.ts';
 
 export type UplinkKind = 'register' | 'keepalive' | 'message' | 'unregister';
+
+/** One channel's change in GB/T 28181 catalog terms (§A.2.5): ADD, DEL, UPDATE, ON, OFF, VLOST, DEFECT. */
+export interface ChannelChange {
+  readonly channelId: ChannelId;
+  readonly event: CatalogEvent;
+}
 
 export interface DeviceEventMap {
   /** A device became online (REGISTER, a Keepalive after it was marked offline, or its owner re-asserting it). */
@@ -21,7 +27,9 @@ export interface DeviceEventMap {
   /**
    * Channels of a device changed. `sync`: a catalog query finished (`channels` is the whole catalog when
    * `complete`, else what arrived); `report`: unsolicited Catalog Response; `notify`: Catalog Notify
-   * (ADD/UPDATE/ON/OFF… in `channels`, DEL in `removed`).
+   * (ADD/UPDATE/ON/OFF… in `channels`, DEL in `removed`). `changes`: what changed per channel — a
+   * notify's own events; for a sync or report, the difference from the channels stored before
+   * (sip/catalog-changes.ts; a complete sync's missing channels are DELs, also in `removed`).
    */
   catalogChanged: {
     readonly deviceId: DeviceId;
@@ -30,6 +38,7 @@ export interface DeviceEventMap {
     readonly complete: boolean;
     readonly channels: readonly ChannelInput[];
     readonly removed: readonly ChannelId[];
+    readonly changes: readonly ChannelChange[];
   };
   /** Alarm Notify as the device sent it (already acknowledged with Response/Alarm). */
   alarm: { readonly deviceId: DeviceId; readonly at: number; readonly alarm: AlarmNotify };

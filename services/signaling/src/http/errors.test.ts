@@ -17,6 +17,7 @@ describe('error → envelope table', () => {
         VMS_ERR_DEVICE_NOT_FOUND: [404, 404],
         VMS_ERR_CHANNEL_NOT_FOUND: [404, 404],
         VMS_ERR_RECORD_QUERY_NOT_FOUND: [404, 404],
+        VMS_ERR_PLATFORM_NOT_FOUND: [404, 404],
         VMS_ERR_DEVICE_OFFLINE: [200, 4601],
         VMS_ERR_FORWARDING_DISABLED: [200, 4602],
         VMS_ERR_OWNER_NODE_OFFLINE: [200, 4603],
@@ -47,6 +48,7 @@ describe('error → envelope table', () => {
       [new E.TenantForbiddenError('34020000001320000001'), 403, 403],
       [new E.BadParameterError('channelId', 'must be a 20-digit code'), 400, 400],
       [new E.DeviceNotFoundError('34020000001320000001'), 404, 404],
+      [new E.PlatformNotFoundError('34010000002000000001'), 404, 404],
     ];
     for (const [err, status, code] of cases) {
       const r = errorResponse(err);

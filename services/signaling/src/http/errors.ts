@@ -17,6 +17,7 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.DEVICE_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.CHANNEL_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.RECORD_QUERY_NOT_FOUND]: { httpStatus: 404, code: 404 },
+  [ErrorCodes.PLATFORM_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.DEVICE_OFFLINE]: { httpStatus: 200, code: 4601 },
   [ErrorCodes.FORWARDING_DISABLED]: { httpStatus: 200, code: 4602 },
   [ErrorCodes.OWNER_NODE_OFFLINE]: { httpStatus: 200, code: 4603 },

@@ -8,6 +8,7 @@ import type { CatalogProgress } from '../control/device-control.port.ts';
 import type { DeviceId } from '../devices/device.types.ts';
 import { DeviceOfflineError } from '../errors/catalog.ts';
 import { createCatalogAssembly, type CatalogAnswer, type CatalogAssembly } from './catalog-assembler.ts';
+import { diffChannels, readAllChannels } from './catalog-changes.ts';
 import { channelFromItem } from './catalog-channels.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
@@ -70,10 +71,13 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
   const store = async (deviceId: DeviceId, answer: CatalogAnswer, s: SyncState, log: Logger): Promise<void> => {
     const channels = answer.items.map((i) => channelFromItem(i));
     const now = side.clock.now();
+    const stored = side.events.hasListeners('catalogChanged') ? await readAllChannels(side.devices, deviceId) : [];
     if (answer.complete) await side.devices.replaceChannels(deviceId, channels, now);
     else await side.devices.upsertChannels(deviceId, channels, now);
     Object.assign(s, { state: 'done', finishedAt: side.clock.now(), total: answer.total, received: channels.length, partial: !answer.complete, assembly: null });
-    side.events.emit('catalogChanged', { deviceId, at: now, source: 'sync', complete: answer.complete, channels, removed: [] });
+    const changes = diffChannels(stored, channels, answer.complete);
+    const removed = changes.filter((c) => c.event === 'DEL').map((c) => c.channelId);
+    side.events.emit('catalogChanged', { deviceId, at: now, source: 'sync', complete: answer.complete, channels, removed, changes });
     log.info({ channels: channels.length, total: answer.total, complete: answer.complete }, 'catalog sync finished');
   };
 

@@ -5,6 +5,7 @@
 import { buildResultResponse, RESULT_OK, type ManscdpCommand } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import type { ChannelInput } from '../devices/device.types.ts';
+import { changesOfNotify, diffChannels, readAllChannels } from './catalog-changes.ts';
 import { channelFromItem, changesFromNotify } from './catalog-channels.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceMessenger } from './device-messenger.ts';
@@ -26,8 +27,10 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
 
   const storeChannels = async (deviceId: string, channels: ChannelInput[], log: Logger): Promise<void> => {
     if (channels.length === 0) return;
+    const stored = events.hasListeners('catalogChanged') ? await readAllChannels(devices, deviceId) : [];
     await devices.upsertChannels(deviceId, channels, clock.now());
-    events.emit('catalogChanged', { deviceId, at: clock.now(), source: 'report', complete: false, channels, removed: [] });
+    const changes = diffChannels(stored, channels, false);
+    events.emit('catalogChanged', { deviceId, at: clock.now(), source: 'report', complete: false, channels, removed: [], changes });
     log.info({ channels: channels.length }, 'unsolicited catalog stored');
   };
 
@@ -77,7 +80,15 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
         const now = clock.now();
         if (upserts.length > 0) await devices.upsertChannels(deviceId, upserts, now);
         if (changes.removed.length > 0) await devices.removeChannels(deviceId, changes.removed, now);
-        events.emit('catalogChanged', { deviceId, at: now, source: 'notify', complete: false, channels: upserts, removed: changes.removed });
+        events.emit('catalogChanged', {
+          deviceId,
+          at: now,
+          source: 'notify',
+          complete: false,
+          channels: upserts,
+          removed: changes.removed,
+          changes: changesOfNotify(cmd.body.items),
+        });
         log.info({ upserted: upserts.length, removed: changes.removed.length }, 'catalog notification applied');
         return;
       }

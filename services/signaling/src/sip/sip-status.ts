@@ -25,6 +25,7 @@ export const SIP_STATUS_BY_ERROR: { readonly [C in ErrorCode]: number } = {
   [ErrorCodes.DEVICE_NOT_FOUND]: SipStatus.NotFound,
   [ErrorCodes.CHANNEL_NOT_FOUND]: SipStatus.NotFound,
   [ErrorCodes.RECORD_QUERY_NOT_FOUND]: SipStatus.NotFound,
+  [ErrorCodes.PLATFORM_NOT_FOUND]: SipStatus.NotFound,
   // A request from a device not registered here: 404, as WVP answers; devices re-REGISTER after it.
   [ErrorCodes.DEVICE_OFFLINE]: SipStatus.NotFound,
   [ErrorCodes.FORWARDING_DISABLED]: SipStatus.TemporarilyUnavailable,

@@ -27,6 +27,7 @@ describe('SIP status table', () => {
       [ErrorCodes.DEVICE_NOT_FOUND]: 404,
       [ErrorCodes.CHANNEL_NOT_FOUND]: 404,
       [ErrorCodes.RECORD_QUERY_NOT_FOUND]: 404,
+      [ErrorCodes.PLATFORM_NOT_FOUND]: 404,
       [ErrorCodes.DEVICE_OFFLINE]: 404,
       [ErrorCodes.FORWARDING_DISABLED]: 480,
       [ErrorCodes.OWNER_NODE_OFFLINE]: 480,

@@ -4,7 +4,7 @@
 // within PLATFORM_RESYNC_MS (src/cascade/README.md).
 import { isCascadeError, upstreamPlatform, validateSharedChannel, type SharedChannel, type UpstreamPlatform, type UpstreamPlatformInput } from '@vms/cascade';
 import type { PlatformAdmin } from '../../cascade/platform-admin.port.ts';
-import { BadParameterError, ControlUnavailableError } from '../../errors/catalog.ts';
+import { BadParameterError, ControlUnavailableError, PlatformNotFoundError } from '../../errors/catalog.ts';
 import type { HandlerContext, RouteHandler, RouteHandlers } from '../handler.types.ts';
 import { gbId } from '../params.ts';
 
@@ -27,12 +27,13 @@ function objectBody(ctx: HandlerContext): Record<string, unknown> {
   return b as Record<string, unknown>;
 }
 
-/** CascadeError (validation, unknown platform) → the API's bad-parameter answer; the rest propagate. */
-async function translated<T>(work: () => Promise<T>): Promise<T> {
+/** CascadeError: validation → the API's bad-parameter answer, unknown platform → not found (404); the rest propagate. */
+async function translated<T>(serverId: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (isCascadeError(err) && (err.code === 'CASCADE_ERR_INVALID_PLATFORM' || err.code === 'CASCADE_ERR_INVALID_CHANNEL' || err.code === 'CASCADE_ERR_PLATFORM_NOT_FOUND')) {
+    if (isCascadeError(err) && err.code === 'CASCADE_ERR_PLATFORM_NOT_FOUND') throw new PlatformNotFoundError(serverId);
+    if (isCascadeError(err) && (err.code === 'CASCADE_ERR_INVALID_PLATFORM' || err.code === 'CASCADE_ERR_INVALID_CHANNEL')) {
       throw new BadParameterError('platform', err.message);
     }
     throw err;
@@ -59,7 +60,7 @@ export function platformHandlers(admin: PlatformAdmin | undefined): Pick<RouteHa
     const input: Record<string, unknown> = { localId: admin.localId };
     for (const k of INPUT_FIELDS) if (body[k] !== undefined) input[k] = body[k];
     input.serverId = serverId;
-    const p = await translated(async () => {
+    const p = await translated(serverId, async () => {
       const record = upstreamPlatform(input as unknown as UpstreamPlatformInput);
       await platforms.upsert(record);
       return record;
@@ -69,7 +70,7 @@ export function platformHandlers(admin: PlatformAdmin | undefined): Pick<RouteHa
   };
   const existing = async (serverId: string): Promise<UpstreamPlatform> => {
     const p = await platforms.get(serverId);
-    if (p === null) throw new BadParameterError('serverId', `unknown upstream platform ${serverId}`);
+    if (p === null) throw new PlatformNotFoundError(serverId);
     return p;
   };
 
@@ -89,7 +90,8 @@ export function platformHandlers(admin: PlatformAdmin | undefined): Pick<RouteHa
     'platforms.delete': async (ctx) => {
       const serverId = gbId(ctx.params, 'serverId');
       const removed = await platforms.remove(serverId);
-      if (removed) await admin.platformChanged(serverId);
+      if (!removed) throw new PlatformNotFoundError(serverId);
+      await admin.platformChanged(serverId);
       return { removed };
     },
     'platforms.channels': async (ctx) => {
@@ -101,7 +103,8 @@ export function platformHandlers(admin: PlatformAdmin | undefined): Pick<RouteHa
       const serverId = gbId(ctx.params, 'serverId');
       const raw = Array.isArray(ctx.body) ? ctx.body : objectBody(ctx).channels;
       if (!Array.isArray(raw)) throw new BadParameterError('channels', 'must be an array of {deviceId, channelId, catalogGroupId?, parentId?}');
-      const channels = await translated(async () =>
+      await existing(serverId);
+      const channels = await translated(serverId, async () =>
         raw.map((c: unknown): SharedChannel => {
           const o = (c ?? {}) as Record<string, unknown>;
           return validateSharedChannel({
@@ -112,7 +115,7 @@ export function platformHandlers(admin: PlatformAdmin | undefined): Pick<RouteHa
           });
         }),
       );
-      await translated(() => platforms.replaceChannels(serverId, channels));
+      await translated(serverId, () => platforms.replaceChannels(serverId, channels));
       return platforms.listChannels(serverId);
     },
   };

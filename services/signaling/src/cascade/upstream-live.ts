@@ -1,0 +1,214 @@
+// Live view asked for by an upstream platform (SPEC CASC-6; GB/T 28181-2016 §9.2): the upstream sends
+// the cascade leader an INVITE for a shared channel, with an SDP offer saying where it wants the RTP
+// (c= / m=, UDP or TCP) and which SSRC (y=). The leader
+//   1. checks the platform, its leadership, the offer and that the channel is shared with that platform;
+//   2. joins the channel's live stream as one more viewer (LiveSource: the ordinary play path, owner-
+//      routed to the device's owner, which INVITEs the device into a media node; the stream is shared);
+//   3. waits until the media node has the stream, then has it re-send it to the upstream
+//      (RtpForwarder: ZLM startSendRtp with the upstream's y=);
+//   4. answers 200 with an SDP naming the media node's sending address and the same y=.
+// The upstream's BYE (or a missing ACK, or close) stops the sending and leaves the stream (the owner
+// ends it with its last viewer). A failure at any step undoes the steps before it and answers the
+// status of the CascadeError's code (CASCADE_ERROR_INFO): 404 unshared, 400/488 offer, 480/504 source,
+// 500 media, 503 not the leader. A CANCEL (the stack has answered 487) undoes the same way.
+import { buildUpstreamAnswer, CascadeError, isCascadeError, readUpstreamOffer, type PlatformRepository, type UpstreamPlatform } from '@vms/cascade';
+import { getFrom, SipStatus, type Dialog, type DialogTerminationReason, type ServerContext, type SipRequest } from '@vms/sip';
+import type { Logger } from 'pino';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { LiveSource, LiveViewer, RtpForwarder } from './upstream-live.port.ts';
+
+/** The media node must have the device's stream within this time after the play answered, ms. */
+export const STREAM_READY_TIMEOUT_MS = 10_000;
+const SDP_CONTENT_TYPE = 'application/sdp';
+const GB_ID = /^\d{20}$/;
+
+export interface UpstreamLiveOptions {
+  /** Known upstream platforms by server id. */
+  readonly known: () => ReadonlyMap<string, UpstreamPlatform>;
+  readonly platforms: Pick<PlatformRepository, 'sharesOf' | 'listChannels'>;
+  readonly devices: Pick<DeviceRepository, 'findChannelDevice' | 'getDevice'>;
+  /** CASC-6: only the cascade leader serves the upstream's INVITEs. */
+  readonly isLeader: () => boolean;
+  readonly source: LiveSource;
+  readonly forwarder: RtpForwarder;
+  readonly log: Logger;
+  readonly streamTimeoutMs?: number;
+}
+
+/** One upstream live view: its dialog, the viewer it holds and the sending it started. */
+interface UpstreamView {
+  readonly callId: string;
+  readonly platformId: string;
+  readonly channelId: string;
+  readonly deviceId: string;
+  readonly tenantId: string;
+  readonly viewer: LiveViewer;
+  readonly ssrc: string;
+  readonly dialog: Dialog;
+  readonly log: Logger;
+  ended: Promise<void> | null;
+}
+
+/** What a set-up has acquired so far, undone in reverse when it fails. */
+interface Acquired {
+  viewer?: LiveViewer;
+  tenantId?: string;
+  sending?: { nodeId: string; streamId: string; ssrc: string };
+}
+
+export class UpstreamLiveViews {
+  readonly #o: UpstreamLiveOptions;
+  readonly #log: Logger;
+  readonly #views = new Map<string, UpstreamView>();
+  readonly #settingUp = new Set<AbortController>();
+  #closed = false;
+
+  constructor(opts: UpstreamLiveOptions) {
+    this.#o = opts;
+    this.#log = opts.log.child({ component: 'upstream-live' });
+  }
+
+  /** Upstream live views established (answered 200, not ended). */
+  get size(): number {
+    return this.#views.size;
+  }
+
+  /** For `stack.onRequest('INVITE', …)`. Never throws: every outcome is a SIP answer and a log line. */
+  readonly onInvite = (req: SipRequest, ctx: ServerContext): void => {
+    let user: string | null = null;
+    try {
+      user = getFrom(req).uri.user;
+    } catch {
+      // answered below
+    }
+    const p = user === null ? undefined : this.#o.known().get(user);
+    if (p === undefined) {
+      // devices do not INVITE this platform; only known upstream platforms may
+      ctx.reply(SipStatus.Forbidden);
+      return;
+    }
+    const channelId = req.uri.user ?? '';
+    const callId = req.headers.get('Call-ID') ?? '';
+    const log = this.#log.child({ platformId: p.serverId, channelId, callId });
+    const abort = new AbortController();
+    this.#settingUp.add(abort);
+    const onCancel = (): void => abort.abort();
+    ctx.signal.addEventListener('abort', onCancel, { once: true });
+    const acquired: Acquired = {};
+    this.#setUp(p, channelId, req, ctx, abort.signal, acquired, log)
+      .catch(async (err: unknown) => {
+        await this.#undo(acquired, log);
+        const status = isCascadeError(err) ? err.sipStatus : SipStatus.ServerInternalError;
+        if (ctx.finalSent) {
+          log.info({ err }, 'upstream live view abandoned (cancelled or closing)');
+          return;
+        }
+        try {
+          ctx.reply(status);
+        } catch (replyErr) {
+          log.debug({ err: replyErr }, 'answer to the upstream not sent (stack closing)');
+        }
+        if (isCascadeError(err) && status < 500) log.info({ code: err.code, status, reason: err.message }, 'upstream live view refused');
+        else log.warn({ err, status }, 'upstream live view failed');
+      })
+      .finally(() => {
+        this.#settingUp.delete(abort);
+        ctx.signal.removeEventListener('abort', onCancel);
+      });
+  };
+
+  /** BYE to every upstream live view, stop their sendings, leave their streams. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const a of this.#settingUp) a.abort();
+    await Promise.all(
+      [...this.#views.values()].map(async (v) => {
+        await v.dialog.destroy().catch((err: unknown) => v.log.debug({ err }, 'BYE to upstream failed'));
+        await this.#end(v, 'closing');
+      }),
+    );
+  }
+
+  async #setUp(p: UpstreamPlatform, channelId: string, req: SipRequest, ctx: ServerContext, signal: AbortSignal, acquired: Acquired, log: Logger): Promise<void> {
+    const stillWanted = (): void => {
+      if (this.#closed) throw new CascadeError('CASCADE_ERR_CLOSED', 'closing');
+      if (signal.aborted) throw new CascadeError('CASCADE_ERR_CLOSED', 'cancelled by the upstream');
+    };
+    if (!this.#o.isLeader()) throw new CascadeError('CASCADE_ERR_NOT_LEADER', 'this instance is not the cascade leader');
+    if (!GB_ID.test(channelId)) throw new CascadeError('CASCADE_ERR_CHANNEL_NOT_SHARED', `Request-URI user ${JSON.stringify(channelId)} is not a channel id`);
+    const offer = readUpstreamOffer(req.body);
+    const deviceId = await this.#sharedDevice(p, channelId);
+    const device = await this.#o.devices.getDevice(deviceId);
+    if (device === null) throw new CascadeError('CASCADE_ERR_CHANNEL_NOT_SHARED', `device ${deviceId} unknown`);
+    const vlog = log.child({ deviceId });
+    vlog.info({ dst: `${offer.address}:${offer.port}`, transport: offer.transport, ssrc: offer.ssrc }, 'upstream live view requested');
+    stillWanted();
+
+    acquired.tenantId = device.tenantId;
+    acquired.viewer = await this.#o.source.start({ deviceId, channelId, tenantId: device.tenantId });
+    const viewer = acquired.viewer;
+    stillWanted();
+    await this.#o.forwarder.waitForStream(viewer.mediaNodeId, viewer.streamId, this.#o.streamTimeoutMs ?? STREAM_READY_TIMEOUT_MS, signal);
+    stillWanted();
+    const sending = await this.#o.forwarder.start(viewer.mediaNodeId, {
+      streamId: viewer.streamId,
+      ssrc: offer.ssrc,
+      dstAddress: offer.address,
+      dstPort: offer.port,
+      udp: offer.transport === 'udp',
+      payloadType: offer.payloadType,
+    });
+    acquired.sending = { nodeId: viewer.mediaNodeId, streamId: viewer.streamId, ssrc: offer.ssrc };
+    stillWanted();
+
+    const answer = buildUpstreamAnswer({ channelId, address: sending.address, port: sending.port, offer });
+    const dialog = ctx.accept({ body: answer, contentType: SDP_CONTENT_TYPE });
+    const view: UpstreamView = {
+      callId: dialog.callId,
+      platformId: p.serverId,
+      channelId,
+      deviceId,
+      tenantId: device.tenantId,
+      viewer,
+      ssrc: offer.ssrc,
+      dialog,
+      log: vlog.child({ sessionId: viewer.sessionId, streamId: viewer.streamId, nodeId: viewer.mediaNodeId }),
+      ended: null,
+    };
+    this.#views.set(dialog.id, view);
+    dialog.on('ack', () => view.log.info('upstream live view acknowledged'));
+    dialog.on('terminated', (reason: DialogTerminationReason) => void this.#end(view, reason));
+    view.log.info({ sendFrom: `${sending.address}:${sending.port}` }, 'upstream live view started');
+  }
+
+  /** The device of a channel shared with `p`; CASCADE_ERR_CHANNEL_NOT_SHARED otherwise. */
+  async #sharedDevice(p: UpstreamPlatform, channelId: string): Promise<string> {
+    const reported = await this.#o.devices.findChannelDevice(channelId);
+    if (reported !== null && (await this.#o.platforms.sharesOf(reported, channelId)).some((s) => s.platformId === p.serverId)) return reported;
+    // the same channel id reported by several devices: the one shared with this platform
+    const share = (await this.#o.platforms.listChannels(p.serverId)).find((s) => s.channelId === channelId);
+    if (share === undefined) throw new CascadeError('CASCADE_ERR_CHANNEL_NOT_SHARED', `channel ${channelId} is not shared with ${p.serverId}`);
+    return share.deviceId;
+  }
+
+  /** Stops the sending and leaves the stream; each failure logged, never thrown. Once per view. */
+  #end(view: UpstreamView, reason: DialogTerminationReason | 'closing'): Promise<void> {
+    view.ended ??= (async () => {
+      this.#views.delete(view.dialog.id);
+      await this.#undo({ viewer: view.viewer, tenantId: view.tenantId, sending: { nodeId: view.viewer.mediaNodeId, streamId: view.viewer.streamId, ssrc: view.ssrc } }, view.log);
+      view.log.info({ reason }, 'upstream live view ended');
+    })();
+    return view.ended;
+  }
+
+  async #undo(a: Acquired, log: Logger): Promise<void> {
+    if (a.sending !== undefined) {
+      const s = a.sending;
+      await this.#o.forwarder.stop(s.nodeId, s.streamId, s.ssrc).catch((err: unknown) => log.warn({ err, nodeId: s.nodeId }, 'stopSendRtp failed'));
+    }
+    if (a.viewer !== undefined && a.tenantId !== undefined) {
+      const v = a.viewer;
+      await this.#o.source.stop(v, a.tenantId).catch((err: unknown) => log.warn({ err, sessionId: v.sessionId }, 'leaving the live stream failed'));
+    }
+  }
+}

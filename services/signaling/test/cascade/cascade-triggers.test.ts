@@ -1,0 +1,74 @@
+// Cascade triggers (src/cascade/cascade-triggers.ts, SPEC CASC-3): a device's catalog changes become
+// catalog NOTIFY actions — by value, for shared channels only, with the device's event.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createMemoryPlatformRepository, upstreamPlatform } from '@vms/cascade';
+import type { CascadeEventData } from '@vms/cluster';
+import { pino } from 'pino';
+import { attachCascadeTriggers } from '../../src/cascade/cascade-triggers.ts';
+import { createMemoryDeviceRepository } from '../../src/devices/device-repository.memory.ts';
+import type { ChannelInput } from '../../src/devices/device.types.ts';
+import { createDeviceEvents } from '../../src/events/device-events.ts';
+
+const log = pino({ level: 'silent' });
+const DEVICE = '34020000001320000001';
+const [C1, C2, C3, C4] = ['34020000001310000001', '34020000001310000002', '34020000001310000003', '34020000001310000004'];
+const channel = (channelId: string, name = 'Gate'): ChannelInput => ({
+  channelId, name, manufacturer: null, model: null, owner: null, civilCode: null, address: null,
+  parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {},
+});
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 2000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('cascade triggers: catalog changes', () => {
+  it('ADD / UPDATE / DEL of shared channels are routed by value; unshared channels are not', async () => {
+    const events = createDeviceEvents(log);
+    const devices = createMemoryDeviceRepository();
+    await devices.registerDevice({ deviceId: DEVICE, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: 5060, expiresSec: 3600, at: 1 });
+    await devices.replaceChannels(DEVICE, [channel(C1), channel(C2, 'Renamed'), channel(C4)], 2);
+    const platforms = createMemoryPlatformRepository();
+    await platforms.upsert(upstreamPlatform({ serverId: '34010000002000000001', host: '127.0.0.1', port: 5060, localId: '34020000002000000001' }));
+    await platforms.shareChannels(
+      '34010000002000000001',
+      [C1, C2, C3].map((channelId) => ({ deviceId: DEVICE, channelId, catalogGroupId: null, parentId: null })),
+    );
+    const routed: CascadeEventData[] = [];
+    const detach = attachCascadeTriggers({ events, devices, platforms, route: (d) => routed.push(d), log });
+    events.emit('catalogChanged', {
+      deviceId: DEVICE,
+      at: 3,
+      source: 'notify',
+      complete: false,
+      channels: [channel(C1), channel(C2, 'Renamed'), channel(C4)],
+      removed: [C3],
+      changes: [
+        { channelId: C1, event: 'ADD' },
+        { channelId: C2, event: 'UPDATE' },
+        { channelId: C3, event: 'DEL' },
+        { channelId: C4, event: 'ADD' }, // not shared
+      ],
+    });
+    await until(() => routed.length >= 3, 'three notify actions');
+    await new Promise((r) => setTimeout(r, 20));
+    detach();
+    assert.deepEqual(
+      routed.map((d) => (d.kind === 'notify.catalog' ? [d.payload.event, d.payload.deviceId, d.payload.channel.deviceId, d.payload.channel.name ?? null] : d.kind)),
+      [
+        ['ADD', DEVICE, C1, 'Gate'],
+        ['UPDATE', DEVICE, C2, 'Renamed'],
+        ['DEL', DEVICE, C3, null],
+      ],
+    );
+    // by value: plain JSON, what the bus carries
+    for (const d of routed) assert.deepEqual(JSON.parse(JSON.stringify(d)), d);
+    events.emit('catalogChanged', { deviceId: DEVICE, at: 4, source: 'sync', complete: true, channels: [], removed: [], changes: [] });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(routed.length, 3, 'detached');
+  });
+});
