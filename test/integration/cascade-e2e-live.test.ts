@@ -20,6 +20,9 @@ import { mediaNodesEnv, startStandIn, type StartAnswer } from './media-e2e-fixtu
 
 const DEVICE = '34020000001320000701';
 const UPSTREAM_SSRC = '0340100077';
+/** STREAM_CHECK_MS and STREAM_GONE_CHECKS of services/signaling/src/cascade/live-view-watch.ts. */
+const STREAM_CHECK_MS = 2000;
+const STREAM_GONE_CHECKS = 2;
 
 /** Where the upstream receives RTP: a UDP socket or a TCP listener (RFC 4571), counting packets. */
 interface RtpSink {
@@ -169,6 +172,53 @@ describe('live view requested by the upstream (CASC-6)', () => {
     const after = sink.packets.length;
     await sleep(300);
     assert.equal(sink.packets.length, after, 'no RTP after the BYE');
+  });
+
+  it('the device ends the stream on its own (device BYE to the owner): the leader BYEs the upstream within the check bound; the sending stops', async () => {
+    const sink = await udpSink();
+    cluster.track(() => sink.close());
+    const r = await invite(cluster, leader, shared, offer(sink.port, false, '0340100080'));
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}`);
+    let upstreamEnded: string | null = null;
+    r.dialog.once('terminated', (reason) => (upstreamEnded = reason));
+    await waitFor(() => sink.packets.length >= 10, { timeoutMs: 5000, intervalMs: 20, description: 'RTP at the upstream' });
+    const devSession = device.sessions.findLast((x) => x.kind === 'Play');
+    assert.ok(devSession !== undefined && devSession.state !== 'closed', 'the device is streaming');
+    // a few stream checks while the stream is up do not end the live view
+    await sleep(2 * STREAM_CHECK_MS + 500);
+    assert.equal(upstreamEnded, null, 'no BYE while the stream is up');
+
+    // the device hangs up (its media side closed: it BYEs the owner), the owner closes the RTP server
+    const endedAt = Date.now();
+    devSession.close('media-closed');
+    await waitFor(() => zlm.stats(streamId()) === undefined, { timeoutMs: 5000, intervalMs: 20, description: 'RTP server closed by the owner' });
+    const bound = (STREAM_GONE_CHECKS + 1) * STREAM_CHECK_MS + 2000;
+    await waitFor(() => upstreamEnded !== null, { timeoutMs: bound, intervalMs: 20, description: 'BYE at the upstream' });
+    assert.equal(upstreamEnded, 'bye', 'the leader sent the upstream a BYE');
+    assert.ok(Date.now() - endedAt <= bound);
+    await eventually(() => logLines(leader, 'upstream live view ended').some((l) => l.reason === 'stream-gone'), 'the leader ended the view: stream gone', 5000);
+    const after = sink.packets.length;
+    await sleep(300);
+    assert.equal(sink.packets.length, after, 'no RTP after the stream ended');
+  });
+
+  it("an operator stops the session the leader holds (play/stop): the stream ends, the leader BYEs the upstream", async () => {
+    const sink = await udpSink();
+    cluster.track(() => sink.close());
+    const r = await invite(cluster, leader, shared, offer(sink.port, false, '0340100081'));
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}`);
+    let upstreamEnded: string | null = null;
+    r.dialog.once('terminated', (reason) => (upstreamEnded = reason));
+    await waitFor(() => sink.packets.length >= 10, { timeoutMs: 5000, intervalMs: 20, description: 'RTP at the upstream' });
+    const started = logLines(leader, 'upstream live view started').filter((l) => l.callId === r.dialog.callId);
+    const sessionId = started[0]?.sessionId;
+    assert.equal(typeof sessionId, 'string', 'the leader logged the session it holds');
+    const stop = await api(leader, `/vms/play/stop?sessionId=${String(sessionId)}`, { method: 'POST' });
+    assert.equal(stop.json.success, true, stop.bytes.toString());
+    await waitFor(() => zlm.stats(streamId()) === undefined, { timeoutMs: 5000, intervalMs: 20, description: 'the last viewer gone: RTP server closed' });
+    await waitFor(() => upstreamEnded !== null, { timeoutMs: (STREAM_GONE_CHECKS + 1) * STREAM_CHECK_MS + 2000, intervalMs: 20, description: 'BYE at the upstream' });
+    assert.equal(upstreamEnded, 'bye');
+    await eventually(() => logLines(leader, 'upstream live view ended').filter((l) => l.reason === 'stream-gone').length === 2, 'the second view ended: stream gone', 5000);
   });
 
   it('TCP (the upstream listens): the media node connects and sends RFC 4571-framed RTP; BYE ends it', async () => {

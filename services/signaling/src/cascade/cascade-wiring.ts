@@ -247,13 +247,15 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
   const leadership = new LeadershipTracker({ selfId: d.config.sip.instanceId, clock: d.clock, onEvent: onLeadership });
 
   // CASC-6: the upstream's INVITEs for shared channels, served by the leader through the play path.
+  const forwarder = createZlmRtpForwarder({ plane: d.media, clock: d.clock });
   const live = new UpstreamLiveViews({
     known: () => known,
     platforms,
     devices: d.devices,
     isLeader: () => leadership.leader === instanceId,
     source: createHttpLiveSource({ api: d.api, signingKey: d.config.auth.signingKey, clock: d.clock }),
-    forwarder: createZlmRtpForwarder({ plane: d.media, clock: d.clock }),
+    forwarder,
+    watch: { probe: forwarder.probe, clock: d.clock },
     log,
   });
   d.sip.onRequest('INVITE', live.onInvite);

@@ -6,6 +6,7 @@ import { CascadeError } from '@vms/cascade';
 import { isMediaError, type MediaNode, type ZlmClient } from '@vms/media';
 import type { Clock } from '../core/clock.ts';
 import type { MediaPlane } from '../media/media-plane.ts';
+import type { StreamObservation, StreamProbe } from './live-view-watch.ts';
 import type { RtpForwarder } from './upstream-live.port.ts';
 
 /** How often a stream not yet registered on the node is looked for again, ms. */
@@ -21,7 +22,29 @@ export interface ZlmRtpForwarderDeps {
 const mediaFailure = (what: string, err?: unknown): CascadeError =>
   new CascadeError('CASCADE_ERR_MEDIA', `${what}${err === undefined ? '' : `: ${isMediaError(err) ? err.code : 'error'}`}`, { cause: err });
 
-export function createZlmRtpForwarder(d: ZlmRtpForwarderDeps): RtpForwarder {
+/**
+ * The live views' stream check (live-view-watch.ts): getMediaList of the stream on its node; a node that
+ * left the media node table or does not answer rejects (counted as unreachable).
+ */
+export function createZlmStreamProbe(d: Pick<ZlmRtpForwarderDeps, 'plane'>): StreamProbe {
+  return async (nodeId, streamId): Promise<StreamObservation> => {
+    const node = d.plane.node(nodeId);
+    if (node === undefined) throw mediaFailure(`unknown media node ${nodeId}`);
+    let found;
+    try {
+      found = await d.plane.client(node).getMediaList({ app: RTP_APP, stream: streamId });
+      d.plane.callResult(nodeId, null);
+    } catch (err) {
+      d.plane.callResult(nodeId, err);
+      throw mediaFailure(`getMediaList on ${nodeId}`, err);
+    }
+    if (found.length === 0) return { kind: 'absent' };
+    const alive = found.map((m) => m.aliveSecond).filter((a): a is number => a !== undefined);
+    return { kind: 'present', aliveSecond: alive.length === 0 ? undefined : Math.max(...alive) };
+  };
+}
+
+export function createZlmRtpForwarder(d: ZlmRtpForwarderDeps): RtpForwarder & { readonly probe: StreamProbe } {
   const nodeOf = (nodeId: string): { node: MediaNode; client: ZlmClient } => {
     const node = d.plane.node(nodeId);
     if (node === undefined) throw mediaFailure(`unknown media node ${nodeId}`);
@@ -40,6 +63,7 @@ export function createZlmRtpForwarder(d: ZlmRtpForwarderDeps): RtpForwarder {
   const sleep = (ms: number): Promise<void> => new Promise((resolve) => d.clock.setTimeout(resolve, ms));
 
   return {
+    probe: createZlmStreamProbe(d),
     async waitForStream(nodeId, streamId, timeoutMs, signal) {
       const { client } = nodeOf(nodeId);
       const deadline = d.clock.now() + timeoutMs;

@@ -8,13 +8,18 @@
 //      (RtpForwarder: ZLM startSendRtp with the upstream's y=);
 //   4. answers 200 with an SDP naming the media node's sending address and the same y=.
 // The upstream's BYE (or a missing ACK, or close) stops the sending and leaves the stream (the owner
-// ends it with its last viewer). A failure at any step undoes the steps before it and answers the
+// ends it with its last viewer). A device stream that ends on its own (device BYE or offline, RTP
+// timeout, an operator's stop, the media node dropping it) is seen by the leader's stream check
+// (live-view-watch.ts: getMediaList every STREAM_CHECK_MS): the leader BYEs the upstream and undoes
+// the same way. A failure at any step undoes the steps before it and answers the
 // status of the CascadeError's code (CASCADE_ERROR_INFO): 404 unshared, 400/488 offer, 480/504 source,
 // 500 media, 503 not the leader. A CANCEL (the stack has answered 487) undoes the same way.
 import { buildUpstreamAnswer, CascadeError, isCascadeError, readUpstreamOffer, type PlatformRepository, type UpstreamPlatform } from '@vms/cascade';
 import { getFrom, SipStatus, type Dialog, type DialogTerminationReason, type ServerContext, type SipRequest } from '@vms/sip';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import { StreamWatcher, type GoneReason, type StreamProbe } from './live-view-watch.ts';
 import type { LiveSource, LiveViewer, RtpForwarder } from './upstream-live.port.ts';
 
 /** The media node must have the device's stream within this time after the play answered, ms. */
@@ -33,7 +38,11 @@ export interface UpstreamLiveOptions {
   readonly forwarder: RtpForwarder;
   readonly log: Logger;
   readonly streamTimeoutMs?: number;
+  /** Checks the forwarded streams on their media node; absent: a stream ending on its own is not noticed. */
+  readonly watch?: { readonly probe: StreamProbe; readonly clock: Clock; readonly intervalMs?: number };
 }
+
+type EndReason = DialogTerminationReason | GoneReason | 'closing';
 
 /** One upstream live view: its dialog, the viewer it holds and the sending it started. */
 interface UpstreamView {
@@ -61,11 +70,15 @@ export class UpstreamLiveViews {
   readonly #log: Logger;
   readonly #views = new Map<string, UpstreamView>();
   readonly #settingUp = new Set<AbortController>();
+  readonly #watcher: StreamWatcher | null;
   #closed = false;
 
   constructor(opts: UpstreamLiveOptions) {
     this.#o = opts;
     this.#log = opts.log.child({ component: 'upstream-live' });
+    const w = opts.watch;
+    this.#watcher =
+      w === undefined ? null : new StreamWatcher({ clock: w.clock, probe: w.probe, intervalMs: w.intervalMs, onGone: (key, reason) => void this.#streamGone(key, reason) });
   }
 
   /** Upstream live views established (answered 200, not ended). */
@@ -120,6 +133,7 @@ export class UpstreamLiveViews {
   /** BYE to every upstream live view, stop their sendings, leave their streams. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#watcher?.close();
     for (const a of this.#settingUp) a.abort();
     await Promise.all(
       [...this.#views.values()].map(async (v) => {
@@ -178,6 +192,7 @@ export class UpstreamLiveViews {
     this.#views.set(dialog.id, view);
     dialog.on('ack', () => view.log.info('upstream live view acknowledged'));
     dialog.on('terminated', (reason: DialogTerminationReason) => void this.#end(view, reason));
+    this.#watcher?.watch(dialog.id, viewer.mediaNodeId, viewer.streamId);
     view.log.info({ sendFrom: `${sending.address}:${sending.port}` }, 'upstream live view started');
   }
 
@@ -191,24 +206,38 @@ export class UpstreamLiveViews {
     return share.deviceId;
   }
 
+  /** The device stream ended on its own: BYE to the upstream, then the same teardown as its BYE. */
+  async #streamGone(key: string, reason: GoneReason): Promise<void> {
+    const view = this.#views.get(key);
+    if (view === undefined || view.ended !== null) return;
+    view.log.info({ reason }, 'device stream gone: ending the upstream live view');
+    const ended = this.#end(view, reason);
+    await view.dialog.destroy().catch((err: unknown) => view.log.debug({ err }, 'BYE to upstream failed'));
+    await ended;
+  }
+
   /** Stops the sending and leaves the stream; each failure logged, never thrown. Once per view. */
-  #end(view: UpstreamView, reason: DialogTerminationReason | 'closing'): Promise<void> {
+  #end(view: UpstreamView, reason: EndReason): Promise<void> {
     view.ended ??= (async () => {
       this.#views.delete(view.dialog.id);
-      await this.#undo({ viewer: view.viewer, tenantId: view.tenantId, sending: { nodeId: view.viewer.mediaNodeId, streamId: view.viewer.streamId, ssrc: view.ssrc } }, view.log);
+      this.#watcher?.unwatch(view.dialog.id);
+      // the stream gone, the media node stopped the sending and the owner ended the session: failures expected
+      const quiet = reason === 'stream-gone' || reason === 'stream-restarted' || reason === 'media-node-unreachable';
+      await this.#undo({ viewer: view.viewer, tenantId: view.tenantId, sending: { nodeId: view.viewer.mediaNodeId, streamId: view.viewer.streamId, ssrc: view.ssrc } }, view.log, quiet);
       view.log.info({ reason }, 'upstream live view ended');
     })();
     return view.ended;
   }
 
-  async #undo(a: Acquired, log: Logger): Promise<void> {
+  async #undo(a: Acquired, log: Logger, quiet = false): Promise<void> {
+    const fail = (quiet ? log.debug : log.warn).bind(log);
     if (a.sending !== undefined) {
       const s = a.sending;
-      await this.#o.forwarder.stop(s.nodeId, s.streamId, s.ssrc).catch((err: unknown) => log.warn({ err, nodeId: s.nodeId }, 'stopSendRtp failed'));
+      await this.#o.forwarder.stop(s.nodeId, s.streamId, s.ssrc).catch((err: unknown) => fail({ err, nodeId: s.nodeId }, 'stopSendRtp failed'));
     }
     if (a.viewer !== undefined && a.tenantId !== undefined) {
       const v = a.viewer;
-      await this.#o.source.stop(v, a.tenantId).catch((err: unknown) => log.warn({ err, sessionId: v.sessionId }, 'leaving the live stream failed'));
+      await this.#o.source.stop(v, a.tenantId).catch((err: unknown) => fail({ err, sessionId: v.sessionId }, 'leaving the live stream failed'));
     }
   }
 }

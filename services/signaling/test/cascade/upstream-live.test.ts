@@ -8,6 +8,8 @@ import { CascadeError, createMemoryPlatformRepository, upstreamPlatform, type Pl
 import { describeSdp, parseSdp } from '@vms/gb28181';
 import { createSipStack, SipRejectedError, type Dialog, type SipStack } from '@vms/sip';
 import { pino } from 'pino';
+import { FakeClock } from '../../src/core/clock.ts';
+import { STREAM_CHECK_MS, STREAM_GONE_CHECKS, type StreamObservation } from '../../src/cascade/live-view-watch.ts';
 import { UpstreamLiveViews } from '../../src/cascade/upstream-live.ts';
 import type { LiveSource, LiveViewer, RtpForwarder, SendRtpRequest } from '../../src/cascade/upstream-live.port.ts';
 import { createMemoryDeviceRepository } from '../../src/devices/device-repository.memory.ts';
@@ -167,6 +169,33 @@ describe('UpstreamLiveViews: INVITE from an upstream platform (CASC-6)', () => {
     await dialog.destroy(); // the upstream's BYE
     await until(() => views.size === 0 && fakes.steps.length === 5, 'teardown after BYE');
     assert.deepEqual(fakes.steps.slice(3), [`unsend zlm-1 ${DEVICE}_${CHANNEL} 0340100007`, 'leave sess-1 000000']);
+  });
+
+  it('device stream gone from the media node: BYE to the upstream, sending stopped, viewer left (fake clock)', async () => {
+    const clock = new FakeClock();
+    let seen: StreamObservation = { kind: 'present' };
+    const probes: string[] = [];
+    views = new UpstreamLiveViews({
+      known: () => known, platforms, devices, isLeader: () => leader, source: fakes.source, forwarder: fakes.forwarder, log,
+      watch: { clock, probe: async (nodeId, streamId) => (probes.push(`${nodeId} ${streamId}`), seen) },
+    });
+    const { dialog } = await invite(CHANNEL, offer({ ssrc: '0340100009' }));
+    const byeReason = new Promise<string>((resolve) => dialog.once('terminated', resolve));
+    for (let i = 0; i < 3; i++) {
+      clock.advance(STREAM_CHECK_MS);
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.deepEqual(probes, Array<string>(3).fill(`zlm-1 ${DEVICE}_${CHANNEL}`));
+    assert.equal(views.size, 1, 'stream present: the view goes on');
+    seen = { kind: 'absent' };
+    for (let i = 0; i < STREAM_GONE_CHECKS; i++) {
+      clock.advance(STREAM_CHECK_MS);
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(await byeReason, 'bye', 'the upstream received a BYE');
+    await until(() => views.size === 0 && fakes.steps.length === 5, 'teardown after the stream went');
+    assert.deepEqual(fakes.steps.slice(3), [`unsend zlm-1 ${DEVICE}_${CHANNEL} 0340100009`, 'leave sess-1 000000']);
+    assert.equal(clock.pending, 0, 'no view left: no check armed');
   });
 
   it('TCP offer (upstream listens): the media node connects, the answer says TCP setup:active', async () => {
