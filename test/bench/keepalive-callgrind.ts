@@ -1,0 +1,195 @@
+// Instructions per keepalive of the device side, counted with callgrind: a figure that does not move
+// when other work shares the machine (the wall-clock bench keepalive.ts needs a quiet one).
+// Run from the repository root: npx tsx test/bench/keepalive-callgrind.ts [--devices N] [--warmup W] [--count M]
+//
+//  1. starts, under `valgrind --tool=callgrind --instr-atstart=no`, a server process with the real
+//     device side (SIP stack, handlers, memory device store; startDeviceSide) and N registered devices
+//     (default 10,000), exactly as services/signaling builds it but without HTTP or cluster parts;
+//  2. sends W keepalives (default 20,000) to warm it up (JIT tiers, inline caches), one at a time, each
+//     answered 200 before the next; then zeroes the counters, switches instrumentation on, sends M
+//     more (default 5,000), switches it off and dumps;
+//  3. prints the server's instructions (Ir, user space, all threads) per keepalive, and the same for a
+//     bare Node UDP echo server (receive, send back) as the floor no SIP code can go below.
+// The server runs this file with `--serve keepalive|echo`. valgrind makes it ~50× slower: a run takes
+// a minute or two. Everything the server does during the counted window is billed (timers, GC), so
+// the figure is the cost per keepalive at the ping-pong rate valgrind allows, not a per-function one;
+// callgrind_annotate on the kept output file (--keep) shows where it goes.
+import { spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SELF = fileURLToPath(import.meta.url);
+const SERVER_ID = '34020000002000000001';
+const REALM = SERVER_ID.slice(0, 10);
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+const DEVICES = Number(arg('devices', '10000'));
+const WARMUP = Number(arg('warmup', '20000'));
+const COUNT = Number(arg('count', '5000'));
+
+const deviceIdOf = (i: number): string => `3402000000132${String(i + 1).padStart(7, '0')}`;
+
+/** Server mode, under valgrind: the device side with DEVICES registered devices, or a bare echo. */
+async function serve(kind: string): Promise<void> {
+  if (kind === 'echo') {
+    const s = dgram.createSocket('udp4');
+    s.on('message', (d, r) => s.send(d, 0, Math.min(d.length, 300), r.port, r.address));
+    s.bind(0, '127.0.0.1', () => process.stdout.write(`READY ${s.address().port}\n`));
+    return;
+  }
+  const { pino } = await import('pino');
+  const { loadConfig } = await import('../../services/signaling/src/config/load.ts');
+  const { systemClock } = await import('../../services/signaling/src/core/clock.ts');
+  const { createMemoryDeviceRepository } = await import('../../services/signaling/src/devices/device-repository.memory.ts');
+  const { createDeviceEvents } = await import('../../services/signaling/src/events/device-events.ts');
+  const { startDeviceSide } = await import('../../services/signaling/src/sip/device-side.ts');
+  const log = pino({ level: 'warn' });
+  const config = loadConfig([], { VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_PASSWORD: '' });
+  const devices = createMemoryDeviceRepository();
+  const events = createDeviceEvents(log);
+  const side = await startDeviceSide({ sip: config.sip, devices, events, clock: systemClock, log, utcOffsetMinutes: 480, userAgent: 'vms-signaling/0.1.0' });
+  const now = Date.now();
+  const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: 5070, localAddress: '127.0.0.1', localPort: side.sipPort };
+  for (let i = 0; i < DEVICES; i++) {
+    const deviceId = deviceIdOf(i);
+    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: 5070, expiresSec: 3600, at: now });
+    side.flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: now, expiresAt: now + 3600_000 });
+  }
+  process.stdout.write(`READY ${side.sipPort}\n`);
+}
+
+/** A keepalive as test/sipp/keepalive.xml sends it: GB2312 declaration, Via with rport, no To-tag. */
+function keepalive(k: number, localPort: number): Buffer {
+  const id = deviceIdOf(k % DEVICES);
+  const body = `<?xml version="1.0" encoding="GB2312"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>${k}</SN>\r\n<DeviceID>${id}</DeviceID>\r\n<Status>OK</Status>\r\n</Notify>\r\n`;
+  const lines = [
+    `MESSAGE sip:${SERVER_ID}@${REALM} SIP/2.0`,
+    `Via: SIP/2.0/UDP 127.0.0.1:${localPort};rport;branch=z9hG4bK-${process.pid}-${k}-0`,
+    `From: <sip:${id}@${REALM}>;tag=${process.pid}k${k}`,
+    `To: <sip:${SERVER_ID}@${REALM}>`,
+    `Call-ID: ${k}-${process.pid}@127.0.0.1`,
+    'CSeq: 20 MESSAGE',
+    'Content-Type: Application/MANSCDP+xml',
+    'Max-Forwards: 70',
+    `Content-Length: ${body.length}`,
+    '',
+    body,
+  ];
+  return Buffer.from(lines.join('\r\n'), 'latin1');
+}
+
+/** Sends keepalives first..first+n-1 one at a time (resent after 2 s if unanswered); returns the non-200 count. */
+async function drive(port: number, first: number, n: number, echo: boolean): Promise<number> {
+  const sock = dgram.createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  const localPort = sock.address().port;
+  const expected = echo ? 'MESSAGE ' : 'SIP/2.0 200 ';
+  let k = first;
+  let bad = 0;
+  await new Promise<void>((done) => {
+    let timer: NodeJS.Timeout | undefined;
+    const next = (): void => {
+      clearTimeout(timer);
+      if (k >= first + n) {
+        done();
+        return;
+      }
+      const m = keepalive(k, localPort);
+      sock.send(m, port, '127.0.0.1');
+      timer = setTimeout(() => sock.send(m, port, '127.0.0.1'), 2000);
+    };
+    sock.on('message', (d) => {
+      if (!d.toString('latin1', 0, expected.length).startsWith(expected)) bad++;
+      k++;
+      next();
+    });
+    next();
+  });
+  sock.close();
+  return bad;
+}
+
+function control(pid: number, ...args: string[]): void {
+  const r = spawnSync('callgrind_control', [...args, String(pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${r.stderr}`);
+}
+
+interface Count {
+  readonly instructions: number;
+  readonly bad: number;
+  readonly file: string;
+}
+
+async function measure(kind: 'keepalive' | 'echo', dir: string): Promise<Count> {
+  const out = join(dir, `callgrind.${kind}`);
+  const child = spawn(
+    'valgrind',
+    ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...process.execArgv, SELF, '--serve', kind, '--devices', String(DEVICES)],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /READY (\d+)/.exec(stdout);
+      if (m !== null) resolve(Number(m[1]));
+    });
+    void exited.then(() => reject(new Error(`${kind} server exited before READY:\n${stderr.slice(-2000)}`)));
+  });
+  const pid = child.pid as number;
+  let bad = 0;
+  try {
+    bad += await drive(port, 0, WARMUP, kind === 'echo');
+    control(pid, '-z');
+    control(pid, '-i', 'on');
+    bad += await drive(port, WARMUP, COUNT, kind === 'echo');
+    control(pid, '-i', 'off');
+    control(pid, '-d');
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  // The dump requested above goes to `${out}.1` (the final one at exit, all zero since, to `${out}`).
+  let instructions = 0;
+  let file = '';
+  for (const f of readdirSync(dir).filter((n) => n.startsWith(`callgrind.${kind}`))) {
+    const m = /^totals: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
+    const v = m === null ? 0 : Number(m[1]);
+    if (v > instructions) {
+      instructions = v;
+      file = join(dir, f);
+    }
+  }
+  return { instructions, bad, file };
+}
+
+async function main(): Promise<void> {
+  const serveKind = arg('serve', '');
+  if (serveKind !== '') return serve(serveKind);
+  if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind not installed');
+  const keep = process.argv.includes('--keep');
+  const dir = mkdtempSync(join(tmpdir(), 'ka-callgrind-'));
+  try {
+    process.stdout.write(`callgrind: ${DEVICES} devices, ${WARMUP} warm-up keepalives, ${COUNT} counted\n`);
+    const echo = await measure('echo', dir);
+    const ka = await measure('keepalive', dir);
+    const per = (c: Count): string => Math.round(c.instructions / COUNT).toLocaleString('en-US');
+    process.stdout.write(`bare Node UDP echo:  ${per(echo)} instructions per datagram\n`);
+    process.stdout.write(`keepalive (200 OK):  ${per(ka)} instructions per keepalive (${(ka.instructions / echo.instructions).toFixed(2)}× the echo)\n`);
+    if (echo.bad + ka.bad > 0) process.stdout.write(`unexpected answers: ${echo.bad} (echo), ${ka.bad} (keepalive)\n`);
+    if (keep) process.stdout.write(`callgrind files kept: ${echo.file} ${ka.file} (callgrind_annotate <file>)\n`);
+  } finally {
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
