@@ -15,7 +15,8 @@
 // status of the CascadeError's code (CASCADE_ERROR_INFO): 404 unshared, 400/488 offer, 480/504 source,
 // 500 media, 503 not the leader. A CANCEL (the stack has answered 487) undoes the same way.
 import { buildUpstreamAnswer, CascadeError, isCascadeError, readUpstreamOffer, type PlatformRepository, type UpstreamPlatform } from '@vms/cascade';
-import { getFrom, SipStatus, type Dialog, type DialogTerminationReason, type ServerContext, type SipRequest } from '@vms/sip';
+import { SipStatus, type Dialog, type DialogTerminationReason, type ServerContext, type SipRequest } from '@vms/sip';
+import { platformOfRequest } from './platform-of-request.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
@@ -88,13 +89,7 @@ export class UpstreamLiveViews {
 
   /** For `stack.onRequest('INVITE', …)`. Never throws: every outcome is a SIP answer and a log line. */
   readonly onInvite = (req: SipRequest, ctx: ServerContext): void => {
-    let user: string | null = null;
-    try {
-      user = getFrom(req).uri.user;
-    } catch {
-      // answered below
-    }
-    const p = user === null ? undefined : this.#o.known().get(user);
+    const p = platformOfRequest(req, this.#o.known());
     if (p === undefined) {
       // devices do not INVITE this platform; only known upstream platforms may
       ctx.reply(SipStatus.Forbidden);

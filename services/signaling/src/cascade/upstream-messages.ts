@@ -17,7 +17,8 @@ import {
   type UpstreamSipClient,
 } from '@vms/cascade';
 import { parseManscdp, type CatalogItem, type ManscdpHeader } from '@vms/gb28181';
-import { getFrom, SipStatus, type ServerContext, type SipRequest } from '@vms/sip';
+import { SipStatus, type ServerContext, type SipRequest } from '@vms/sip';
+import { platformOfRequest } from './platform-of-request.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
@@ -101,14 +102,8 @@ export function createUpstreamMessages(o: UpstreamMessagesOptions): UpstreamMess
 
   return {
     intercept(req, ctx) {
-      let user: string | null;
-      try {
-        user = getFrom(req).uri.user;
-      } catch {
-        return false; // the device handlers answer malformed requests
-      }
-      const p = user === null ? undefined : o.known().get(user);
-      if (p === undefined) return false;
+      const p = platformOfRequest(req, o.known());
+      if (p === undefined) return false; // devices' requests, and malformed ones, go to the device handlers
       ctx.reply(SipStatus.OK);
       handle(p, req).catch((err: unknown) => log.warn({ err, platformId: p.serverId }, 'upstream message not handled'));
       return true;

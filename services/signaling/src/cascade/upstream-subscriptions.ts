@@ -14,7 +14,8 @@ import {
 } from '@vms/cascade';
 import type { CascadeEvent } from '@vms/cluster';
 import { parseManscdp, type AlarmNotify, type CatalogEvent, type CatalogItem, type MobilePositionNotify, type SnGenerator } from '@vms/gb28181';
-import { getFrom, SipStatus, type Dialog, type ServerContext, type SipRequest } from '@vms/sip';
+import { SipStatus, type Dialog, type ServerContext, type SipRequest } from '@vms/sip';
+import { platformOfRequest } from './platform-of-request.ts';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import { MANSCDP_CONTENT_TYPE } from '../sip/device-side.types.ts';
@@ -51,13 +52,7 @@ export class UpstreamSubscriptions {
 
   /** For `stack.onRequest('SUBSCRIBE', …)`: SUBSCRIBEs from known upstream platforms. */
   readonly onSubscribe = (req: SipRequest, ctx: ServerContext): void => {
-    let user: string | null = null;
-    try {
-      user = getFrom(req).uri.user;
-    } catch {
-      // answered below
-    }
-    const p = user === null ? undefined : this.#o.known().get(user);
+    const p = platformOfRequest(req, this.#o.known());
     if (p === undefined) {
       ctx.reply(SipStatus.Forbidden);
       return;
