@@ -220,6 +220,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       logger: log,
       utcOffsetMinutes,
       ownerRouting: deps.ownerRouting ?? cluster.ownerRouting,
+      edgeRouting: deps.ownerRouting === undefined ? cluster.edgeRouting : null, // a replaced hook replaces the edge too
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
     });

@@ -14,24 +14,40 @@ interface Entry {
   readonly expiresAtMs: number;
 }
 
-export function rememberVerifiedTokens(verify: TokenVerifier, maxEntries = 4096): TokenVerifier {
+export interface VerifiedTokens {
+  /** Verifies (or answers from memory); rejects with UnauthorizedError as the verifier does. */
+  readonly verify: TokenVerifier;
+  /**
+   * The principal of a token that verified with `signingKey` and has not expired, without verifying
+   * anything: undefined when it is not remembered. Lets a caller that must stay synchronous (the HTTP
+   * edge, http/edge.ts) use a token only once it has passed the full check.
+   */
+  peek(token: string, signingKey: string, nowMs: number): Principal | undefined;
+}
+
+export function rememberVerifiedTokens(verify: TokenVerifier, maxEntries = 4096): VerifiedTokens {
   const entries = new Map<string, Entry>();
-  return async (token, signingKey, nowMs) => {
+  const peek = (token: string, signingKey: string, nowMs: number): Principal | undefined => {
     const hit = entries.get(token);
-    if (hit !== undefined) {
-      entries.delete(token);
-      if (hit.signingKey === signingKey && nowMs < hit.expiresAtMs) {
-        entries.set(token, hit); // most recently used last
-        return hit.principal;
+    if (hit === undefined) return undefined;
+    entries.delete(token);
+    if (hit.signingKey !== signingKey || nowMs >= hit.expiresAtMs) return undefined;
+    entries.set(token, hit); // most recently used last
+    return hit.principal;
+  };
+  return {
+    peek,
+    async verify(token, signingKey, nowMs) {
+      const remembered = peek(token, signingKey, nowMs);
+      if (remembered !== undefined) return remembered;
+      const principal = await verify(token, signingKey, nowMs); // throws for invalid / expired
+      const expiresAtMs = expiryOf(token);
+      if (expiresAtMs !== null) {
+        entries.set(token, { principal, signingKey, expiresAtMs });
+        if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
       }
-    }
-    const principal = await verify(token, signingKey, nowMs); // throws for invalid / expired
-    const expiresAtMs = expiryOf(token);
-    if (expiresAtMs !== null) {
-      entries.set(token, { principal, signingKey, expiresAtMs });
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
-    }
-    return principal;
+      return principal;
+    },
   };
 }
 

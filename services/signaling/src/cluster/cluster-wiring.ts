@@ -27,7 +27,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
-import type { OwnerRoutingHook } from '../http/handler.types.ts';
+import type { EdgeRouting, OwnerRoutingHook } from '../http/handler.types.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import { SQL_DIR } from '../storage/sql-dir.ts';
@@ -39,6 +39,7 @@ import { forwardReadTimeoutMs } from './forward-timeouts.ts';
 import { createClusterNodeDirectory } from './node-directory.cluster.ts';
 import { createNodeHeartbeat, type NodeHeartbeat } from './node-heartbeat.ts';
 import { NodeTracker, type NodeTableReadResult } from './node-tracker.ts';
+import { createEdgeRouting } from './edge-routing.ts';
 import { OwnerCache } from './owner-cache.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
@@ -68,6 +69,8 @@ export interface ClusterWiring {
   /** Record-query SN → device, for routing by SN (the SIP device control writes it: its `snIndex`). */
   readonly sns: SnDirectory;
   readonly ownerRouting: OwnerRoutingHook;
+  /** The same routing before fastify for requests decidable from memory (http/edge.ts); null when nothing is forwarded. */
+  readonly edgeRouting: EdgeRouting | null;
   /** null without MySQL: the app keeps its standalone node directory. */
   readonly nodes: NodeDirectory | null;
   /** null when standalone: the app keeps its "self owns everything" directory. */
@@ -202,6 +205,12 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       ownerCache: config.redis === null ? null : ownerCache,
     });
 
+    // Only where forwards can happen: Redis (owners, the owner cache), the node table, a secret.
+    const edgeRouting =
+      config.redis === null || tracker === null || forwarder === null
+        ? null
+        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
+
     let heartbeat: NodeHeartbeat | null = null;
     let closed: Promise<void> | null = null;
     return {
@@ -210,6 +219,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       sessions,
       sns,
       ownerRouting,
+      edgeRouting,
       nodes: tracker === null ? null : createClusterNodeDirectory(tracker),
       owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),
       cascadeLeader: () => tracker?.cascadeLeader ?? sip.instanceId,

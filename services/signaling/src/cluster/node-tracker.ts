@@ -103,6 +103,11 @@ export class NodeTracker {
     return state;
   }
 
+  /** As stateOf, from the last listing only: never reads the table (the HTTP edge decides synchronously). */
+  stateNow(code: string): OwnerNodeState {
+    return this.#stateNow(code);
+  }
+
   /** The owner refused a connection: nobody listens there. Offline until its heartbeat advances. */
   markRefused(code: string): void {
     this.#refused.set(code, this.#byCode.get(code)?.lastHeartbeat.getTime() ?? Number.NEGATIVE_INFINITY);

@@ -28,6 +28,7 @@ import { createSelfOwnerDirectory } from '../ownership/owner-directory.standalon
 import { createMemoryDeviceKeyIndex } from './device-index.memory.ts';
 import { createDeviceResolver } from './device-resolver.ts';
 import { NodeTracker } from './node-tracker.ts';
+import { createEdgeRouting } from './edge-routing.ts';
 import { OWNER_CACHE_TTL_MS, OwnerCache } from './owner-cache.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
@@ -54,6 +55,8 @@ interface Node {
   calls: { op: string; args: unknown[] }[];
   recorder: OwnershipRecorder;
   cache: OwnerCache;
+  /** Requests fastify ran (the edge answers the others before fastify sees them). */
+  fastifySeen: () => number;
 }
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -95,6 +98,7 @@ async function startNode(
   const tracker = new NodeTracker({ registry: s.registry, selfCode: code, onlineWindowMs: 60_000, clock: systemClock, minRefreshIntervalMs: 0 });
   const forwarder = secret === null ? null : createForwardClient({ originNode: code, secret, connectTimeoutMs: 300 });
   const fake = fakeControl();
+  const readTimeoutMs = (): number => o.readTimeoutMs ?? 2000;
   const app = buildHttpApp({
     instanceId: code,
     signingKey: KEY,
@@ -117,23 +121,29 @@ async function startNode(
       resolver: createDeviceResolver({ devices: s.devices, sessions: createMemoryDeviceKeyIndex(systemClock), sns: createMemoryDeviceKeyIndex(systemClock) }),
       nodes: tracker,
       forwarder,
-      readTimeoutMs: () => o.readTimeoutMs ?? 2000,
+      readTimeoutMs,
       ownerCache: store === null ? null : cache,
     }),
+    // wired as in cluster-wiring.ts: only where forwards can happen
+    edgeRouting: store === null || forwarder === null ? null : createEdgeRouting({ instanceId: code, ownerCache: cache, nodes: tracker, recorder, forwarder, readTimeoutMs }),
+  });
+  let fastifySeen = 0;
+  app.addHook('onRequest', async () => {
+    fastifySeen++;
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   await s.registry.heartbeat({ code, sipHost: '127.0.0.1', sipPort: 5060, internalBaseUrl: url, cascadeNode: false, startedAt: new Date(), version: 't' }, 0);
   closers.push(() => app.close(), () => recorder.close(), async () => forwarder?.close());
-  return { code, url, app, calls: fake.calls, recorder, cache };
+  return { code, url, app, calls: fake.calls, recorder, cache, fastifySeen: () => fastifySeen };
 }
 
 const token = () => signToken({ tenantId: '000000', userId: 'u1', ttlSec: 600 }, KEY, Date.now());
 
-async function call(node: Node, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+async function call(node: Node, path: string, init: { method?: string; headers?: Record<string, string>; body?: string; token?: string } = {}) {
   const res = await fetch(`${node.url}${path}`, {
     method: init.method ?? 'GET',
-    headers: { 'blade-auth': `bearer ${await token()}`, ...init.headers },
+    headers: { 'blade-auth': `bearer ${init.token ?? (await token())}`, ...init.headers },
     ...(init.body === undefined ? {} : { body: init.body }),
   });
   const bytes = Buffer.from(await res.arrayBuffer());
@@ -401,5 +411,86 @@ describe('owner cache in the routing hook (ROUTE-2, OWN-4)', () => {
     // one connection (a single-connection client): proven, then wrong, missing, right again
     assert.deepEqual([await send(SECRET), await send('guess'), await send(undefined), await send(`${SECRET}x`), await send(SECRET)], [200, 4605, 4605, 4605, 200]);
     assert.equal(a.calls.length, 2);
+  });
+});
+
+// The edge (http/edge.ts, edge-routing.ts): an operator's token is reused, so after the first request
+// verified it and read the owner, later requests for the device are forwarded before fastify runs.
+describe('owner routing at the HTTP edge', () => {
+  it('forwards what it can decide from memory, with the bytes the owner answers directly; the rest goes through fastify', async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    const b = await startNode(s, 'node-b');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const t = await token();
+    const direct = await call(a, `/vms/device/info?deviceId=${DEV_A}`, { token: t });
+    const first = await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t });
+    assert.equal(b.fastifySeen(), 1, 'first request: token not verified here yet, owner not cached');
+    const viaEdge = await call(b, `/blade-iot/vms/device/info?deviceId=${DEV_A}`, { token: t });
+    assert.equal(b.fastifySeen(), 1, 'second request answered at the edge');
+    for (const r of [first, viaEdge]) assert.deepEqual([r.status, r.type, r.bytes], [direct.status, direct.type, direct.bytes]);
+    assert.equal(a.calls.filter((x) => x.op === 'info').length, 3);
+
+    // POST with a body: passed on as received; the owner's refusal comes back unchanged
+    const bad = await call(b, `/vms/device/control?deviceId=${DEV_A}&action=explode`, { method: 'POST', token: t, headers: { 'content-type': 'application/json' }, body: '{"x":1}' });
+    const badDirect = await call(a, `/vms/device/control?deviceId=${DEV_A}&action=explode`, { method: 'POST', token: t, headers: { 'content-type': 'application/json' }, body: '{"x":1}' });
+    assert.deepEqual([bad.status, bad.bytes], [badDirect.status, badDirect.bytes]);
+    assert.equal(bad.status, 400);
+    const good = await call(b, `/vms/device/control?deviceId=${DEV_A}&action=reboot`, { method: 'POST', token: t });
+    assert.equal(good.json.code, 200);
+    assert.equal(b.fastifySeen(), 1, 'both POSTs taken at the edge');
+
+    // not decidable from memory → fastify: an unverified token, an own device, a device by channel,
+    // a repeated deviceId, a request marked as forwarded
+    await s.store.claim(DEV_B, 'node-b', TTL);
+    const seen = b.fastifySeen();
+    const other = await signToken({ tenantId: '000000', userId: 'another-operator', ttlSec: 600 }, KEY, Date.now());
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: other })).json.code, 200); // a token B has not verified
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: t })).json.code, 200);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: t })).json.code, 200);
+    assert.equal((await call(b, `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`, { method: 'POST', token: t })).json.code, 200);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}&deviceId=${DEV_A}`, { token: t })).status, 400);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t, headers: { [FORWARD_HEADERS.marker]: 'node-x' } })).json.code, 4605);
+    assert.equal(b.fastifySeen() - seen, 6);
+    assert.deepEqual(b.calls.map((x) => x.op), ['info', 'info'], 'own device ran here both times');
+  });
+
+  it('owner gone while cached: 4603 at once, the same envelope the hook answers, and the owner forgotten', async () => {
+    const s = await shared();
+    const b = await startNode(s, 'node-b');
+    const dead = await startNode(s, 'node-dead');
+    await s.store.claim(DEV_A, 'node-dead', TTL);
+    const t = await token();
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t })).json.code, 200);
+    await dead.app.close();
+    const seen = b.fastifySeen();
+    const t0 = Date.now();
+    const atEdge = await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t });
+    assert.ok(Date.now() - t0 < 300, `took ${Date.now() - t0} ms`);
+    assert.equal(b.fastifySeen(), seen, 'answered at the edge');
+    assert.deepEqual([atEdge.status, atEdge.json.code], [200, 4603]);
+    assert.equal(b.cache.get(DEV_A), undefined, 'forgotten: the next request reads the store');
+    const viaHook = await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t });
+    assert.equal(b.fastifySeen(), seen + 1, 'cache miss → fastify');
+    assert.deepEqual([viaHook.status, viaHook.type, viaHook.bytes], [atEdge.status, atEdge.type, atEdge.bytes]);
+  });
+
+  it('follows a moved device within the owner cache bound, as the hook does', async () => {
+    const s = await shared();
+    const clock = new FakeClock(Date.now());
+    const a = await startNode(s, 'node-a', { cacheClock: clock });
+    const b = await startNode(s, 'node-b', { cacheClock: clock });
+    const c = await startNode(s, 'node-c', { cacheClock: clock });
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const t = await token();
+    for (let i = 0; i < 3; i++) assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t })).json.code, 200);
+    assert.equal(a.calls.length, 3);
+    await s.store.claim(DEV_A, 'node-c', TTL); // re-registered on node-c
+    clock.advance(OWNER_CACHE_TTL_MS - 1);
+    await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t });
+    assert.equal(a.calls.length, 4, 'within the bound the cached owner may still act');
+    clock.advance(1);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t })).json.code, 200);
+    assert.deepEqual([a.calls.length, c.calls.length], [4, 1]);
   });
 });

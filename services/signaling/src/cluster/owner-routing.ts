@@ -20,7 +20,7 @@ import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerN
 import type { OwnerRoutingHook } from '../http/handler.types.ts';
 import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
 import type { DeviceResolver } from './device-resolver.ts';
-import { classifyForwardFailure, FORWARD_FAILURES } from './forward-failures.ts';
+import { forwardToOwner, type ForwardToOwnerDeps } from './forward-to-owner.ts';
 import type { NodeTracker } from './node-tracker.ts';
 import type { OwnerCache } from './owner-cache.ts';
 import type { OwnershipRecorder } from './ownership-recorder.ts';
@@ -42,9 +42,6 @@ export interface OwnerRoutingDeps {
   readonly ownerCache?: OwnerCache | null;
 }
 
-/** Request headers a forward carries on (ROUTE-3): the caller's token in either form, the body type. */
-const PASSED_HEADERS = ['blade-auth', 'authorization', 'content-type'] as const;
-
 export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
   const failure = (kind: RouteFailure, deviceId: string, owner: string | null): VmsError => {
     switch (kind) {
@@ -58,6 +55,8 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
   };
 
   const cache = deps.ownerCache ?? null;
+  const forwardDeps: ForwardToOwnerDeps | null =
+    deps.forwarder === null ? null : { forwarder: deps.forwarder, readTimeoutMs: deps.readTimeoutMs, ownerCache: cache, nodes: deps.nodes };
   const readOwner = (store: OwnershipStore, deviceId: string): Promise<string | null> =>
     cache === null ? store.ownerOf(deviceId) : cache.lookup(deviceId, () => store.ownerOf(deviceId));
 
@@ -131,33 +130,22 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
       throw failure(target.failure, deviceId, target.owner);
     }
 
-    const headers: Record<string, string> = {};
-    for (const name of PASSED_HEADERS) {
-      const v = request.headers[name];
-      if (typeof v === 'string') headers[name] = v;
-    }
-    const forwarder = deps.forwarder as ForwardClient; // non-null: resolveOwner refused otherwise
-    let res;
-    try {
-      res = await forwarder.forward(
-        { node: target.owner, baseUrl: target.baseUrl },
-        {
-          method: request.method,
-          path: request.originalUrl, // ROUTE-3 / ROUTE-7: exactly as received, prefix and query included
-          headers,
-          body: request.rawBody,
-          readTimeoutMs: deps.readTimeoutMs(route),
-        },
-      );
-    } catch (err) {
-      const kind = classifyForwardFailure(err);
-      cache?.forget(deviceId);
-      if (kind === 'connect-refused') deps.nodes?.markRefused(target.owner);
-      if (kind === 'unexpected') request.log.error({ err, deviceId, owner: target.owner }, 'forward failed');
-      else request.log.info({ err, kind, deviceId, owner: target.owner }, 'forward failed');
-      throw FORWARD_FAILURES[kind](deviceId, target.owner, err);
-    }
-    request.log.debug({ deviceId, owner: target.owner, forwardId: res.forwardId, status: res.status }, 'forwarded to owner');
+    const forwarded = await forwardToOwner(
+      forwardDeps as ForwardToOwnerDeps, // non-null: resolveOwner refused otherwise
+      {
+        route,
+        deviceId,
+        owner: target.owner,
+        baseUrl: target.baseUrl,
+        method: request.method,
+        url: request.originalUrl,
+        headers: request.headers,
+        body: request.rawBody,
+        log: request.log,
+      },
+    );
+    if (!forwarded.ok) throw forwarded.error;
+    const res = forwarded.response;
     // ROUTE-4: status, Content-Type and body bytes unchanged
     void reply.status(res.status);
     if (res.contentType !== null) void reply.header('content-type', res.contentType);

@@ -8,6 +8,7 @@ import { verifyToken } from '../auth/jwt.ts';
 import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
 import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
 import { createDeviceAccess } from './access.ts';
+import { createEdge, edgeServerFactory } from './edge.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { ok } from './envelope.ts';
 import { errorResponse, toVmsError } from './errors.ts';
@@ -46,9 +47,18 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
 }
 
 export function buildHttpApp(deps: HttpDeps): FastifyInstance {
+  const tokens = rememberVerifiedTokens(verifyToken); // a token is verified once per lifetime, not per request
+  const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
+  let closing = false;
+  // Cluster mode: the edge (edge.ts) forwards requests it can decide from memory before fastify runs.
+  const edge =
+    deps.edgeRouting === undefined || deps.edgeRouting === null
+      ? null
+      : createEdge({ routing: deps.edgeRouting, tokens, signingKey: deps.signingKey, clock: deps.clock, bodyLimit, logger: deps.logger, isClosing: () => closing });
   const app = Fastify({
+    ...(edge === null ? {} : { serverFactory: edgeServerFactory(edge) }),
     loggerInstance: deps.logger,
-    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
     rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
     return503OnClosing: true,
     // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the
@@ -67,13 +77,15 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.decorateRequest('rawBody', null);
   installBodyParsers(app);
 
-  const verify = rememberVerifiedTokens(verifyToken); // a token is verified once per lifetime, not per request
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.config.route;
     if (route === undefined || route.auth === 'none' || isWebhookPath(request.url)) return;
     const token = extractToken(request.headers);
     if (token === null) throw new UnauthorizedError('missing');
-    request.principal = await verify(token, deps.signingKey, deps.clock.now());
+    request.principal = await tokens.verify(token, deps.signingKey, deps.clock.now());
   });
 
   const ownerRouting = deps.ownerRouting ?? localOnlyRouting;

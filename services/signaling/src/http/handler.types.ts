@@ -7,6 +7,8 @@ import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
+import type { DeviceId } from '../devices/device.types.ts';
+import type { VmsError } from '../errors/catalog.ts';
 import type { RawParams } from './params.ts';
 import type { RouteId, RouteSpec } from './route-table.ts';
 
@@ -38,6 +40,34 @@ export type OwnerRoutingHook = (ctx: {
   readonly reply: FastifyReply;
 }) => Promise<'local' | 'handled'>;
 
+/**
+ * A routed request as the HTTP edge (edge.ts) sees it before fastify does: matched to a route whose
+ * device is named in the query, carrying a token that already verified. The edge routing either takes
+ * it (forwards it and answers through `answer` / `fail`) or leaves it to fastify's full path.
+ */
+export interface EdgeRequest {
+  readonly route: RouteSpec;
+  readonly deviceId: DeviceId;
+  readonly method: string;
+  /** Path and query exactly as received (ROUTE-3, ROUTE-7). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly log: FastifyBaseLogger;
+  /** The request body as received (null when empty); read at most once. */
+  body(): Promise<Buffer | null>;
+  /** Writes the owner's answer: status, Content-Type and body bytes unchanged (ROUTE-4). */
+  answer(status: number, contentType: string | null, body: Buffer): void;
+  /** Writes the SPEC §12 envelope of a failure, exactly as fastify's error handler would. */
+  fail(err: VmsError): void;
+}
+
+/**
+ * The owner-routing fast path (SPEC ROUTE-2..5) for requests the edge can decide without I/O: true =
+ * taken (it will answer), false = not decidable here, fastify runs the request with the full hook.
+ * It must decide synchronously and never throw.
+ */
+export type EdgeRouting = (request: EdgeRequest) => boolean;
+
 export interface HttpDeps {
   readonly instanceId: string;
   readonly signingKey: string;
@@ -51,6 +81,8 @@ export interface HttpDeps {
   /** Platform UTC offset for zoned API times (e.g. 480 = UTC+8). */
   readonly utcOffsetMinutes: number;
   readonly ownerRouting?: OwnerRoutingHook;
+  /** Cluster mode: the edge fast path of owner routing (edge.ts); absent = every request through fastify. */
+  readonly edgeRouting?: EdgeRouting | null;
   /** Live view, playback, download and media hooks; absent when the SIP side is replaced (tests). */
   readonly media?: MediaWiring;
   /** Upstream platform administration; absent when the SIP side is replaced (tests). */

@@ -16,7 +16,7 @@ import { createMemoryDeviceRepository } from '../../src/devices/device-repositor
 import type { ChannelInput } from '../../src/devices/device.types.ts';
 import { RecordQueryNotFoundError } from '../../src/errors/catalog.ts';
 import { buildHttpApp } from '../../src/http/app.ts';
-import type { HttpDeps, OwnerRoutingHook } from '../../src/http/handler.types.ts';
+import type { EdgeRouting, HttpDeps, OwnerRoutingHook } from '../../src/http/handler.types.ts';
 import { createStandaloneNodeDirectory } from '../../src/nodes/node-directory.standalone.ts';
 import { createSelfOwnerDirectory } from '../../src/ownership/owner-directory.standalone.ts';
 
@@ -84,7 +84,7 @@ const channel = (channelId: string): ChannelInput => ({
   parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {},
 });
 
-export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook } = {}) {
+export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook; edgeRouting?: EdgeRouting } = {}) {
   const clock = new FakeClock(NOW);
   const devices = createMemoryDeviceRepository();
   const reg = { transport: 'UDP' as const, remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: NOW };
@@ -111,6 +111,7 @@ export async function buildFixture(options: { control?: Partial<DeviceControlSer
     logger: pino({ level: 'silent' }),
     utcOffsetMinutes: 480,
     ...(options.ownerRouting === undefined ? {} : { ownerRouting: options.ownerRouting }),
+    ...(options.edgeRouting === undefined ? {} : { edgeRouting: options.edgeRouting }),
   };
   const app = buildHttpApp(deps);
   const token = (tenantId = TENANT, ttlSec = 3600) => signToken({ tenantId, userId: 'u1', ttlSec }, KEY, NOW);

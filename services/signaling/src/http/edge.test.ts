@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { FORWARD_HEADERS } from '@vms/cluster';
+import { buildFixture, DEV, DEV_OFFLINE } from '../../test/http/fixture.ts';
+import { OwnerNodeOfflineError } from '../errors/catalog.ts';
+import { matchEdgeRequest } from './edge.ts';
+import type { EdgeRequest } from './handler.types.ts';
+
+const LIMIT = 1024;
+
+describe('matchEdgeRequest: what the edge may consider', () => {
+  const match = (method: string, url: string, headers: Record<string, string | string[]> = {}) => {
+    const m = matchEdgeRequest(method, url, headers, LIMIT);
+    return m === null ? null : `${m.route.id} ${m.deviceId}`;
+  };
+
+  it('routes named by deviceId, in either path form, with or without a body of known length', () => {
+    assert.equal(match('GET', `/vms/device/info?deviceId=${DEV}`), `device.info ${DEV}`);
+    assert.equal(match('GET', `/blade-iot/vms/device/status?x=1&deviceId=${DEV}`), `device.status ${DEV}`);
+    assert.equal(match('GET', `/vms/device/catalog/sync?deviceId=${DEV}`), `catalog.progress ${DEV}`);
+    assert.equal(match('POST', `/vms/device/catalog/sync?deviceId=${DEV}`, { 'content-length': '0' }), `catalog.sync ${DEV}`);
+    assert.equal(match('POST', `/vms/device/control?deviceId=${DEV}&action=reboot`, { 'content-length': String(LIMIT) }), `device.control ${DEV}`);
+  });
+
+  it('leaves everything else to fastify', () => {
+    const none: [string, string, Record<string, string | string[]>?][] = [
+      ['GET', '/vms/devices'],
+      ['GET', '/vms/device/info'],
+      ['GET', `/vms/device/info/?deviceId=${DEV}`],
+      ['HEAD', `/vms/device/info?deviceId=${DEV}`],
+      ['POST', `/vms/device/info?deviceId=${DEV}`],
+      ['POST', `/vms/ptz/control?channelId=${DEV}&command=left`], // by channel: needs a lookup
+      ['GET', `/vms/record/result?sn=12`],
+      ['GET', `/vms/device/info?deviceId=${DEV}&deviceId=${DEV}`],
+      ['GET', '/vms/device/info?deviceId=3402000000132000000'],
+      ['GET', '/vms/device/info?deviceId=3402000000132000000x'],
+      ['GET', '/vms/device/info?deviceId='],
+      ['GET', `/vms/device/info?deviceId=${DEV}#frag`],
+      ['GET', `/blade-iotx/vms/device/info?deviceId=${DEV}`],
+      ['GET', `/vms/device/info?deviceId=${DEV}`, { [FORWARD_HEADERS.marker]: 'node-b' }],
+      ['POST', `/vms/device/control?deviceId=${DEV}&action=reboot`, { 'transfer-encoding': 'chunked' }],
+      ['POST', `/vms/device/control?deviceId=${DEV}&action=reboot`, { 'content-length': String(LIMIT + 1) }],
+      ['POST', `/vms/device/control?deviceId=${DEV}&action=reboot`, { 'content-length': '-1' }],
+      ['POST', `/vms/device/control?deviceId=${DEV}&action=reboot`, { 'content-length': ['1', '1'] }],
+    ];
+    for (const [method, url, headers] of none) assert.equal(match(method, url, headers), null, `${method} ${url} ${JSON.stringify(headers ?? {})}`);
+  });
+});
+
+describe('the HTTP edge in front of fastify', () => {
+  const closers: (() => Promise<unknown>)[] = [];
+  after(async () => {
+    for (const c of closers.reverse()) await c();
+  });
+
+  async function start(routing: (r: EdgeRequest) => boolean) {
+    const offered: EdgeRequest[] = [];
+    let hookRuns = 0;
+    const f = await buildFixture({
+      // fastify's path: the hook refuses DEV as the owner-routing hook would for a dead owner
+      ownerRouting: async ({ request }) => {
+        hookRuns++;
+        if ((request.query as Record<string, string>).deviceId === DEV) throw new OwnerNodeOfflineError(DEV, 'node-z');
+        return 'local';
+      },
+      edgeRouting: (r) => {
+        offered.push(r);
+        return routing(r);
+      },
+    });
+    await f.app.listen({ port: 0, host: '127.0.0.1' });
+    closers.push(() => f.app.close());
+    const url = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
+    const get = async (path: string, token: string, init: RequestInit = {}) => {
+      const res = await fetch(`${url}${path}`, { ...init, headers: { 'blade-auth': `bearer ${token}`, ...(init.headers ?? {}) } });
+      return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+    };
+    return { ...f, url, get, offered, hookRuns: () => hookRuns };
+  }
+
+  it('offers a request only once its token verified; what it takes is answered as the routing says', async () => {
+    const owner = Buffer.from([0xc4, 0xe3, 0xba, 0xc3]);
+    const bodies: (Buffer | null)[] = [];
+    const f = await start((r) => {
+      void r.body().then((b) => {
+        bodies.push(b);
+        r.answer(202, 'text/x-owner; charset=gbk', owner);
+      });
+      return true;
+    });
+    const token = await f.token();
+    const first = await f.get(`/vms/device/info?deviceId=${DEV_OFFLINE}`, token);
+    assert.equal(f.offered.length, 0, 'the token was not verified yet: fastify ran it');
+    assert.equal(first.status, 200);
+    const second = await f.get(`/vms/device/info?deviceId=${DEV_OFFLINE}`, token);
+    assert.deepEqual([second.status, second.type, second.bytes], [202, 'text/x-owner; charset=gbk', owner]);
+    const post = await f.get(`/vms/device/control?deviceId=${DEV_OFFLINE}&action=reboot`, token, { method: 'POST', body: '{"a": 1 }', headers: { 'content-type': 'application/json' } });
+    assert.equal(post.status, 202);
+    assert.deepEqual(bodies.map((b) => b?.toString() ?? null), [null, '{"a": 1 }'], 'the body as received');
+    assert.deepEqual(f.offered.map((r) => [r.route.id, r.deviceId, r.method]), [['device.info', DEV_OFFLINE, 'GET'], ['device.control', DEV_OFFLINE, 'POST']]);
+    assert.equal(f.offered[1]?.url, `/vms/device/control?deviceId=${DEV_OFFLINE}&action=reboot`);
+  });
+
+  it('a refusal at the edge is the envelope fastify answers for the same error', async () => {
+    const f = await start((r) => {
+      r.fail(new OwnerNodeOfflineError(r.deviceId, 'node-z'));
+      return true;
+    });
+    const token = await f.token();
+    const viaFastify = await f.get(`/vms/device/info?deviceId=${DEV}`, token);
+    assert.equal(f.hookRuns(), 1);
+    const atEdge = await f.get(`/vms/device/info?deviceId=${DEV}`, token);
+    assert.equal(f.hookRuns(), 1, 'the second one never reached fastify');
+    assert.deepEqual([atEdge.status, atEdge.type, atEdge.bytes], [viaFastify.status, viaFastify.type, viaFastify.bytes]);
+    assert.equal(JSON.parse(atEdge.bytes.toString()).code, 4603);
+  });
+
+  it('declined or throwing: fastify runs the request', async () => {
+    let mode: 'decline' | 'throw' = 'decline';
+    const f = await start(() => {
+      if (mode === 'throw') throw new Error('bug in the routing');
+      return false;
+    });
+    const token = await f.token();
+    const code = async (): Promise<number> => JSON.parse((await f.get(`/vms/device/info?deviceId=${DEV_OFFLINE}`, token)).bytes.toString()).code;
+    assert.equal(await code(), 4601, 'the handler answers: the device is offline');
+    assert.equal(await code(), 4601);
+    mode = 'throw';
+    assert.equal(await code(), 4601);
+    assert.equal(f.offered.length, 2);
+    assert.equal(f.hookRuns(), 3);
+  });
+});
