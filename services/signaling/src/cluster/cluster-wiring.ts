@@ -34,6 +34,7 @@ import { SQL_DIR } from '../storage/sql-dir.ts';
 import { createMemoryDeviceKeyIndex } from './device-index.memory.ts';
 import type { SessionDirectory, SnDirectory } from './device-index.port.ts';
 import { createRedisDeviceKeyIndex } from './device-index.redis.ts';
+import { ChannelMemory } from './channel-memory.ts';
 import { createDeviceResolver } from './device-resolver.ts';
 import { forwardReadTimeoutMs } from './forward-timeouts.ts';
 import { createClusterNodeDirectory } from './node-directory.cluster.ts';
@@ -193,12 +194,13 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       closers.push(() => f.close());
     }
 
+    const channelMemory = new ChannelMemory({ clock });
     const ownerRouting = createOwnerRouting({
       instanceId: sip.instanceId,
       secret: sip.nodeForwardSecret,
       owners: config.redis === null ? null : store,
       recorder,
-      resolver: createDeviceResolver({ devices: d.devices, sessions, sns }),
+      resolver: createDeviceResolver({ devices: d.devices, sessions, sns, channelMemory }),
       nodes: tracker,
       forwarder,
       readTimeoutMs: forwardReadTimeoutMs,
@@ -209,7 +211,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     const edgeRouting =
       config.redis === null || tracker === null || forwarder === null
         ? null
-        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
+        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, channelMemory, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
 
     let heartbeat: NodeHeartbeat | null = null;
     let closed: Promise<void> | null = null;

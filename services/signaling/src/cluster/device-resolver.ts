@@ -5,6 +5,7 @@ import { isGbId } from '../core/gb-id.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { DeviceId } from '../devices/device.types.ts';
 import { routingKeyOf, type RoutedBy, type RouteSpec } from '../http/route-table.ts';
+import type { ChannelMemory } from './channel-memory.ts';
 import type { SessionDirectory, SnDirectory } from './device-index.port.ts';
 
 export interface DeviceResolver {
@@ -19,12 +20,19 @@ export interface DeviceResolverDeps {
   readonly devices: Pick<DeviceRepository, 'findChannelDevice'>;
   readonly sessions: SessionDirectory;
   readonly sns: SnDirectory;
+  /** Channel lookups are remembered here for the HTTP edge (channel-memory.ts). */
+  readonly channelMemory?: ChannelMemory;
 }
 
 export function createDeviceResolver(deps: DeviceResolverDeps): DeviceResolver {
   const byKind: { readonly [K in RoutedBy]: (key: string) => Promise<DeviceId | null> } = {
     device: async (deviceId) => (isGbId(deviceId) ? deviceId : null),
-    channel: async (channelId) => (isGbId(channelId) ? deps.devices.findChannelDevice(channelId) : null),
+    channel: async (channelId) => {
+      if (!isGbId(channelId)) return null;
+      const deviceId = await deps.devices.findChannelDevice(channelId);
+      if (deviceId !== null) deps.channelMemory?.remember(channelId, deviceId);
+      return deviceId;
+    },
     session: (sessionId) => deps.sessions.deviceOf(sessionId),
     sn: (sn) => deps.sns.deviceOf(sn),
   };

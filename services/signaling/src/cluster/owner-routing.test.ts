@@ -28,6 +28,7 @@ import { createSelfOwnerDirectory } from '../ownership/owner-directory.standalon
 import { createMemoryDeviceKeyIndex } from './device-index.memory.ts';
 import { createDeviceResolver } from './device-resolver.ts';
 import { NodeTracker } from './node-tracker.ts';
+import { ChannelMemory } from './channel-memory.ts';
 import { createEdgeRouting } from './edge-routing.ts';
 import { OWNER_CACHE_TTL_MS, OwnerCache } from './owner-cache.ts';
 import { createOwnerRouting } from './owner-routing.ts';
@@ -99,6 +100,7 @@ async function startNode(
   const forwarder = secret === null ? null : createForwardClient({ originNode: code, secret, connectTimeoutMs: 300 });
   const fake = fakeControl();
   const readTimeoutMs = (): number => o.readTimeoutMs ?? 2000;
+  const channelMemory = new ChannelMemory({ clock: o.cacheClock ?? systemClock });
   const app = buildHttpApp({
     instanceId: code,
     signingKey: KEY,
@@ -118,14 +120,14 @@ async function startNode(
       secret,
       owners: store,
       recorder,
-      resolver: createDeviceResolver({ devices: s.devices, sessions: createMemoryDeviceKeyIndex(systemClock), sns: createMemoryDeviceKeyIndex(systemClock) }),
+      resolver: createDeviceResolver({ devices: s.devices, sessions: createMemoryDeviceKeyIndex(systemClock), sns: createMemoryDeviceKeyIndex(systemClock), channelMemory }),
       nodes: tracker,
       forwarder,
       readTimeoutMs,
       ownerCache: store === null ? null : cache,
     }),
     // wired as in cluster-wiring.ts: only where forwards can happen
-    edgeRouting: store === null || forwarder === null ? null : createEdgeRouting({ instanceId: code, ownerCache: cache, nodes: tracker, recorder, forwarder, readTimeoutMs }),
+    edgeRouting: store === null || forwarder === null ? null : createEdgeRouting({ instanceId: code, ownerCache: cache, channelMemory, nodes: tracker, recorder, forwarder, readTimeoutMs }),
   });
   let fastifySeen = 0;
   app.addHook('onRequest', async () => {
@@ -440,15 +442,23 @@ describe('owner routing at the HTTP edge', () => {
     assert.equal(good.json.code, 200);
     assert.equal(b.fastifySeen(), 1, 'both POSTs taken at the edge');
 
-    // not decidable from memory → fastify: an unverified token, an own device, a device by channel,
-    // a repeated deviceId, a request marked as forwarded
+    // by channel: the first request looks the channel up (fastify's hook), the next ones are taken at the edge
+    const ptz = `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`;
+    assert.equal((await call(b, ptz, { method: 'POST', token: t })).json.code, 200);
+    assert.equal(b.fastifySeen(), 2);
+    assert.equal((await call(b, ptz, { method: 'POST', token: t })).json.code, 200);
+    assert.equal(b.fastifySeen(), 2, 'channel → device remembered');
+    assert.deepEqual(a.calls.filter((x) => x.op === 'ptz').length, 2);
+
+    // not decidable from memory → fastify: an unverified token, an own device, a channel not looked up
+    // lately, a repeated deviceId, a request marked as forwarded
     await s.store.claim(DEV_B, 'node-b', TTL);
     const seen = b.fastifySeen();
     const other = await signToken({ tenantId: '000000', userId: 'another-operator', ttlSec: 600 }, KEY, Date.now());
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: other })).json.code, 200); // a token B has not verified
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: t })).json.code, 200);
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: t })).json.code, 200);
-    assert.equal((await call(b, `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`, { method: 'POST', token: t })).json.code, 200);
+    assert.equal((await call(b, `/vms/ptz/control?channelId=34020000001310000077&command=left&speed=9`, { method: 'POST', token: t })).status, 404);
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}&deviceId=${DEV_A}`, { token: t })).status, 400);
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t, headers: { [FORWARD_HEADERS.marker]: 'node-x' } })).json.code, 4605);
     assert.equal(b.fastifySeen() - seen, 6);
@@ -492,5 +502,26 @@ describe('owner routing at the HTTP edge', () => {
     clock.advance(1);
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t })).json.code, 200);
     assert.deepEqual([a.calls.length, c.calls.length], [4, 1]);
+  });
+
+  it('follows a channel moved to another device within the same bound', async () => {
+    const s = await shared();
+    const clock = new FakeClock(Date.now());
+    const a = await startNode(s, 'node-a', { cacheClock: clock });
+    const b = await startNode(s, 'node-b', { cacheClock: clock });
+    const c = await startNode(s, 'node-c', { cacheClock: clock });
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    await s.store.claim(DEV_B, 'node-c', TTL);
+    const t = await token();
+    const ptz = `/vms/ptz/control?channelId=${CH_A}&command=up&speed=3`;
+    for (let i = 0; i < 2; i++) assert.equal((await call(b, ptz, { method: 'POST', token: t })).json.code, 200);
+    assert.equal(b.fastifySeen(), 1, 'the second one at the edge');
+    // the catalog moved the channel to DEV_B (owned by node-c)
+    await s.devices.replaceChannels(DEV_A, [], Date.now());
+    await s.devices.replaceChannels(DEV_B, [{ channelId: CH_A, name: 'Gate', manufacturer: null, model: null, owner: null, civilCode: null, address: null, parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {} }], Date.now());
+    clock.advance(OWNER_CACHE_TTL_MS);
+    assert.equal((await call(b, ptz, { method: 'POST', token: t })).json.code, 200);
+    assert.deepEqual(c.calls.at(-1), { op: 'ptz', args: [{ deviceId: DEV_B, channelId: CH_A }, 'up', 3] });
+    assert.equal(a.calls.filter((x) => x.op === 'ptz').length, 2);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { FORWARD_HEADERS } from '@vms/cluster';
-import { buildFixture, DEV, DEV_OFFLINE } from '../../test/http/fixture.ts';
+import { buildFixture, CH, DEV, DEV_OFFLINE } from '../../test/http/fixture.ts';
 import { OwnerNodeOfflineError } from '../errors/catalog.ts';
 import { matchEdgeRequest } from './edge.ts';
 import type { EdgeRequest } from './handler.types.ts';
@@ -12,15 +12,17 @@ const LIMIT = 1024;
 describe('matchEdgeRequest: what the edge may consider', () => {
   const match = (method: string, url: string, headers: Record<string, string | string[]> = {}) => {
     const m = matchEdgeRequest(method, url, headers, LIMIT);
-    return m === null ? null : `${m.route.id} ${m.deviceId}`;
+    return m === null ? null : `${m.route.id} ${m.key}`;
   };
 
-  it('routes named by deviceId, in either path form, with or without a body of known length', () => {
+  it('routes named by deviceId or channelId, in either path form, with or without a body of known length', () => {
     assert.equal(match('GET', `/vms/device/info?deviceId=${DEV}`), `device.info ${DEV}`);
     assert.equal(match('GET', `/blade-iot/vms/device/status?x=1&deviceId=${DEV}`), `device.status ${DEV}`);
     assert.equal(match('GET', `/vms/device/catalog/sync?deviceId=${DEV}`), `catalog.progress ${DEV}`);
     assert.equal(match('POST', `/vms/device/catalog/sync?deviceId=${DEV}`, { 'content-length': '0' }), `catalog.sync ${DEV}`);
     assert.equal(match('POST', `/vms/device/control?deviceId=${DEV}&action=reboot`, { 'content-length': String(LIMIT) }), `device.control ${DEV}`);
+    assert.equal(match('POST', `/vms/ptz/control?command=left&channelId=${CH}&speed=5`), `ptz.control ${CH}`);
+    assert.equal(match('GET', `/blade-iot/vms/snapshot?channelId=${CH}`), `snapshot ${CH}`);
   });
 
   it('leaves everything else to fastify', () => {
@@ -30,8 +32,9 @@ describe('matchEdgeRequest: what the edge may consider', () => {
       ['GET', `/vms/device/info/?deviceId=${DEV}`],
       ['HEAD', `/vms/device/info?deviceId=${DEV}`],
       ['POST', `/vms/device/info?deviceId=${DEV}`],
-      ['POST', `/vms/ptz/control?channelId=${DEV}&command=left`], // by channel: needs a lookup
-      ['GET', `/vms/record/result?sn=12`],
+      ['POST', `/vms/ptz/control?deviceId=${DEV}&command=left`], // routed by channelId
+      ['GET', `/vms/record/result?sn=12`], // by SN, session: Redis lookups
+      ['POST', `/vms/play/stop?sessionId=abc`],
       ['GET', `/vms/device/info?deviceId=${DEV}&deviceId=${DEV}`],
       ['GET', '/vms/device/info?deviceId=3402000000132000000'],
       ['GET', '/vms/device/info?deviceId=3402000000132000000x'],
@@ -98,13 +101,13 @@ describe('the HTTP edge in front of fastify', () => {
     const post = await f.get(`/vms/device/control?deviceId=${DEV_OFFLINE}&action=reboot`, token, { method: 'POST', body: '{"a": 1 }', headers: { 'content-type': 'application/json' } });
     assert.equal(post.status, 202);
     assert.deepEqual(bodies.map((b) => b?.toString() ?? null), [null, '{"a": 1 }'], 'the body as received');
-    assert.deepEqual(f.offered.map((r) => [r.route.id, r.deviceId, r.method]), [['device.info', DEV_OFFLINE, 'GET'], ['device.control', DEV_OFFLINE, 'POST']]);
+    assert.deepEqual(f.offered.map((r) => [r.route.id, r.key, r.method]), [['device.info', DEV_OFFLINE, 'GET'], ['device.control', DEV_OFFLINE, 'POST']]);
     assert.equal(f.offered[1]?.url, `/vms/device/control?deviceId=${DEV_OFFLINE}&action=reboot`);
   });
 
   it('a refusal at the edge is the envelope fastify answers for the same error', async () => {
     const f = await start((r) => {
-      r.fail(new OwnerNodeOfflineError(r.deviceId, 'node-z'));
+      r.fail(new OwnerNodeOfflineError(r.key, 'node-z'));
       return true;
     });
     const token = await f.token();

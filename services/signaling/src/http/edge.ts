@@ -4,9 +4,9 @@
 // path most of its cost is the framework: request and reply objects, a child logger, the auth and
 // routing hooks through promise chains. The edge looks at the raw request first and offers it to the
 // edge routing only when everything the decision needs is already in memory: a route of the table
-// routed by deviceId, that deviceId in the query, and a token that passed the full verification before
-// (VerifiedTokens.peek). The edge routing (cluster/edge-routing.ts) adds the owner from the owner
-// cache and the owner's node from this instance's view of the node table, and takes the request only
+// routed by deviceId or channelId, that id in the query, and a token that passed the full verification before
+// (VerifiedTokens.peek). The edge routing (cluster/edge-routing.ts) adds the channel's device from its memory of channel lookups, the owner
+// from the owner cache and the owner's node from this instance's view of the node table, and takes the request only
 // when it is to be forwarded. Everything else (first request of a token, a request forwarded to us, a
 // cache miss, a chunked or oversized body, an app that is closing) goes through fastify as before,
 // and fastify's path answers every refusal: the edge changes the cost, never the outcome.
@@ -17,20 +17,22 @@ import { extractToken } from '../auth/bearer.ts';
 import type { VerifiedTokens } from '../auth/verified-tokens.ts';
 import type { Clock } from '../core/clock.ts';
 import { isGbId } from '../core/gb-id.ts';
-import type { DeviceId } from '../devices/device.types.ts';
 import { errorResponse } from './errors.ts';
 import type { EdgeRequest, EdgeRouting } from './handler.types.ts';
 import { stripServicePrefix } from './paths.ts';
 import { ROUTES, ROUTING_PARAM, type RouteSpec } from './route-table.ts';
 
-/** Routes the edge may consider: those whose device is named in the query (method + path → route). */
+/** Routes the edge may consider: those naming their device or channel in the query (method + path → route). */
 const EDGE_ROUTES: ReadonlyMap<string, RouteSpec> = new Map(
-  (ROUTES as readonly RouteSpec[]).filter((r) => r.routedBy === 'device' && r.auth === 'operator').map((r) => [`${r.method} ${r.path}`, r]),
+  (ROUTES as readonly RouteSpec[])
+    .filter((r) => (r.routedBy === 'device' || r.routedBy === 'channel') && r.auth === 'operator')
+    .map((r) => [`${r.method} ${r.path}`, r]),
 );
 
 export interface EdgeCandidate {
   readonly route: RouteSpec;
-  readonly deviceId: DeviceId;
+  /** The deviceId or channelId the route is routed by (a GB id). */
+  readonly key: string;
 }
 
 type RawHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -38,8 +40,8 @@ type RawHeaders = Readonly<Record<string, string | string[] | undefined>>;
 /**
  * Pure: the route and device of a raw request the edge may consider, or null. Null for anything the
  * edge does not handle the same way fastify would: another route, a forwarded request (the owner's
- * side of ROUTE-3), a body without a plain Content-Length or larger than `bodyLimit`, a deviceId that
- * is missing, repeated or not a GB id (the handler answers those).
+ * side of ROUTE-3), a body without a plain Content-Length or larger than `bodyLimit`, a routing key
+ * (deviceId / channelId) that is missing, repeated or not a GB id (the handler answers those).
  */
 export function matchEdgeRequest(method: string | undefined, url: string | undefined, headers: RawHeaders, bodyLimit: number): EdgeCandidate | null {
   if (method === undefined || url === undefined || url.includes('#')) return null;
@@ -52,9 +54,9 @@ export function matchEdgeRequest(method: string | undefined, url: string | undef
   const route = EDGE_ROUTES.get(`${method} ${normalized.slice(0, q)}`);
   if (route === undefined || route.routedBy === null) return null;
   const values = new URLSearchParams(normalized.slice(q + 1)).getAll(ROUTING_PARAM[route.routedBy]);
-  const deviceId = values.length === 1 ? values[0]?.trim() : undefined;
-  if (deviceId === undefined || !isGbId(deviceId)) return null;
-  return { route, deviceId };
+  const key = values.length === 1 ? values[0]?.trim() : undefined;
+  if (key === undefined || !isGbId(key)) return null;
+  return { route, key };
 }
 
 export interface EdgeOptions {
@@ -102,7 +104,7 @@ function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate
   };
   return {
     route: c.route,
-    deviceId: c.deviceId,
+    key: c.key,
     method,
     url,
     headers: req.headers,
@@ -111,12 +113,12 @@ function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate
     answer(status, contentType, body) {
       // as fastify's reply.send(Buffer) would label an answer without a type
       write(status, contentType ?? 'application/octet-stream', body);
-      logger.info({ method, url, deviceId: c.deviceId, statusCode: status, responseTime: performance.now() - startedAt }, 'request forwarded');
+      logger.info({ method, url, key: c.key, statusCode: status, responseTime: performance.now() - startedAt }, 'request forwarded');
     },
     fail(err) {
       const { httpStatus, body } = errorResponse(err);
       write(httpStatus, JSON_TYPE, JSON.stringify(body));
-      logger.info({ method, url, deviceId: c.deviceId, code: err.code, reason: err.message, responseTime: performance.now() - startedAt }, 'request refused');
+      logger.info({ method, url, key: c.key, code: err.code, reason: err.message, responseTime: performance.now() - startedAt }, 'request refused');
     },
   };
 }

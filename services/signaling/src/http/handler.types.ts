@@ -7,7 +7,6 @@ import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
-import type { DeviceId } from '../devices/device.types.ts';
 import type { VmsError } from '../errors/catalog.ts';
 import type { RawParams } from './params.ts';
 import type { RouteId, RouteSpec } from './route-table.ts';
@@ -42,12 +41,13 @@ export type OwnerRoutingHook = (ctx: {
 
 /**
  * A routed request as the HTTP edge (edge.ts) sees it before fastify does: matched to a route whose
- * device is named in the query, carrying a token that already verified. The edge routing either takes
+ * device or channel is named in the query, carrying a token that already verified. The edge routing either takes
  * it (forwards it and answers through `answer` / `fail`) or leaves it to fastify's full path.
  */
 export interface EdgeRequest {
   readonly route: RouteSpec;
-  readonly deviceId: DeviceId;
+  /** The route's routing key: a deviceId or a channelId (by `route.routedBy`), a GB id. */
+  readonly key: string;
   readonly method: string;
   /** Path and query exactly as received (ROUTE-3, ROUTE-7). */
   readonly url: string;
