@@ -419,6 +419,15 @@ describe('owner cache in the routing hook (ROUTE-2, OWN-4)', () => {
 // The edge (http/edge.ts, edge-routing.ts): an operator's token is reused, so after the first request
 // verified it and read the owner, later requests for the device are forwarded before fastify runs.
 describe('owner routing at the HTTP edge', () => {
+  /** Three nodes whose owner caches share a fake clock; DEV_A owned by node-a; one operator token. */
+  async function threeNodesOnOneClock() {
+    const s = await shared();
+    const clock = new FakeClock(Date.now());
+    const [a, b, c] = [await startNode(s, 'node-a', { cacheClock: clock }), await startNode(s, 'node-b', { cacheClock: clock }), await startNode(s, 'node-c', { cacheClock: clock })];
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    return { s, clock, a, b, c, t: await token() };
+  }
+
   it('forwards what it can decide from memory, with the bytes the owner answers directly; the rest goes through fastify', async () => {
     const s = await shared();
     const a = await startNode(s, 'node-a');
@@ -486,13 +495,7 @@ describe('owner routing at the HTTP edge', () => {
   });
 
   it('follows a moved device within the owner cache bound, as the hook does', async () => {
-    const s = await shared();
-    const clock = new FakeClock(Date.now());
-    const a = await startNode(s, 'node-a', { cacheClock: clock });
-    const b = await startNode(s, 'node-b', { cacheClock: clock });
-    const c = await startNode(s, 'node-c', { cacheClock: clock });
-    await s.store.claim(DEV_A, 'node-a', TTL);
-    const t = await token();
+    const { s, clock, a, b, c, t } = await threeNodesOnOneClock();
     for (let i = 0; i < 3; i++) assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t })).json.code, 200);
     assert.equal(a.calls.length, 3);
     await s.store.claim(DEV_A, 'node-c', TTL); // re-registered on node-c
@@ -505,14 +508,8 @@ describe('owner routing at the HTTP edge', () => {
   });
 
   it('follows a channel moved to another device within the same bound', async () => {
-    const s = await shared();
-    const clock = new FakeClock(Date.now());
-    const a = await startNode(s, 'node-a', { cacheClock: clock });
-    const b = await startNode(s, 'node-b', { cacheClock: clock });
-    const c = await startNode(s, 'node-c', { cacheClock: clock });
-    await s.store.claim(DEV_A, 'node-a', TTL);
+    const { s, clock, a, b, c, t } = await threeNodesOnOneClock();
     await s.store.claim(DEV_B, 'node-c', TTL);
-    const t = await token();
     const ptz = `/vms/ptz/control?channelId=${CH_A}&command=up&speed=3`;
     for (let i = 0; i < 2; i++) assert.equal((await call(b, ptz, { method: 'POST', token: t })).json.code, 200);
     assert.equal(b.fastifySeen(), 1, 'the second one at the edge');
