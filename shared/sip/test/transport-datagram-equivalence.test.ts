@@ -16,7 +16,7 @@ import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia } from '..
 import type { Flow } from '../src/transport/flow.ts';
 import { checkRequiredHeaders, rewriteTopVia } from '../src/transport/inbound.ts';
 import { responseDestination, stampReceived } from '../src/transport/via-stamp.ts';
-import { statelessTagOf, statelessToTag } from '../src/ua/stateless-tag.ts';
+import { statelessTagOf, statelessToTag, writeStatelessTag } from '../src/ua/stateless-tag.ts';
 
 const BODY = '<?xml version="1.0" encoding="GB2312"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>7</SN>\r\n<DeviceID>34020000001320000001</DeviceID>\r\n</Notify>\r\n';
 const SERVER = 'vms-signaling/0.1.0';
@@ -60,8 +60,7 @@ function shortcutAnswer(data: Buffer, flow: Flow, forceRport: boolean): Answer |
   if (peek === undefined) return undefined;
   const via = stampDatagramVia(peek, flow, forceRport);
   if (via === undefined) return undefined;
-  const tag = statelessTagOf(via.topVia, peek.callId, peek.from, peek.cseq);
-  return { bytes: buildDatagramResponse(peek, via, 200, tag, SERVER).toString('latin1'), host: via.host, port: via.port };
+  return { bytes: buildDatagramResponse(peek, via, 200, SERVER).toString('latin1'), host: via.host, port: via.port };
 }
 
 const flow: Flow = { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 40001, localAddress: '127.0.0.1', localPort: 5060 };
@@ -146,6 +145,22 @@ describe('datagram shortcut = parsed path', () => {
       assert.deepEqual(fast, { line: formatVia(hop), ...responseDestination(hop) }, JSON.stringify(line));
     }
     assert.ok(accepted > 2000, `mutants accepted: ${accepted}`);
+  });
+
+  it('the stateless To-tag over bytes (writeStatelessTag) is the tag over the same text as strings', () => {
+    const parts = ['SIP/2.0/UDP 10.0.0.9:5061;rport=40001;branch=z9hG4bK1;received=1.2.3.4', 'c\xe9-1@h', '"D\xfc" <sip:a@b>;tag=1', '7 MESSAGE'];
+    for (let cut = 0; cut < 4; cut++) {
+      const p = parts.map((x, i) => (i === cut ? x.slice(0, x.length >> 1) : x)) as [string, string, string, string];
+      const b = Buffer.from(`xx${p[0]}|${p[1]}|${p[2]}|${p[3]}|${'-'.repeat(16)}`, 'latin1');
+      const at: number[] = [];
+      let o = 2;
+      for (const x of p) {
+        at.push(o, o + x.length);
+        o += x.length + 1;
+      }
+      writeStatelessTag(b, at[0]!, at[1]!, at[2]!, at[3]!, at[4]!, at[5]!, at[6]!, at[7]!, o);
+      assert.equal(b.toString('latin1', o), statelessTagOf(...p));
+    }
   });
 
   it('the stateless To-tag hashes the parts as one text: equal inputs equal tags, any change another tag', () => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia } from '../src/transport/datagram-shortcut.ts';
 import type { Flow } from '../src/transport/flow.ts';
+import { statelessTagOf } from '../src/ua/stateless-tag.ts';
 
 const BODY =
   '<?xml version="1.0" encoding="UTF-8"?>\r\n<Notify><CmdType>Keepalive</CmdType><SN>1796020507705</SN><DeviceID>34020000001320000001</DeviceID><Status>OK</Status></Notify>';
@@ -27,7 +28,8 @@ const flow: Flow = { transport: 'udp', remoteAddress: '192.168.1.64', remotePort
 
 describe('datagram shortcut: peek', () => {
   it('reads the request line, the headers a response copies and the body', () => {
-    const p = peekDatagramRequest(keepalive());
+    const data = keepalive();
+    const p = peekDatagramRequest(data);
     assert.deepEqual(p && { ...p, body: p.body.toString('latin1') }, {
       method: 'MESSAGE',
       via: ['SIP/2.0/UDP 10.0.0.9:5061;rport;branch=z9hG4bKoTadipkzFRr1MA6s2dCj'],
@@ -37,7 +39,10 @@ describe('datagram shortcut: peek', () => {
       cseq: '4 MESSAGE',
       contentType: 'Application/MANSCDP+xml',
       body: BODY,
+      text: data.toString('latin1'),
+      bodyStart: data.length - Buffer.byteLength(BODY),
     });
+    assert.equal(p?.text.slice(p.bodyStart), BODY);
   });
 
   it('accepts compact header names, several Via lines, and no Content-Length (the datagram ends the body)', () => {
@@ -106,14 +111,17 @@ describe('datagram shortcut: answer', () => {
     assert.ok(p);
     const via = stampDatagramVia(p, flow, false);
     assert.ok(via);
+    // §8.2.7: the To-tag is the stateless tag of the stamped top Via line, Call-ID, From and CSeq.
+    const tag = statelessTagOf(via.topVia, p.callId, p.from, p.cseq);
+    assert.match(tag, /^[0-9a-f]{16}$/);
     assert.equal(
-      buildDatagramResponse(p, via, 200, '0123456789abcdef', 'vms').toString('latin1'),
+      buildDatagramResponse(p, via, 200, 'vms').toString('latin1'),
       [
         'SIP/2.0 200 OK',
         'Via: SIP/2.0/UDP 10.0.0.9:5061;rport=40001;branch=z9hG4bKoTadipkzFRr1MA6s2dCj;received=192.168.1.64',
         'Via: SIP/2.0/UDP proxy.example:5060;branch=z9hG4bKp',
         'From: <sip:34020000001320000001@3402000000>;tag=8OheCdgNir',
-        'To: <sip:34020000002000000001@3402000000>;tag=0123456789abcdef',
+        `To: <sip:34020000002000000001@3402000000>;tag=${tag}`,
         'Call-ID: Rr5el7QLikXy7gNBiTCib4s03FjSzM6J',
         'CSeq: 4 MESSAGE',
         'Server: vms',

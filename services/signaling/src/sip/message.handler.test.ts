@@ -78,16 +78,17 @@ async function full(w: World, req: SipRequest): Promise<number> {
   return status;
 }
 
-/** The stateless handler sees what the stack hands it (ua/server.ts): raw header values and the body. */
-function view(req: SipRequest): StatelessRequest {
+/** The stateless handler sees what the datagram shortcut hands it (ua/server.ts): raw header values, the body, the datagram as text. */
+function view(req: SipRequest, raw: Buffer): StatelessRequest {
   const h = req.headers;
-  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type') };
+  const text = raw.toString('latin1');
+  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type'), text, bodyStart: text.length - req.body.length };
 }
 
 async function outcome(w: World, raw: Buffer, shortcut: boolean): Promise<Outcome> {
   const req = parseSipMessage(raw, { trustDatagramEnd: true }) as SipRequest;
   w.clock.advance(1000);
-  const fast = shortcut ? w.handlers.keepalive(view(req), flow) : undefined;
+  const fast = shortcut ? w.handlers.keepalive(view(req, raw), flow) : undefined;
   const status = fast ?? (await full(w, req));
   await new Promise((r) => setImmediate(r)); // markOnline settles
   const ids = [DEV, DEV2, EXPIRED, UNKNOWN];

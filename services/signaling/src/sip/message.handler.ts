@@ -23,14 +23,18 @@ import type { ManscdpUplink } from './manscdp-uplink.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
 
 const MANSCDP_MEDIA_TYPE = 'application/manscdp+xml';
+/** How devices write it (and the GB/T 28181 examples). */
+const DEVICE_SPELLING = 'Application/MANSCDP+xml';
 
 /**
  * The full path's content-type rule, for the only spelling the shortcut takes: absent, or the MANSCDP
  * media type alone in any letter case (devices write `Application/MANSCDP+xml`). Parameters or
- * anything else: the full path decides (415 for another type).
+ * anything else: the full path decides (415 for another type). The devices' own spelling is compared
+ * as is first (no lower-cased copy).
  */
 function isPlainManscdpType(raw: string | undefined): boolean {
-  return raw === undefined || (raw.length === MANSCDP_MEDIA_TYPE.length && raw.toLowerCase() === MANSCDP_MEDIA_TYPE);
+  if (raw === undefined) return true;
+  return raw.length === MANSCDP_MEDIA_TYPE.length && (raw === DEVICE_SPELLING || raw.toLowerCase() === MANSCDP_MEDIA_TYPE);
 }
 
 /**
@@ -154,7 +158,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
    */
   const keepalive: StatelessHandler = (req, flow) => {
     if (!isPlainManscdpType(req.contentType)) return undefined;
-    const body = scanKeepalive(req.body.toString('latin1'));
+    const body = scanKeepalive(req.text, req.bodyStart);
     if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
     const session = flows.get(body.deviceId);
     const now = clock.now();

@@ -41,7 +41,6 @@ const SN = 2;
 const DEVICE_ID = 4;
 const STATUS = 8;
 const REQUIRED = CMD_TYPE | SN | DEVICE_ID;
-const FIELD_NAMES: Readonly<Record<number, string>> = { [CMD_TYPE]: 'CmdType', [SN]: 'SN', [DEVICE_ID]: 'DeviceID', [STATUS]: 'Status' };
 
 /** The declaration must lie within what the codec probes for it (charset.ts, 256 bytes). */
 const DECLARATION_PROBE_CHARS = 256;
@@ -76,7 +75,7 @@ export function scanKeepalive(text: string, start = 0): ScannedKeepalive | undef
     const field = fieldAt(text, i);
     if (field === 0 || (seen & field) !== 0) return undefined; // unknown or repeated element
     seen |= field;
-    const name = FIELD_NAMES[field] as string;
+    const name = field === CMD_TYPE ? 'CmdType' : field === SN ? 'SN' : field === DEVICE_ID ? 'DeviceID' : 'Status';
     const from = i + name.length + 2; // past `<name>`
     const to = text.indexOf('<', from);
     // `</name>` right after the value; a value cannot hold `<`, so this is its only possible end.
@@ -108,12 +107,15 @@ export function scanKeepalive(text: string, start = 0): ScannedKeepalive | undef
   return { sn, deviceId, status, charset };
 }
 
+/** The element starting at `i`, by its opening tag. */
 function fieldAt(text: string, i: number): number {
-  if (text.startsWith('<CmdType>', i)) return CMD_TYPE;
-  if (text.startsWith('<SN>', i)) return SN;
-  if (text.startsWith('<DeviceID>', i)) return DEVICE_ID;
-  if (text.startsWith('<Status>', i)) return STATUS;
-  return 0;
+  if (text.charCodeAt(i) !== 60 /* < */) return 0;
+  switch (text.charCodeAt(i + 1)) {
+    case 67: return text.startsWith('CmdType>', i + 1) ? CMD_TYPE : 0; // C
+    case 83: return text.startsWith('SN>', i + 1) ? SN : text.startsWith('Status>', i + 1) ? STATUS : 0; // S
+    case 68: return text.startsWith('DeviceID>', i + 1) ? DEVICE_ID : 0; // D
+    default: return 0;
+  }
 }
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;

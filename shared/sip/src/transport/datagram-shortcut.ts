@@ -15,6 +15,7 @@
 import { splitHeaderValues } from '../message/lex.ts';
 import { formatVia, parseViaHop } from '../message/via.ts';
 import { reasonPhrase } from '../status.ts';
+import { writeStatelessTag } from '../ua/stateless-tag.ts';
 import { stampCanonicalVia } from './canonical-via.ts';
 import type { Flow } from './flow.ts';
 import { responseDestination, stampReceived } from './via-stamp.ts';
@@ -31,6 +32,9 @@ export interface PeekedRequest {
   /** Raw Content-Type value, for handlers that must refuse other media types as the full path does. */
   readonly contentType: string | undefined;
   readonly body: Buffer;
+  /** The whole datagram as latin1 text, the body from `bodyStart` (StatelessRequest.text). */
+  readonly text: string;
+  readonly bodyStart: number;
 }
 
 // Header keys read here (RFC 3261 §7.3.3 compact forms included); OTHER is skipped without slicing.
@@ -111,7 +115,7 @@ export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
   const bodyStart = end + 4;
   if (length >= 0 && length !== text.length - bodyStart) return undefined;
   if (TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
-  return { method, via, from, to, callId, cseq, contentType: type, body: data.subarray(bodyStart) };
+  return { method, via, from, to, callId, cseq, contentType: type, body: data.subarray(bodyStart), text, bodyStart };
 }
 
 /** `Method SP Request-URI SP SIP/2.0` (§7.1): the method token, or undefined. */
@@ -204,11 +208,30 @@ export function stampDatagramVia(req: PeekedRequest, flow: Flow, forceRport: boo
   return { topVia: hops.join(', '), host: dest.host, port: dest.port };
 }
 
-/** §8.2.6.2: Via (the stamped top line, then the others), From, To with our tag, Call-ID, CSeq. */
-export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, toTag: string, server?: string): Buffer {
-  let text = `SIP/2.0 ${status} ${reasonPhrase(status)}\r\nVia: ${via.topVia}\r\n`;
+/** Placeholder for the To-tag in the response text; the tag's 16 hex digits overwrite it in the bytes. */
+const TAG_SPACE = '0000000000000000';
+
+/**
+ * §8.2.6.2: Via (the stamped top line, then the others), From, To with the stateless To-tag, Call-ID,
+ * CSeq. The tag (§8.2.7, stateless-tag.ts) is hashed from the response's own bytes, where the stamped
+ * top Via, Call-ID, From and CSeq have just been written (latin1: one byte per char, so offsets in the
+ * text are offsets in the bytes).
+ */
+export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string): Buffer {
+  let text = `SIP/2.0 ${status} ${reasonPhrase(status)}\r\nVia: `;
+  const via0 = text.length;
+  text += `${via.topVia}\r\n`;
   for (let i = 1; i < req.via.length; i++) text += `Via: ${req.via[i]}\r\n`;
-  text += `From: ${req.from}\r\nTo: ${req.to};tag=${toTag}\r\nCall-ID: ${req.callId}\r\nCSeq: ${req.cseq}\r\n`;
+  const from0 = text.length + 'From: '.length;
+  text += `From: ${req.from}\r\nTo: ${req.to};tag=`;
+  const tagAt = text.length;
+  text += `${TAG_SPACE}\r\nCall-ID: `;
+  const callId0 = text.length;
+  text += `${req.callId}\r\nCSeq: `;
+  const cseq0 = text.length;
+  text += `${req.cseq}\r\n`;
   if (server !== undefined) text += `Server: ${server}\r\n`;
-  return Buffer.from(`${text}Content-Length: 0\r\n\r\n`, 'latin1');
+  const out = Buffer.from(`${text}Content-Length: 0\r\n\r\n`, 'latin1');
+  writeStatelessTag(out, via0, via0 + via.topVia.length, callId0, callId0 + req.callId.length, from0, from0 + req.from.length, cseq0, cseq0 + req.cseq.length, tagAt);
+  return out;
 }

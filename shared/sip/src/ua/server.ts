@@ -14,7 +14,7 @@ import { headerEntries } from './headers-input.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx } from './server-context.ts';
 import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
-import { statelessTagOf, statelessToTag } from './stateless-tag.ts';
+import { statelessToTag } from './stateless-tag.ts';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, type PeekedRequest } from '../transport/datagram-shortcut.ts';
 
 /** RFC 3261 §8.2.1: methods we know; an unhandled one of these gets 405, anything else 501. */
@@ -122,7 +122,15 @@ export class RequestDispatcher {
   #answerStatelessly(handler: StatelessHandler, req: SipRequest, flow: Flow): boolean {
     if (getTo(req).params.has('tag')) return false;
     const h = req.headers;
-    const view = { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type') };
+    const view = {
+      method: req.method,
+      body: req.body,
+      callId: h.get('Call-ID') ?? '',
+      from: h.get('From') ?? '',
+      contentType: h.get('Content-Type'),
+      text: req.body.toString('latin1'),
+      bodyStart: 0,
+    };
     const status = this.#runStateless(handler, view, flow);
     if (status === undefined) return false;
     const headers: [string, string][] = this.deps.local.userAgent === undefined ? [] : [['Server', this.deps.local.userAgent]];
@@ -142,11 +150,10 @@ export class RequestDispatcher {
     if (peek === undefined || handler === undefined) return undefined;
     const via = stampDatagramVia(peek, flow, this.deps.forceRport);
     if (via === undefined) return undefined;
-    const view = { method: peek.method, body: peek.body, callId: peek.callId, from: peek.from, contentType: peek.contentType };
+    const view = { method: peek.method, body: peek.body, callId: peek.callId, from: peek.from, contentType: peek.contentType, text: peek.text, bodyStart: peek.bodyStart };
     const status = this.#runStateless(handler, view, flow);
     if (status === undefined) return undefined;
-    const toTag = statelessTagOf(via.topVia, peek.callId, peek.from, peek.cseq);
-    return { data: buildDatagramResponse(peek, via, status, toTag, this.deps.local.userAgent), host: via.host, port: via.port };
+    return { data: buildDatagramResponse(peek, via, status, this.deps.local.userAgent), host: via.host, port: via.port };
   }
 
   #runStateless(handler: StatelessHandler, req: Parameters<StatelessHandler>[0], flow: Flow): number | undefined {

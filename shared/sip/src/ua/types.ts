@@ -122,4 +122,11 @@ export interface StatelessRequest {
   readonly from: string;
   /** Raw Content-Type value, undefined when absent. */
   readonly contentType: string | undefined;
+  /**
+   * Text holding the body as latin1 (one char per byte) from `bodyStart` to its end: the whole
+   * datagram on the shortcut (already decoded there), the body alone otherwise. For handlers that scan
+   * the body as text, without decoding the bytes again.
+   */
+  readonly text: string;
+  readonly bodyStart: number;
 }
