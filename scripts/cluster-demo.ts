@@ -22,7 +22,7 @@ import {
   tsxArgs,
   waitFor,
   type ServiceProcess,
-} from '@vms/test';
+} from '@vms/harness';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'services', 'signaling', 'src', 'main.ts');

@@ -40,7 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { freePort } from '../harness/ports.ts';
+import { freePort } from '@vms/harness';
 import { api, SECRET, seedDevice, seedOwner, startInstance, startStores, token, type Instance, type Stores } from '../integration/routing-cluster.ts';
 
 const { values: args } = parseArgs({

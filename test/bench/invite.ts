@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
-import { freePort, waitFor } from '@vms/test';
+import { freePort, waitFor } from '@vms/harness';
 import { Pool } from 'undici';
 import { mediaNodesEnv, startStandIn, syncChannels } from '../integration/media-e2e-fixture.ts';
 import { operatorToken, PASSWORD, SERVER_ID, startInstance } from '../integration/signaling-fixture.ts';

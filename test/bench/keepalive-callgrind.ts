@@ -13,7 +13,10 @@
 // The server runs this file with `--serve keepalive|echo`. valgrind makes it ~50× slower: a run takes
 // a minute or two. Everything the server does during the counted window is billed (timers, GC), so
 // the figure is the cost per keepalive at the ping-pong rate valgrind allows, not a per-function one;
-// callgrind_annotate on the kept output file (--keep) shows where it goes.
+// callgrind_annotate on the kept output file (--keep) shows where it goes; with --perf-map the server
+// node also writes /tmp/perf-<pid>.map (--perf-basic-prof), which names the JIT code addresses
+// callgrind_annotate shows as `???:0x…` (the last entry covering an address; code moved by GC may
+// be misnamed).
 import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -124,13 +127,26 @@ interface Count {
   readonly instructions: number;
   readonly bad: number;
   readonly file: string;
+  readonly pid: number;
 }
 
 async function measure(kind: 'keepalive' | 'echo', dir: string): Promise<Count> {
   const out = join(dir, `callgrind.${kind}`);
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...process.execArgv, SELF, '--serve', kind, '--devices', String(DEVICES)],
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      ...(process.argv.includes('--perf-map') ? ['--perf-basic-prof'] : []),
+      ...process.execArgv,
+      SELF,
+      '--serve',
+      kind,
+      '--devices',
+      String(DEVICES),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -169,7 +185,7 @@ async function measure(kind: 'keepalive' | 'echo', dir: string): Promise<Count> 
       file = join(dir, f);
     }
   }
-  return { instructions, bad, file };
+  return { instructions, bad, file, pid };
 }
 
 async function main(): Promise<void> {
@@ -187,6 +203,7 @@ async function main(): Promise<void> {
     process.stdout.write(`keepalive (200 OK):  ${per(ka)} instructions per keepalive (${(ka.instructions / echo.instructions).toFixed(2)}× the echo)\n`);
     if (echo.bad + ka.bad > 0) process.stdout.write(`unexpected answers: ${echo.bad} (echo), ${ka.bad} (keepalive)\n`);
     if (keep) process.stdout.write(`callgrind files kept: ${echo.file} ${ka.file} (callgrind_annotate <file>)\n`);
+    if (process.argv.includes('--perf-map')) process.stdout.write(`JIT code maps: /tmp/perf-${echo.pid}.map /tmp/perf-${ka.pid}.map\n`);
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });
   }

@@ -22,7 +22,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, runSipp, sippAvailable, startService, tsxArgs, writeInjectionCsv, type SippOptions } from '../harness/index.ts';
+import { freePort, runSipp, sippAvailable, startService, tsxArgs, writeInjectionCsv, type SippOptions } from '@vms/harness';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');

@@ -19,7 +19,7 @@ import {
 } from '@vms/cluster';
 import { decodeCatalogItem, parseManscdp, getItems, type CatalogItem } from '@vms/gb28181';
 import { Redis } from 'ioredis';
-import { startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/test';
+import { startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/harness';
 
 const NVR = '34020000001320000001';
 /** A channel as a device reported it (GB2312 name), decoded by the real codec. */

@@ -8,7 +8,7 @@ import { after, before } from 'node:test';
 import type { PlatformRepository, SharedChannel } from '@vms/cascade';
 import { createSimulatedDevice, type SimulatedDevice, type SimulatedDeviceOptions } from '@vms/device-sim';
 import type { SipRequest } from '@vms/sip';
-import { waitFor, type ServiceEnv } from '@vms/test';
+import { waitFor, type ServiceEnv } from '@vms/harness';
 import { databaseWithPlatform, startTestUpstream, UPSTREAM_DOMAIN, UPSTREAM_ID, type TestUpstream } from './cascade-e2e-upstream.ts';
 import { api, SERVER_ID, startInstance, startStores, type Instance, type Stores } from './routing-cluster.ts';
 

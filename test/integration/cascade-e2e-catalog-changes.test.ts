@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildCatalogNotify, buildCatalogResponsePages, parseManscdp, type CatalogItem } from '@vms/gb28181';
 import { createSipStack, type SipStack } from '@vms/sip';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { api, MANSCDP, SERVER_ID, shares, useCascadeCluster, type Instance, type Notified } from './cascade-cluster.ts';
 
 const DEVICE = '34020000001320000801';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultChannelIds } from '@vms/device-sim';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { MANSCDP, SERVER_ID, shares, UPSTREAM_DOMAIN, UPSTREAM_ID, useCascadeCluster } from './cascade-cluster.ts';
 
 const DEVICE_A = '34020000001320000101';

@@ -4,7 +4,7 @@
 // leader is killed (-9) the next node registers upstream within the node online window + 1 s.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { HEARTBEAT_S, useCascadeCluster } from './cascade-cluster.ts';
 
 /** A node is online for 3 heartbeat periods (NODE_ONLINE_WINDOW_HEARTBEATS). */

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { defaultChannelIds, parseRtpHeader, Rfc4571Deframer, type SimulatedDevice } from '@vms/device-sim';
 import { describeSdp, parseSdp, type SdpSummary } from '@vms/gb28181';
 import { SipRejectedError, type Dialog } from '@vms/sip';
-import { freePort, sleep, waitFor } from '@vms/test';
+import { freePort, sleep, waitFor } from '@vms/harness';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
 import { api, eventually, logLines, shares, UPSTREAM_DOMAIN, UPSTREAM_ID, useCascadeCluster, type CascadeCluster, type Instance } from './cascade-cluster.ts';
 import { mediaNodesEnv, startStandIn, type StartAnswer } from './media-e2e-fixture.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultChannelIds } from '@vms/device-sim';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { shares, useCascadeCluster, type Notified } from './cascade-cluster.ts';
 
 const DEVICE = '34020000001320000301';

@@ -3,7 +3,7 @@
 // through the API, a catalog query is answered from it, and nothing is published on the bus.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { api, logLines, MANSCDP, SERVER_ID, UPSTREAM_DOMAIN, UPSTREAM_ID, useCascadeCluster } from './cascade-cluster.ts';
 
 const UNKNOWN_PLATFORM = '34010000002000000099';

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { createMysqlPool } from '@vms/cluster';
 import { defaultChannelIds } from '@vms/device-sim';
 import { SIP_CHANNELS, type MessageInEvent, type MessageOutEvent } from '@vms/sip';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { eventually, logLines, shares, useCascadeCluster } from './cascade-cluster.ts';
 
 const DEVICE = '34020000001320000501';

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { createMemoryPlatformRepository, createMysqlPlatformRepository, type CascadeError } from '@vms/cascade';
 import { createMysqlPool, migrate } from '@vms/cluster';
-import { startMariaDb, type MariaDbServer } from '@vms/test';
+import { startMariaDb, type MariaDbServer } from '@vms/harness';
 import { DEPLOY_SQL } from './cluster-paths.ts';
 import { UP1, platform, platformRepositoryContract } from './cascade-platform-repository.contract.ts';
 

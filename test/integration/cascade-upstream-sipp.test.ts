@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { UpstreamRegistration, upstreamPlatform, type RegistrationEvent } from '@vms/cascade';
 import { checkDigestResponse, createSipStack, parseDigestCredentials, type TransportName } from '@vms/sip';
-import { freePort, runSipp, type SippTransport } from '@vms/test';
+import { freePort, runSipp, type SippTransport } from '@vms/harness';
 
 const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), '..', 'sipp', 'upstream', 'register-keepalive-uas.xml');
 const UPSTREAM_ID = '34010000002000000001';

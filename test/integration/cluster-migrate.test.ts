@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { MigrationError, createMysqlPool, migrate } from '@vms/cluster';
-import { startMariaDb, tmpDir, type MariaDbServer, type TmpDir } from '@vms/test';
+import { startMariaDb, tmpDir, type MariaDbServer, type TmpDir } from '@vms/harness';
 import { DEPLOY_SQL } from './cluster-paths.ts';
 
 let db: MariaDbServer;

@@ -13,7 +13,7 @@ import {
   migrate,
   retryTransient,
 } from '@vms/cluster';
-import { sleep, startMariaDb, waitFor, type MariaDbServer } from '@vms/test';
+import { sleep, startMariaDb, waitFor, type MariaDbServer } from '@vms/harness';
 import { nodeInfo, nodeRegistryContract } from './cluster-node-registry.contract.ts';
 import { DEPLOY_SQL } from './cluster-paths.ts';
 

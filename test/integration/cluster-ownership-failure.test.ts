@@ -11,7 +11,7 @@ import {
   type OwnershipStore,
   type RedisClient,
 } from '@vms/cluster';
-import { startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/test';
+import { startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/harness';
 
 const isUnavailable = (err: unknown): boolean =>
   err instanceof OwnershipUnavailableError && err.code === 'CLUSTER_ERR_REDIS_UNAVAILABLE';

@@ -11,7 +11,7 @@ import {
   withClaimBatching,
   type RedisClient,
 } from '@vms/cluster';
-import { sleep, startRedis, startRedisCluster, type RedisClusterHandle, type RedisServer } from '@vms/test';
+import { sleep, startRedis, startRedisCluster, type RedisClusterHandle, type RedisServer } from '@vms/harness';
 import { ownershipContract } from './cluster-ownership.contract.ts';
 
 let redis: RedisServer;

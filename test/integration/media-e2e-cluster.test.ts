@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
-import { freePort, waitFor } from '@vms/test';
+import { freePort, waitFor } from '@vms/harness';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
 import { mediaNodesEnv, startStandIn, syncChannels, type StartAnswer } from './media-e2e-fixture.ts';
 import { api, eventually, logLines, SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';

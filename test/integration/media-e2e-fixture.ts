@@ -4,7 +4,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { SIP_CHANNELS, type MessageInEvent, type SipRequest } from '@vms/sip';
-import { freePort, waitFor } from '@vms/test';
+import { freePort, waitFor } from '@vms/harness';
 import { startZlmStandIn, type ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
 import { PASSWORD, SERVER_ID, startInstance, type Envelope, type Instance } from './signaling-fixture.ts';
 

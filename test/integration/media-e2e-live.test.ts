@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SimulatedDevice } from '@vms/device-sim';
-import { sleep, waitFor } from '@vms/test';
+import { sleep, waitFor } from '@vms/harness';
 import { call, startSimDevice, startSingleStack, ZLM_SECRET, type SingleStack, type StartAnswer } from './media-e2e-fixture.ts';
 
 const NVR = '34020000001180000001';

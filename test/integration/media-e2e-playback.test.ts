@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SimulatedDevice } from '@vms/device-sim';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { call, recordSipRequests, startSimDevice, startSingleStack, type SingleStack, type StartAnswer } from './media-e2e-fixture.ts';
 import { SERVER_ID } from './signaling-fixture.ts';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SimulatedDevice } from '@vms/device-sim';
-import { freePort, waitFor } from '@vms/test';
+import { freePort, waitFor } from '@vms/harness';
 import { startZlmStandIn, type ZlmStandIn, type ZlmStandInOptions } from '../stand-ins/zlm-stand-in.ts';
 import { call, startSimDevice, ZLM_SECRET, type StartAnswer } from './media-e2e-fixture.ts';
 import { startInstance, type Instance } from './signaling-fixture.ts';

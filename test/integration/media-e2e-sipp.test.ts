@@ -4,7 +4,7 @@
 // own SSRC, hand out URLs, and BYE on stop; SIPp checks Request-URI, Subject and the offer.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sippAvailable, sleep, type SippResult } from '@vms/test';
+import { sippAvailable, sleep, type SippResult } from '@vms/harness';
 import { call, startSingleStack, syncChannels, type SingleStack, type StartAnswer } from './media-e2e-fixture.ts';
 import { runDevice, waitOnline } from './signaling-fixture.ts';
 

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHookHandler, type HookHandlerOptions, type HookResult, type MediaHookEvent } from '@vms/media';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 
 const PREFIX = '/vms/webhook/';
 

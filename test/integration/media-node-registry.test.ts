@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import { createMysqlPool, migrate } from '@vms/cluster';
 import { createMemoryMediaNodeRegistry, createMysqlMediaNodeRegistry, type MediaError } from '@vms/media';
-import { startMariaDb, waitFor, type MariaDbServer } from '@vms/test';
+import { startMariaDb, waitFor, type MariaDbServer } from '@vms/harness';
 import { DEPLOY_SQL } from './cluster-paths.ts';
 import { mediaNode, mediaNodeRegistryContract } from './media-node-registry.contract.ts';
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createRedisClient, waitForRedisReady, type RedisClient } from '@vms/cluster';
 import { createMemorySsrcAllocator, createRedisSsrcAllocator, type MediaError, type RedisSsrcAllocatorOptions, type SsrcAllocator } from '@vms/media';
-import { sleep, startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/test';
+import { sleep, startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/harness';
 import { SERVER_ID, ssrcAllocatorContract } from './media-ssrc-allocator.contract.ts';
 
 let redis: RedisServer;

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { NodeHealthTracker, createZlmClient, type ZlmCallError, type ZlmClient } from '@vms/media';
-import { sleep, waitFor } from '@vms/test';
+import { sleep, waitFor } from '@vms/harness';
 import { buildRtpPacket, frameRfc4571, parseRtpHeader, psPack } from '../stand-ins/rtp-packets.ts';
 import { startZlmStandIn, type ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
 import { startHookReceiver, type HookReceiver } from './media-hook-receiver.ts';

@@ -20,7 +20,7 @@ import {
   type ServiceEnv,
   type ServiceProcess,
   type SippRun,
-} from '@vms/test';
+} from '@vms/harness';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MAIN = join(REPO_ROOT, 'services', 'signaling', 'src', 'main.ts');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FORWARD_HEADERS, ownershipKey } from '@vms/cluster';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import {
   api,
   eventually,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FORWARD_HEADERS } from '@vms/cluster';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 import { api, eventually, logLines, nodes, SECRET, startDevice, startInstance, startStores, token, waitForOnline, type Instance, type SimDevice, type Stores } from './routing-cluster.ts';
 
 const DEV_A = '34020000001320000001';

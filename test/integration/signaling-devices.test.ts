@@ -3,7 +3,7 @@
 // checked byte for byte, a RecordInfo answer in three MESSAGEs, UDP and TCP, and the HTTP API results.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sippAvailable, sleep, waitFor, type SippResult, type SippRun } from '@vms/test';
+import { sippAvailable, sleep, waitFor, type SippResult, type SippRun } from '@vms/harness';
 import { operatorToken, runDevice, startInstance, waitOnline, type DeviceView, type Instance } from './signaling-fixture.ts';
 
 const skip = sippAvailable() ? false : 'SIPp not installed (npm run setup)';

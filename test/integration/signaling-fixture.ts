@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, runSipp, startService, tsxArgs, waitFor, writeInjectionCsv, type ServiceProcess, type SippRun, type SippTransport } from '@vms/test';
+import { freePort, runSipp, startService, tsxArgs, waitFor, writeInjectionCsv, type ServiceProcess, type SippRun, type SippTransport } from '@vms/harness';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = join(HERE, '..', '..');

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool } from '@vms/cluster';
-import { mariaDbAvailable, sippAvailable, sleep, startMariaDb, waitFor, type MariaDbServer } from '@vms/test';
+import { mariaDbAvailable, sippAvailable, sleep, startMariaDb, waitFor, type MariaDbServer } from '@vms/harness';
 import type { RowDataPacket } from 'mysql2/promise';
 import { runDevice, startInstance, waitOnline, type Instance } from './signaling-fixture.ts';
 

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { decodeKeepalive, parseManscdp } from '@vms/gb28181';
 import { createSipStack, DigestServer, parseDigestCredentials, type Flow, type SipRequest, type SipStack } from '@vms/sip';
-import { freePort, runSipp, writeInjectionCsv, type SippTransport } from '@vms/test';
+import { freePort, runSipp, writeInjectionCsv, type SippTransport } from '@vms/harness';
 
 const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), '..', 'sipp', 'interop', 'register-message-uac.xml');
 const DEVICE_ID = '34020000001320000001';

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { checkDigestResponse, createSipStack, parseDigestCredentials, type SipResponse, type TransportName } from '@vms/sip';
-import { freePort, runSipp, sleep, type SippResult, type SippTransport } from '@vms/test';
+import { freePort, runSipp, sleep, type SippResult, type SippTransport } from '@vms/harness';
 
 const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), '..', 'sipp', 'interop', 'register-uas.xml');
 const DEVICE_ID = '34020000001320000001';

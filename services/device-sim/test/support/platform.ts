@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { getCSeq, createSipStack, DigestServer, parseDigestCredentials, type Dialog, type Flow, type SipRequest, type SipStack } from '@vms/sip';
 import { getItems, getText, parseManscdp, type ManscdpMessage } from '@vms/gb28181';
-import { waitFor } from '@vms/test';
+import { waitFor } from '@vms/harness';
 
 export const SERVER_ID = '34020000002000000001';
 export const DOMAIN = '3402000000';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool } from '@vms/cluster';
-import { mariaDbAvailable, startMariaDb, type MariaDbServer } from '@vms/test';
+import { mariaDbAvailable, startMariaDb, type MariaDbServer } from '@vms/harness';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.ts';
 import { signToken } from '../../src/auth/jwt.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool, migrate } from '@vms/cluster';
-import { mariaDbAvailable, startMariaDb, type MariaDbServer } from '@vms/test';
+import { mariaDbAvailable, startMariaDb, type MariaDbServer } from '@vms/harness';
 import { createMysqlDeviceRepository } from '../../src/devices/device-repository.mysql.ts';
 import { deviceRepositoryContract } from '../devices/device-repository.contract.ts';
 import { SQL_DIR } from '../../src/storage/sql-dir.ts';
