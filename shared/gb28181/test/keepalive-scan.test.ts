@@ -124,3 +124,28 @@ test('keepalive scan: mutated keepalives never get a different answer than the c
   }
   assert.ok(accepted > 1000, `mutants still read as keepalives: ${accepted}`); // whitespace-only changes, mostly
 });
+
+test('keepalive scan: the usual body (one-regex path) and its edges, at the end of a datagram too', () => {
+  const head = 'MESSAGE sip:x@y SIP/2.0\r\nCSeq: 1 MESSAGE\r\n\r\n';
+  const cases: [string, ScannedKeepalive | undefined][] = [
+    [SIPP_BODY, { sn: '17', deviceId: ID, status: 'OK', charset: 'GB2312' }],
+    [SIPP_BODY.replace('GB2312', 'UTF-8'), { sn: '17', deviceId: ID, status: 'OK', charset: 'UTF-8' }],
+    [SIPP_BODY.replace('GB2312', 'gb2312'), { sn: '17', deviceId: ID, status: 'OK', charset: 'GB2312' }],
+    [SIPP_BODY.replace('GB2312', 'GBK'), { sn: '17', deviceId: ID, status: 'OK', charset: 'GBK' }],
+    [SIPP_BODY.slice(SIPP_BODY.indexOf('<Notify>')), { sn: '17', deviceId: ID, status: 'OK', charset: 'UTF-8' }],
+    [SIPP_BODY.replace('<Status>OK</Status>\r\n', ''), { sn: '17', deviceId: ID, status: undefined, charset: 'GB2312' }],
+    [`${SIPP_BODY}\0`, { sn: '17', deviceId: ID, status: 'OK', charset: 'GB2312' }],
+    [SIPP_BODY.replace('<SN>17', `<SN>${'1'.repeat(21)}`), undefined],
+    [SIPP_BODY.replace(ID, `${ID}${'0'.repeat(13)}`), undefined],
+    [SIPP_BODY.replace('\r\n<SN>', '\v<SN>'), undefined],
+    [SIPP_BODY.replace('\r\n<SN>', '\f<SN>'), undefined],
+    [SIPP_BODY.replace('\r\n<SN>', '\xa0<SN>'), undefined],
+    [`${SIPP_BODY}\xa0`, undefined],
+    [`${SIPP_BODY}x`, undefined],
+    [`${' '.repeat(300)}${SIPP_BODY}`, undefined], // declaration past the codec's probe
+  ];
+  for (const [body, want] of cases) {
+    assert.deepEqual(agrees(b(body)), want, JSON.stringify(body));
+    assert.deepEqual(scanKeepalive(head + body, head.length), want, `in place: ${JSON.stringify(body)}`);
+  }
+});

@@ -11,7 +11,7 @@ import { parseSipMessage } from '../src/message/parse.ts';
 import { serializeSipMessage } from '../src/message/serialize.ts';
 import type { SipRequest } from '../src/message/types.ts';
 import { formatVia, parseViaHop } from '../src/message/via.ts';
-import { stampCanonicalVia } from '../src/transport/canonical-via.ts';
+import { stampCanonicalVia, stampCanonicalViaAt } from '../src/transport/canonical-via.ts';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia } from '../src/transport/datagram-shortcut.ts';
 import type { Flow } from '../src/transport/flow.ts';
 import { checkRequiredHeaders, rewriteTopVia } from '../src/transport/inbound.ts';
@@ -138,6 +138,9 @@ describe('datagram shortcut = parsed path', () => {
       const src = rand(2) === 0 ? flow : natFlow;
       const force = rand(2) === 0;
       const fast = stampCanonicalVia(line, src.remoteAddress, src.remotePort, force);
+      // In place within a datagram's text, whatever surrounds the range, the same answer.
+      const around = `Via: ${line}\r\n;rport=1;received=9.9.9.9:5`;
+      assert.deepEqual(stampCanonicalViaAt(around, 5, 5 + line.length, src.remoteAddress, src.remotePort, force), fast, JSON.stringify(line));
       if (fast === undefined) continue;
       accepted++;
       const hop = parseViaHop(line); // throws if the fast path accepted something unparsable

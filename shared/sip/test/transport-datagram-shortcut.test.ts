@@ -33,6 +33,8 @@ describe('datagram shortcut: peek', () => {
     assert.deepEqual(p && { ...p, body: p.body.toString('latin1') }, {
       method: 'MESSAGE',
       via: ['SIP/2.0/UDP 10.0.0.9:5061;rport;branch=z9hG4bKoTadipkzFRr1MA6s2dCj'],
+      viaStart: data.indexOf('Via: ') + 'Via: '.length,
+      viaEnd: data.indexOf('Via: ') + 'Via: '.length + 'SIP/2.0/UDP 10.0.0.9:5061;rport;branch=z9hG4bKoTadipkzFRr1MA6s2dCj'.length,
       from: '<sip:34020000001320000001@3402000000>;tag=8OheCdgNir',
       to: '<sip:34020000002000000001@3402000000>',
       callId: 'Rr5el7QLikXy7gNBiTCib4s03FjSzM6J',
@@ -84,6 +86,41 @@ describe('datagram shortcut: peek', () => {
       ['Content-Length not a number', keepalive((l) => l.map((x) => (x.startsWith('Content-Length') ? 'Content-Length: 1e2' : x)))],
     ];
     for (const [name, data] of cases) assert.equal(peekDatagramRequest(data), undefined, name);
+  });
+
+  it('takes exactly the request lines `Method SP one-token-URI SP SIP/2.0` (mutated lines)', () => {
+    // The rule as first written, char by char: letters, SP, a URI of chars above SP, SP SIP/2.0.
+    const reference = (line: string): string | undefined => {
+      let i = 0;
+      while (i < line.length && /[A-Za-z]/.test(line[i] as string)) i++;
+      if (i === 0 || line[i] !== ' ' || !line.endsWith(' SIP/2.0')) return undefined;
+      const uri = line.slice(i + 1, line.length - ' SIP/2.0'.length);
+      return uri.length > 0 && [...uri].every((c) => c.charCodeAt(0) > 32) ? line.slice(0, i) : undefined;
+    };
+    let state = 0x5eed_1234;
+    const rand = (n: number): number => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % n;
+    };
+    const alphabet = ['a', 'Z', ' ', '\t', '\x00', '\x7f', '\xe9', '\r', ':', '/', '2', '.', '@'];
+    let accepted = 0;
+    for (let n = 0; n < 3000; n++) {
+      let line = 'MESSAGE sip:34020000002000000001@3402000000 SIP/2.0';
+      for (let k = 1 + rand(2); k > 0; k--) {
+        const at = rand(line.length + 1);
+        const ch = alphabet[rand(alphabet.length)] as string;
+        const op = rand(3);
+        line = op === 0 ? line.slice(0, at) + ch + line.slice(at + 1) : op === 1 ? line.slice(0, at) + ch + line.slice(at) : line.slice(0, at) + line.slice(at + 1);
+      }
+      const want = reference(line);
+      const cseqMethod = want ?? 'MESSAGE';
+      const data = keepalive((l) => [line, ...l.slice(1).map((x) => (x.startsWith('CSeq') ? `CSeq: 4 ${cseqMethod}` : x))]);
+      assert.equal(peekDatagramRequest(data)?.method, want, JSON.stringify(line));
+      if (want !== undefined) accepted++;
+    }
+    assert.ok(accepted > 300, `mutants accepted: ${accepted}`);
   });
 });
 

@@ -36,6 +36,15 @@ const MAX_STATUS = 16;
 /** XML declaration as devices write it (double or single quotes, sample 04), linear and anchored. */
 const DECLARATION = /<\?xml[ \t]+version=(["'])1\.0\1(?:[ \t]+encoding=(["'])([A-Za-z0-9._:-]{1,40})\2)?[ \t]*\?>/y;
 
+/**
+ * The usual body in one anchored regex, a strict subset of the shapes above: declaration as in the
+ * standard's examples (GB2312 or UTF-8, both their own normal form) or none, the elements in the
+ * examples' order, XML whitespace (not \s) between them, trailing whitespace or NUL to the end. One
+ * compiled match costs less than the char-by-char scan below, which takes whatever this does not.
+ */
+const USUAL_BODY =
+  /(?:<\?xml version="1\.0" encoding="(GB2312|UTF-8)"\?>)?[ \t\r\n]*<Notify>[ \t\r\n]*<CmdType>Keepalive<\/CmdType>[ \t\r\n]*<SN>([0-9]{1,20})<\/SN>[ \t\r\n]*<DeviceID>([A-Za-z0-9]{1,32})<\/DeviceID>[ \t\r\n]*(?:<Status>([A-Za-z0-9]{1,16})<\/Status>[ \t\r\n]*)?<\/Notify>[ \t\r\n\0]*$/y;
+
 const CMD_TYPE = 1;
 const SN = 2;
 const DEVICE_ID = 4;
@@ -53,6 +62,9 @@ const DECLARATION_PROBE_CHARS = 256;
 export function scanKeepalive(text: string, start = 0): ScannedKeepalive | undefined {
   const end = text.length;
   if (end - start > KEEPALIVE_SCAN_MAX_CHARS) return undefined;
+  USUAL_BODY.lastIndex = start;
+  const usual = USUAL_BODY.exec(text);
+  if (usual !== null) return { sn: usual[2] as string, deviceId: usual[3] as string, status: usual[4], charset: usual[1] === 'GB2312' ? 'GB2312' : 'UTF-8' };
   let i = skipSpace(text, start);
   let label: string | undefined;
   if (text.startsWith('<?', i)) {
@@ -87,13 +99,13 @@ export function scanKeepalive(text: string, start = 0): ScannedKeepalive | undef
     if (field === CMD_TYPE) {
       if (length !== 'Keepalive'.length || !text.startsWith('Keepalive', from)) return undefined;
     } else if (field === SN) {
-      if (length === 0 || length > MAX_SN || !every(text, from, to, isDigit)) return undefined;
+      if (length === 0 || length > MAX_SN || !allDigits(text, from, to)) return undefined;
       sn = text.slice(from, to);
     } else if (field === DEVICE_ID) {
-      if (length === 0 || length > MAX_ID || !every(text, from, to, isAlnum)) return undefined;
+      if (length === 0 || length > MAX_ID || !allAlnum(text, from, to)) return undefined;
       deviceId = text.slice(from, to);
     } else {
-      if (length === 0 || length > MAX_STATUS || !every(text, from, to, isAlnum)) return undefined;
+      if (length === 0 || length > MAX_STATUS || !allAlnum(text, from, to)) return undefined;
       status = text.slice(from, to);
     }
   }
@@ -127,7 +139,13 @@ function skipSpace(text: string, i: number): number {
   return i;
 }
 
-function every(text: string, from: number, to: number, ok: (c: number) => boolean): boolean {
-  for (let i = from; i < to; i++) if (!ok(text.charCodeAt(i))) return false;
+// One loop per class rather than one taking the test as a function: a call per char otherwise.
+function allDigits(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isDigit(text.charCodeAt(i))) return false;
+  return true;
+}
+
+function allAlnum(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isAlnum(text.charCodeAt(i))) return false;
   return true;
 }

@@ -16,15 +16,23 @@ import { splitHeaderValues } from '../message/lex.ts';
 import { formatVia, parseViaHop } from '../message/via.ts';
 import { reasonPhrase } from '../status.ts';
 import { writeStatelessTag } from '../ua/stateless-tag.ts';
-import { stampCanonicalVia } from './canonical-via.ts';
+import { stampCanonicalViaAt } from './canonical-via.ts';
 import type { Flow } from './flow.ts';
 import { responseDestination, stampReceived } from './via-stamp.ts';
+
+/** Buffer's latin1 decoder, which toString('latin1') ends in (present on every Buffer, untyped). */
+interface LatinSliceable {
+  latin1Slice(start: number, end: number): string;
+}
 
 /** A request read just enough to answer it statelessly. Header values are raw (latin1), trimmed. */
 export interface PeekedRequest {
   readonly method: string;
   /** Every Via header line, in order (a line may hold several comma-separated hops). */
   readonly via: readonly string[];
+  /** Where the first Via value lies in `text` ([viaStart, viaEnd)), for stamping it in place. */
+  readonly viaStart: number;
+  readonly viaEnd: number;
   readonly from: string;
   readonly to: string;
   readonly callId: string;
@@ -56,13 +64,15 @@ const MAX_LENGTH_DIGITS = 10;
  * per-header allocation.
  */
 export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
-  const text = data.toString('latin1');
+  const text = (data as Buffer & LatinSliceable).latin1Slice(0, data.length); // toString('latin1') without its argument handling
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   let eol = text.indexOf('\r\n');
   const method = requestLineMethod(text, eol);
   if (method === undefined) return undefined;
   const via: string[] = [];
+  let viaStart = -1;
+  let viaEnd = -1;
   let from: string | undefined;
   let to: string | undefined;
   let callId: string | undefined;
@@ -92,7 +102,13 @@ export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
       continue;
     }
     const value = text.slice(a, b);
-    if (key === VIA) via.push(value);
+    if (key === VIA) {
+      if (via.length === 0) {
+        viaStart = a;
+        viaEnd = b;
+      }
+      via.push(value);
+    }
     else if (key === FROM) {
       if (from !== undefined) return undefined;
       from = value;
@@ -114,20 +130,46 @@ export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
   if (!cseqMatches(cseq, method)) return undefined;
   const bodyStart = end + 4;
   if (length >= 0 && length !== text.length - bodyStart) return undefined;
-  if (TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
-  return { method, via, from, to, callId, cseq, contentType: type, body: data.subarray(bodyStart), text, bodyStart };
+  if (to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
+  return new Peeked(data, method, via, viaStart, viaEnd, from, to, callId, cseq, type, text, bodyStart);
 }
 
-/** `Method SP Request-URI SP SIP/2.0` (§7.1): the method token, or undefined. */
+/** A PeekedRequest whose body view is made only when asked for (the keepalive handler reads `text`). */
+class Peeked implements PeekedRequest {
+  readonly #data: Buffer;
+  constructor(
+    data: Buffer,
+    readonly method: string,
+    readonly via: readonly string[],
+    readonly viaStart: number,
+    readonly viaEnd: number,
+    readonly from: string,
+    readonly to: string,
+    readonly callId: string,
+    readonly cseq: string,
+    readonly contentType: string | undefined,
+    readonly text: string,
+    readonly bodyStart: number,
+  ) {
+    this.#data = data;
+  }
+
+  get body(): Buffer {
+    return this.#data.subarray(this.bodyStart);
+  }
+}
+
+/**
+ * `Method SP Request-URI SP SIP/2.0 CRLF` (§7.1) at the start, the URI one token (no char ≤ SP, so
+ * this CRLF is the first one). A regex: its compiled loop costs less per char than charCodeAt.
+ */
+const REQUEST_LINE = /[A-Za-z]+ [^\x00-\x20]+ SIP\/2\.0\r\n/y;
+
+/** The method token of the request line that ends at `eol`, or undefined. */
 function requestLineMethod(text: string, eol: number): string | undefined {
-  let i = 0;
-  while (i < eol && isAlpha(text.charCodeAt(i))) i++;
-  if (i === 0 || text.charCodeAt(i) !== 32) return undefined;
-  const uriStart = i + 1;
-  const version = eol - ' SIP/2.0'.length;
-  if (version <= uriStart || !text.startsWith(' SIP/2.0', version)) return undefined;
-  for (let k = uriStart; k < version; k++) if (text.charCodeAt(k) <= 32) return undefined; // one URI token
-  return text.slice(0, i);
+  REQUEST_LINE.lastIndex = 0;
+  if (!REQUEST_LINE.test(text) || REQUEST_LINE.lastIndex !== eol + 2) return undefined;
+  return text.slice(0, text.indexOf(' '));
 }
 
 /** `CSeq: 1*10DIGIT LWS Method`, the method equal to the request's (§8.1.1.5, §17.2.3). */
@@ -155,18 +197,22 @@ function headerKey(text: string, start: number, colon: number): number {
         case 99: return TYPE; // c
         default: return OTHER;
       }
-    case 2: return named(text, start, 'to', TO);
-    case 3: return named(text, start, 'via', VIA);
-    case 4: return named(text, start, 'from', FROM) || named(text, start, 'cseq', CSEQ);
-    case 7: return named(text, start, 'call-id', CALL_ID);
-    case 12: return named(text, start, 'content-type', TYPE);
-    case 14: return named(text, start, 'content-length', LENGTH);
+    case 2: return named(text, start, 'To', 'to', TO);
+    case 3: return named(text, start, 'Via', 'via', VIA);
+    case 4: return named(text, start, 'From', 'from', FROM) || named(text, start, 'CSeq', 'cseq', CSEQ);
+    case 7: return named(text, start, 'Call-ID', 'call-id', CALL_ID);
+    case 12: return named(text, start, 'Content-Type', 'content-type', TYPE);
+    case 14: return named(text, start, 'Content-Length', 'content-length', LENGTH);
     default: return OTHER;
   }
 }
 
-/** `key` when text at `start` spells `lower` in any letter case (only letters fold), else OTHER. */
-function named(text: string, start: number, lower: string, key: number): number {
+/**
+ * `key` when text at `start` spells `lower` in any letter case (only letters fold), else OTHER. The
+ * usual spelling (`usual`, RFC 3261 §20) is tried first with one built-in comparison.
+ */
+function named(text: string, start: number, usual: string, lower: string, key: number): number {
+  if (text.startsWith(usual, start)) return key;
   for (let k = 0; k < lower.length; k++) {
     const c = text.charCodeAt(start + k);
     const w = lower.charCodeAt(k);
@@ -177,7 +223,6 @@ function named(text: string, start: number, lower: string, key: number): number 
 
 const isLws = (c: number): boolean => c === 32 || c === 9;
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
-const isAlpha = (c: number): boolean => (c | 0x20) >= 97 && (c | 0x20) <= 122;
 
 /** Where a stateless answer goes and the top Via it copies, stamped like every inbound request. */
 export interface StampedVia {
@@ -194,7 +239,7 @@ export interface StampedVia {
  */
 export function stampDatagramVia(req: PeekedRequest, flow: Flow, forceRport: boolean): StampedVia | undefined {
   const first = req.via[0] as string;
-  const fast = stampCanonicalVia(first, flow.remoteAddress, flow.remotePort, forceRport);
+  const fast = stampCanonicalViaAt(req.text, req.viaStart, req.viaEnd, flow.remoteAddress, flow.remotePort, forceRport);
   if (fast !== undefined) return { topVia: fast.line, host: fast.host, port: fast.port };
   const hops = splitHeaderValues(first);
   let top;
@@ -208,6 +253,28 @@ export function stampDatagramVia(req: PeekedRequest, flow: Flow, forceRport: boo
   return { topVia: hops.join(', '), host: dest.host, port: dest.port };
 }
 
+/** `SIP/2.0 <status> <reason>` CRLF `Via: `, one string per status (answers use a handful). */
+const statusLines = new Map<number, string>();
+function statusLineAndVia(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `SIP/2.0 ${status} ${reasonPhrase(status)}\r\nVia: `;
+    if (statusLines.size < 64) statusLines.set(status, line);
+  }
+  return line;
+}
+
+/** CRLF after CSeq, the Server header when given, an empty body: the same for every answer of a stack. */
+let lastServer: string | undefined;
+let lastTail = '\r\nContent-Length: 0\r\n\r\n';
+function responseTail(server: string | undefined): string {
+  if (server !== lastServer) {
+    lastTail = `\r\n${server === undefined ? '' : `Server: ${server}\r\n`}Content-Length: 0\r\n\r\n`;
+    lastServer = server;
+  }
+  return lastTail;
+}
+
 /** Placeholder for the To-tag in the response text; the tag's 16 hex digits overwrite it in the bytes. */
 const TAG_SPACE = '0000000000000000';
 
@@ -218,7 +285,7 @@ const TAG_SPACE = '0000000000000000';
  * text are offsets in the bytes).
  */
 export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string): Buffer {
-  let text = `SIP/2.0 ${status} ${reasonPhrase(status)}\r\nVia: `;
+  let text = statusLineAndVia(status);
   const via0 = text.length;
   text += `${via.topVia}\r\n`;
   for (let i = 1; i < req.via.length; i++) text += `Via: ${req.via[i]}\r\n`;
@@ -229,9 +296,8 @@ export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, statu
   const callId0 = text.length;
   text += `${req.callId}\r\nCSeq: `;
   const cseq0 = text.length;
-  text += `${req.cseq}\r\n`;
-  if (server !== undefined) text += `Server: ${server}\r\n`;
-  const out = Buffer.from(`${text}Content-Length: 0\r\n\r\n`, 'latin1');
+  text += req.cseq;
+  const out = Buffer.from(text + responseTail(server), 'latin1');
   writeStatelessTag(out, via0, via0 + via.topVia.length, callId0, callId0 + req.callId.length, from0, from0 + req.from.length, cseq0, cseq0 + req.cseq.length, tagAt);
   return out;
 }

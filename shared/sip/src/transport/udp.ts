@@ -7,6 +7,10 @@ export type UdpDatagramHandler = (data: Buffer, remoteAddress: string, remotePor
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string, family: number) => void;
 
+/** The last IP literal literalFirstLookup saw, and its family (one process-wide entry). */
+let lastLiteral = '';
+let lastFamily = 0;
+
 /**
  * dgram resolves the destination of every send through `lookup`, and dns.lookup answers even an IP
  * literal on the next tick: one more tick and callback per datagram. Our destinations are nearly
@@ -14,7 +18,15 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string, famil
  * happens synchronously; names still go to dns.lookup.
  */
 function literalFirstLookup(hostname: string, options: LookupOneOptions, callback: LookupCallback): void {
+  if (hostname === lastLiteral) {
+    callback(null, hostname, lastFamily); // answers go to the same few addresses: no isIP regex each time
+    return;
+  }
   const family = isIP(hostname);
+  if (family !== 0) {
+    lastLiteral = hostname;
+    lastFamily = family;
+  }
   if (family !== 0) callback(null, hostname, family);
   else dnsLookup(hostname, options, callback); // dgram passes the socket's family (4 or 6) as options
 }

@@ -150,8 +150,7 @@ export class RequestDispatcher {
     if (peek === undefined || handler === undefined) return undefined;
     const via = stampDatagramVia(peek, flow, this.deps.forceRport);
     if (via === undefined) return undefined;
-    const view = { method: peek.method, body: peek.body, callId: peek.callId, from: peek.from, contentType: peek.contentType, text: peek.text, bodyStart: peek.bodyStart };
-    const status = this.#runStateless(handler, view, flow);
+    const status = this.#runStateless(handler, peek, flow); // a PeekedRequest is a StatelessRequest
     if (status === undefined) return undefined;
     return { data: buildDatagramResponse(peek, via, status, this.deps.local.userAgent), host: via.host, port: via.port };
   }
