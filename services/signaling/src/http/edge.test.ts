@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { Client } from 'undici';
 import { FORWARD_HEADERS } from '@vms/cluster';
 import { buildFixture, CH, DEV, DEV_OFFLINE } from '../../test/http/fixture.ts';
 import { OwnerNodeOfflineError } from '../errors/catalog.ts';
@@ -133,5 +134,37 @@ describe('the HTTP edge in front of fastify', () => {
     assert.equal(await code(), 4601);
     assert.equal(f.offered.length, 2);
     assert.equal(f.hookRuns(), 3);
+  });
+
+  it('odd requests never crash it: each gets an answer, and only well-formed routed ones are offered', async () => {
+    const f = await start((r) => {
+      r.fail(new OwnerNodeOfflineError(r.key, 'node-z'));
+      return true;
+    });
+    const token = await f.token();
+    await f.get(`/vms/device/info?deviceId=${DEV_OFFLINE}`, token); // verified from now on
+    const client = new Client(f.url, { pipelining: 1 });
+    let seed = 7;
+    const rnd = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pieces = [`deviceId=${DEV_OFFLINE}`, `&deviceId=${DEV}`, 'deviceId=', DEV, '%', '%zz', '%00', '&', '=', '+', '%E4%BD%A0', 'channelId=', '?', '#', ';', '/', '..', 'x'.repeat(300)];
+    const paths = ['/vms/device/info', '/blade-iot/vms/device/info', '/vms/device/control', '/vms/ptz/control', '/vms/device/info/', '//vms/device/info'];
+    const statuses = new Set<number>();
+    for (let i = 0; i < 300; i++) {
+      let query = '';
+      for (let k = rnd(6); k >= 0; k--) query += pieces[rnd(pieces.length)];
+      const path = `${paths[rnd(paths.length)]}?${query}`.replace(/#.*/, '');
+      const method = rnd(3) === 0 ? 'POST' : 'GET';
+      const res = await client.request({ method, path, headers: { 'blade-auth': `bearer ${token}` }, ...(method === 'POST' ? { body: rnd(2) === 0 ? '' : '{"a":1}' } : {}) });
+      await res.body.arrayBuffer();
+      statuses.add(res.statusCode);
+    }
+    await client.close();
+    assert.ok([...statuses].every((s) => s >= 200 && s < 500), `statuses ${[...statuses].join(',')}`);
+    for (const r of f.offered) assert.match(r.key, /^\d{20}$/);
+    assert.ok(f.offered.length > 0, 'some were routed at the edge');
+    assert.equal((await f.get(`/vms/device/info?deviceId=${DEV_OFFLINE}`, token)).status, 200, 'still serving');
   });
 });
