@@ -20,10 +20,19 @@ import { stampCanonicalViaAt } from './canonical-via.ts';
 import type { Flow } from './flow.ts';
 import { responseDestination, stampReceived } from './via-stamp.ts';
 
-/** Buffer's latin1 decoder, which toString('latin1') ends in (present on every Buffer, untyped). */
+/** Buffer's latin1 decoder, which toString('latin1') ends in (on Buffer.prototype, undocumented). */
 interface LatinSliceable {
   latin1Slice(start: number, end: number): string;
 }
+
+/**
+ * The whole datagram as latin1 text. Calls the decoder toString('latin1') ends in, skipping its
+ * argument handling (measurable per keepalive); falls back to toString if a Node version lacks it.
+ */
+const decodeLatin1: (data: Buffer) => string =
+  typeof (Buffer.prototype as Partial<LatinSliceable>).latin1Slice === 'function'
+    ? (data) => (data as Buffer & LatinSliceable).latin1Slice(0, data.length)
+    : (data) => data.toString('latin1');
 
 /** A request read just enough to answer it statelessly. Header values are raw (latin1), trimmed. */
 export interface PeekedRequest {
@@ -64,7 +73,7 @@ const MAX_LENGTH_DIGITS = 10;
  * per-header allocation.
  */
 export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
-  const text = (data as Buffer & LatinSliceable).latin1Slice(0, data.length); // toString('latin1') without its argument handling
+  const text = decodeLatin1(data);
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   let eol = text.indexOf('\r\n');
