@@ -18,6 +18,7 @@
 //    outage routing behaves exactly as without a cache (own leases → local, others → 4601).
 // Concurrent misses for one device share one read. Bounded: the oldest entry goes first.
 import type { Clock } from '../core/clock.ts';
+import { BoundedTtlMap } from './bounded-ttl-map.ts';
 
 /** SPEC OWN-4 / ROUTE-2: longest time a cached owner is used after the Redis read that produced it. */
 export const OWNER_CACHE_TTL_MS = 1000;
@@ -34,26 +35,19 @@ export interface OwnerCacheOptions {
   readonly available?: () => boolean;
 }
 
-interface Entry {
-  readonly owner: string;
-  readonly expiresAt: number;
-}
-
 export class OwnerCache {
-  readonly #clock: Clock;
   readonly #ttlMs: number;
-  readonly #max: number;
   readonly #available: () => boolean;
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries: BoundedTtlMap<string>;
   /** Reads in flight, shared by concurrent misses; forget() detaches them so they store nothing. */
   readonly #reads = new Map<string, Promise<string | null>>();
 
   constructor(o: OwnerCacheOptions) {
-    this.#clock = o.clock;
     this.#ttlMs = o.ttlMs ?? OWNER_CACHE_TTL_MS;
-    this.#max = o.maxEntries ?? OWNER_CACHE_MAX_ENTRIES;
     this.#available = o.available ?? (() => true);
-    if (!(this.#ttlMs >= 0) || !(this.#max >= 1)) throw new RangeError('owner cache: ttlMs >= 0 and maxEntries >= 1');
+    const max = o.maxEntries ?? OWNER_CACHE_MAX_ENTRIES;
+    if (!(this.#ttlMs >= 0) || !(max >= 1)) throw new RangeError('owner cache: ttlMs >= 0 and maxEntries >= 1');
+    this.#entries = new BoundedTtlMap(o.clock, this.#ttlMs, max);
   }
 
   get ttlMs(): number {
@@ -66,15 +60,12 @@ export class OwnerCache {
 
   /** The remembered owner, if read less than ttlMs ago. */
   get(deviceId: string): string | undefined {
-    const e = this.#entries.get(deviceId);
-    if (e === undefined) return undefined;
+    if (!this.#entries.has(deviceId)) return undefined;
     if (!this.#available()) {
       this.clear();
       return undefined;
     }
-    if (this.#clock.now() < e.expiresAt) return e.owner;
-    this.#entries.delete(deviceId);
-    return undefined;
+    return this.#entries.get(deviceId);
   }
 
   /**
@@ -107,10 +98,8 @@ export class OwnerCache {
 
   /** `owner` was read from the ownership store just now. */
   remember(deviceId: string, owner: string): void {
-    if (this.#ttlMs === 0 || !this.#available()) return;
-    this.#entries.delete(deviceId); // re-inserted last: the oldest entry is first in the map
-    this.#entries.set(deviceId, { owner, expiresAt: this.#clock.now() + this.#ttlMs });
-    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
+    if (!this.#available()) return;
+    this.#entries.set(deviceId, owner);
   }
 
   /** The next lookup reads the store; a read in flight for the device stores nothing. */
