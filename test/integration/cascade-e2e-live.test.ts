@@ -106,6 +106,10 @@ async function invite(cluster: CascadeCluster, leader: Instance, channelId: stri
   }
 }
 
+/** Why the leader refused the upstream's INVITEs so far (its log), for assertion messages. */
+const refusals = (leader: Instance): string =>
+  JSON.stringify(logLines(leader, 'upstream live view refused').map((l) => [l.status, l.code, l.reason]));
+
 describe('live view requested by the upstream (CASC-6)', () => {
   const cluster = useCascadeCluster();
   let leader: Instance;
@@ -138,7 +142,7 @@ describe('live view requested by the upstream (CASC-6)', () => {
     const sink = await udpSink();
     cluster.track(() => sink.close());
     const r = await invite(cluster, leader, shared, offer(sink.port, false));
-    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}`);
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}: ${refusals(leader)}`);
     const { dialog, answer } = r;
     assert.deepEqual([answer.sessionName, answer.address, answer.transport, answer.ssrc, answer.direction], ['Play', '127.0.0.1', 'udp', UPSTREAM_SSRC, 'sendonly']);
 
@@ -178,7 +182,7 @@ describe('live view requested by the upstream (CASC-6)', () => {
     const sink = await udpSink();
     cluster.track(() => sink.close());
     const r = await invite(cluster, leader, shared, offer(sink.port, false, '0340100080'));
-    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}`);
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}: ${refusals(leader)}`);
     let upstreamEnded: string | null = null;
     r.dialog.once('terminated', (reason) => (upstreamEnded = reason));
     await waitFor(() => sink.packets.length >= 10, { timeoutMs: 5000, intervalMs: 20, description: 'RTP at the upstream' });
@@ -206,7 +210,7 @@ describe('live view requested by the upstream (CASC-6)', () => {
     const sink = await udpSink();
     cluster.track(() => sink.close());
     const r = await invite(cluster, leader, shared, offer(sink.port, false, '0340100081'));
-    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}`);
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}: ${refusals(leader)}`);
     let upstreamEnded: string | null = null;
     r.dialog.once('terminated', (reason) => (upstreamEnded = reason));
     await waitFor(() => sink.packets.length >= 10, { timeoutMs: 5000, intervalMs: 20, description: 'RTP at the upstream' });
@@ -225,7 +229,7 @@ describe('live view requested by the upstream (CASC-6)', () => {
     const sink = await tcpSink();
     cluster.track(() => sink.close());
     const r = await invite(cluster, leader, shared, offer(sink.port, true, '0340100078'));
-    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}`);
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}: ${refusals(leader)}`);
     assert.deepEqual([r.answer.transport, r.answer.setup, r.answer.ssrc], ['tcp', 'active', '0340100078']);
     await waitFor(() => sink.packets.length >= 10, { timeoutMs: 5000, intervalMs: 20, description: 'RTP over TCP at the upstream' });
     assert.ok(sink.packets.every((p) => p.ssrc === 340100078));
