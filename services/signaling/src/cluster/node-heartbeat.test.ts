@@ -21,13 +21,18 @@ const info = (code: string, baseUrl = `http://${code}`): NodeInfo => ({
 function setup(opts: { secret: boolean }) {
   const clock = new FakeClock(0);
   const inner = createMemoryNodeRegistry({ clock });
-  const state = { down: false, beats: 0 };
+  const state = { down: false, beats: 0, beatAt: [] as number[], listDelayMs: 0 };
   const registry: NodeRegistry = {
     ...inner,
     heartbeat: async (self, n) => {
       state.beats++;
+      state.beatAt.push(clock.now());
       if (state.down) throw new NodeRegistryUnavailableError('down');
       return inner.heartbeat(self, n);
+    },
+    listNodes: async (windowMs) => {
+      if (state.listDelayMs > 0) await new Promise((r) => clock.setTimeout(r, state.listDelayMs));
+      return inner.listNodes(windowMs);
     },
   };
   const lines: { level: number; msg: string }[] = [];
@@ -80,6 +85,21 @@ describe('node heartbeat (NODE-1, NODE-2, FAIL-4, ROUTE-6)', () => {
     await hb.close();
     clock.advance(10 * INTERVAL);
     assert.equal(clock.pending, 0, 'no timer left after close');
+  });
+
+  it('a slow re-read of the table does not push the next upsert back (fixed rate)', async () => {
+    const { clock, state, hb } = setup({ secret: true });
+    await hb.start();
+    state.listDelayMs = 0.8 * INTERVAL; // every re-read now takes most of an interval
+    for (let t = 0; t < 4 * INTERVAL; t += 100) {
+      clock.advance(100);
+      await settle();
+    }
+    assert.deepEqual(state.beatAt, [0, INTERVAL, 2 * INTERVAL, 3 * INTERVAL, 4 * INTERVAL]);
+    state.listDelayMs = 0;
+    clock.advance(INTERVAL);
+    await settle();
+    await hb.close();
   });
 
   it('MySQL down: the loop keeps trying, logs once, and reports recovery', async () => {

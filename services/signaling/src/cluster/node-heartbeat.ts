@@ -75,18 +75,24 @@ export function createNodeHeartbeat(o: NodeHeartbeatOptions): NodeHeartbeat {
     return inFlight;
   };
 
-  const schedule = (): void => {
+  // Fixed rate: the next beat is due one interval after the previous one started, not after it ended.
+  // Others judge this node online by the age of its last upsert (3 intervals), so a slow re-read of the
+  // table (a loaded database) must not push the next upsert back by its own duration.
+  const schedule = (startedAt: number): void => {
     if (closed) return;
+    const delay = Math.max(0, startedAt + o.intervalMs - o.clock.now());
     timer = o.clock.setTimeout(() => {
       timer = undefined;
-      void beat().finally(schedule);
-    }, o.intervalMs);
+      const at = o.clock.now();
+      void beat().finally(() => schedule(at));
+    }, delay);
   };
 
   return {
     async start() {
+      const at = o.clock.now();
       await beat();
-      schedule();
+      schedule(at);
     },
     beat,
     async close() {
