@@ -31,7 +31,7 @@ function setup(opts: { secret: boolean }) {
       return inner.heartbeat(self, n);
     },
     listNodes: async (windowMs) => {
-      if (state.listDelayMs > 0) await new Promise((r) => clock.setTimeout(r, state.listDelayMs));
+      if (state.listDelayMs > 0) await new Promise<void>((r) => clock.setTimeout(() => r(), state.listDelayMs));
       return inner.listNodes(windowMs);
     },
   };
