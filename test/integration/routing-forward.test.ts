@@ -10,12 +10,14 @@ import { api, eventually, logLines, nodes, SECRET, startDevice, startInstance, s
 const DEV_A = '34020000001320000001';
 const DEV_B = '34020000001320000002';
 const DEV_D = '34020000001320000004';
+const DEV_E = '34020000001320000005';
 
 let stores: Stores;
 let a: Instance;
 let b: Instance;
 let c: Instance;
 let d: Instance;
+let e: Instance | undefined;
 const devices: SimDevice[] = [];
 const FAST = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '1' };
 
@@ -32,7 +34,7 @@ before(async () => {
 
 after(async () => {
   await Promise.all(devices.map((x) => x.stop()));
-  await Promise.all([a, b, c, d].filter((x) => x !== undefined).map((x) => x.proc.stop()));
+  await Promise.all([a, b, c, d, e].filter((x) => x !== undefined).map((x) => x.proc.stop()));
   await stores?.stop();
 });
 
@@ -145,5 +147,13 @@ describe('owner routing between instances', () => {
     );
     assert.equal(counts['node-c'], 0);
     assert.equal(listing.nodes.find((n) => n.nodeCode === 'node-b')?.internalBaseUrl, b.httpUrl);
+  });
+
+  it('a node started a moment ago: its device is controlled from the others at once, before their next heartbeat read', async () => {
+    e = await startInstance(stores, 'node-e', { env: FAST });
+    devices.push(await startDevice(stores, e, DEV_E, 2000)); // returns as soon as node-e's claim is in Redis
+    // B and C last read the node table up to a heartbeat ago, most likely before node-e's row existed
+    const [viaB, viaC] = await Promise.all([api(b, `/vms/device/info?deviceId=${DEV_E}`), api(c, `/vms/device/info?deviceId=${DEV_E}`)]);
+    assert.deepEqual([viaB.json.code, viaC.json.code], [200, 200], `${viaB.bytes.toString()} ${viaC.bytes.toString()}`);
   });
 });

@@ -66,6 +66,20 @@ describe('node tracker (NODE-1, ROUTE-5, CASC-1, FAIL-4)', () => {
     assert.equal(state.reads, 2);
   });
 
+  it('a node that started right after the last heartbeat read is found by the first request for it', async () => {
+    const { clock, inner, state, tracker } = setup();
+    await inner.heartbeat(info('node-b'), 0);
+    await tracker.refresh(); // the heartbeat loop's read
+    clock.advance(100);
+    await inner.heartbeat(info('node-c'), 1); // node-c starts; its devices register to it at once
+    assert.deepEqual(await tracker.stateOf('node-c'), { kind: 'online', baseUrl: 'http://node-c:18080' });
+    assert.equal(state.reads, 2);
+    // heartbeat reads do not use up the requests' budget, and vice versa the budget holds
+    await tracker.refresh();
+    assert.deepEqual(await tracker.stateOf('node-x'), { kind: 'unknown' });
+    assert.equal(state.reads, 3, 'a second on-demand read within the second is refused');
+  });
+
   it('an owner that refused a connection is offline until its heartbeat advances (FAIL-1)', async () => {
     const { clock, inner, tracker } = setup();
     await inner.heartbeat(info('node-a'), 0);

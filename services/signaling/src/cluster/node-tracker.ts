@@ -44,7 +44,8 @@ export class NodeTracker {
   /** node code → its last heartbeat (ms) when it refused a connection. */
   readonly #refused = new Map<string, number>();
   #inFlight: Promise<readonly NodeRow[]> | null = null;
-  #lastAttemptAt = Number.NEGATIVE_INFINITY;
+  /** Last read a request asked for (heartbeat reads do not count: see #mayRefreshOnDemand). */
+  #lastOnDemandAt = Number.NEGATIVE_INFINITY;
   #lastAttemptFailed = false;
   /** First good read after failed ones. */
   #recoveredAt = Number.NEGATIVE_INFINITY;
@@ -74,7 +75,6 @@ export class NodeTracker {
   /** Reads the table (one read in flight at a time). Rejects on failure, keeping the last good listing. */
   refresh(): Promise<readonly NodeRow[]> {
     this.#inFlight ??= (async () => {
-      this.#lastAttemptAt = this.#o.clock.now();
       try {
         const read = await this.#o.registry.listNodes(this.#o.onlineWindowMs);
         if (this.#lastAttemptFailed) this.#recoveredAt = this.#o.clock.now();
@@ -97,6 +97,7 @@ export class NodeTracker {
   async stateOf(code: string): Promise<OwnerNodeState> {
     let state = this.#stateNow(code);
     if (state.kind !== 'online' && this.#mayRefreshOnDemand()) {
+      if (this.#inFlight === null) this.#lastOnDemandAt = this.#o.clock.now();
       await this.refresh().catch(() => undefined); // the heartbeat loop reports read failures
       state = this.#stateNow(code);
     }
@@ -120,10 +121,14 @@ export class NodeTracker {
     return { kind: 'online', baseUrl: row.internalBaseUrl };
   }
 
+  // Requests may read the table themselves at most once per minRefreshMs, whenever the heartbeat loop
+  // last read it: a node that started just after that read (its devices register and are controlled
+  // within the same heartbeat interval) is found by the first request for one of them, not 4603 until
+  // the next beat. A dead owner costs one small read per second at most.
   #mayRefreshOnDemand(): boolean {
     if (this.#inFlight !== null) return true; // join the read in flight
     if (this.#lastAttemptFailed) return false; // FAIL-4: do not make requests wait on a dead database
-    return this.#o.clock.now() - this.#lastAttemptAt >= this.#minRefreshMs;
+    return this.#o.clock.now() - this.#lastOnDemandAt >= this.#minRefreshMs;
   }
 
   #accept(read: readonly NodeRow[]): readonly NodeRow[] {
