@@ -209,6 +209,7 @@ describe('live view requested by the upstream (CASC-6)', () => {
   it("an operator stops the session the leader holds (play/stop): the stream ends, the leader BYEs the upstream", async () => {
     const sink = await udpSink();
     cluster.track(() => sink.close());
+    const goneBefore = logLines(leader, 'upstream live view ended').filter((l) => l.reason === 'stream-gone').length;
     const r = await invite(cluster, leader, shared, offer(sink.port, false, '0340100081'));
     assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}: ${refusals(leader)}`);
     let upstreamEnded: string | null = null;
@@ -222,7 +223,12 @@ describe('live view requested by the upstream (CASC-6)', () => {
     await waitFor(() => zlm.stats(streamId()) === undefined, { timeoutMs: 5000, intervalMs: 20, description: 'the last viewer gone: RTP server closed' });
     await waitFor(() => upstreamEnded !== null, { timeoutMs: (STREAM_GONE_CHECKS + 1) * STREAM_CHECK_MS + 2000, intervalMs: 20, description: 'BYE at the upstream' });
     assert.equal(upstreamEnded, 'bye');
-    await eventually(() => logLines(leader, 'upstream live view ended').filter((l) => l.reason === 'stream-gone').length === 2, 'the second view ended: stream gone', 5000);
+    await eventually(
+      () => logLines(leader, 'upstream live view ended').some((l) => l.reason === 'stream-gone' && l.callId === r.dialog.callId),
+      'this view ended: stream gone',
+      5000,
+    );
+    assert.equal(logLines(leader, 'upstream live view ended').filter((l) => l.reason === 'stream-gone').length, goneBefore + 1);
   });
 
   it('TCP (the upstream listens): the media node connects and sends RFC 4571-framed RTP; BYE ends it', async () => {
