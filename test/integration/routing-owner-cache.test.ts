@@ -50,7 +50,9 @@ describe('owner cache bound (OWN-4)', () => {
     await seedOwner(stores, DEV, 'node-c'); // the camera re-registered on node-c (OWN-4)
     const movedAt = performance.now();
     const sent: { probe: string; at: number }[] = [];
-    for (let i = 0; performance.now() - movedAt < TTL_MS + 600; i++) {
+    // until 600 ms past the bound and at least 5 requests sent after it, however slow each one is
+    const lateCount = (): number => sent.filter((s) => s.at >= TTL_MS + SLACK_MS).length;
+    for (let i = 0; performance.now() - movedAt < TTL_MS + 600 || (lateCount() < 5 && performance.now() - movedAt < TTL_MS + 30_000); i++) {
       const probe = `m${i}`;
       const at = performance.now() - movedAt;
       const res = await api(b, path(probe));
