@@ -15,7 +15,8 @@ import {
   type OwnershipStore,
 } from '@vms/cluster';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 import { Client } from 'undici';
 import { fakeControl } from '../../test/http/fixture.ts';
 import { signToken } from '../auth/jwt.ts';
@@ -80,7 +81,7 @@ async function shared(): Promise<Shared> {
 async function startNode(
   s: Shared,
   code: string,
-  o: { secret?: string | null; store?: OwnershipStore | null; readTimeoutMs?: number; cacheClock?: Clock } = {},
+  o: { secret?: string | null; store?: OwnershipStore | null; readTimeoutMs?: number; cacheClock?: Clock; logger?: Logger } = {},
 ): Promise<Node> {
   const secret = o.secret === undefined ? SECRET : o.secret;
   const store = o.store === undefined ? s.store : o.store;
@@ -113,7 +114,7 @@ async function startNode(
     }),
     owners: createSelfOwnerDirectory(code),
     clock: systemClock,
-    logger: silent,
+    logger: o.logger ?? silent,
     utcOffsetMinutes: 480,
     ownerRouting: createOwnerRouting({
       instanceId: code,
@@ -235,6 +236,26 @@ describe('owner routing hook (ROUTE-2..8)', () => {
       assert.deepEqual([forged.status, forged.json.code, forged.json.success], [403, 4605, false]);
     }
     assert.equal(a.calls.length, 0);
+  });
+
+  it('a forwarded request is logged at info by the instance the operator called, not again by its owner', async () => {
+    const lines = { a: [] as { msg: string; level: number; forwardId?: string }[], b: [] as { msg: string; level: number }[] };
+    const capture = (into: { msg: string; level: number }[]): Logger =>
+      pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _e, done) => (into.push(JSON.parse(chunk.toString()) as { msg: string; level: number }), done()) }));
+    const s = await shared();
+    const a = await startNode(s, 'node-a', { logger: capture(lines.a) });
+    const b = await startNode(s, 'node-b', { logger: capture(lines.b) });
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    await s.store.claim(DEV_B, 'node-b', TTL);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    const requestLog = new Set(['incoming request', 'request completed', 'request errored']);
+    const info = (l: { msg: string; level: number }[]) => l.filter((x) => x.level >= 30 && requestLog.has(x.msg)).map((x) => x.msg);
+    assert.deepEqual(info(lines.b), ['incoming request', 'request completed']);
+    assert.deepEqual(info(lines.a), [], 'the owner logs the forward at debug only');
+    assert.equal(lines.a.filter((x) => x.msg === 'forwarded request accepted').length, 1);
+    // its own operators' requests the owner logs as usual
+    assert.equal((await call(a, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 200);
+    assert.deepEqual(info(lines.a), ['incoming request', 'request completed']);
   });
 
   it('no secret: devices owned elsewhere are refused with a clear message, own devices work, inbound forwards refused (ROUTE-6)', async () => {

@@ -2,7 +2,7 @@
 // onRequest, the owner-routing slot in preHandler (before any handler, ROUTE-5); every answer, good or
 // bad, is the SPEC §12 envelope.
 import { FORWARD_HEADERS } from '@vms/cluster';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { extractToken } from '../auth/bearer.ts';
 import { verifyToken } from '../auth/jwt.ts';
 import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
@@ -65,7 +65,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     // operator called; its owner does not log it again at info (two JSON lines, two writes per request).
     // The owner-routing hook logs it at debug with its forward id, and a forged marker is logged as a
     // warning there, so nothing arrives unlogged.
-    disableRequestLogging: (req) => req.headers[FORWARD_HEADERS.marker] !== undefined,
+    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined }),
     // Malformed URLs and similar are rejected by the router before any hook: answer with an envelope too.
     frameworkErrors: (error, request, reply) => {
       const { httpStatus, body } = errorResponse(new BadParameterError('url', error.message));
