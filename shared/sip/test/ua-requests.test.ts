@@ -147,6 +147,29 @@ describe('UA requests', () => {
     assert.equal(st.pendingRequests + st.clientTransactions + st.serverTransactions, 0);
   });
 
+  it('with a public host and no public port, it announces that host and the bound port in Via and Contact', async () => {
+    // (a wildcard bind is the usual reason; tests listen on loopback only)
+    const wild = await startStack({ publicAddress: { host: '192.0.2.77' } });
+    const peer = await startStack();
+    try {
+      let seenVia = '';
+      wild.onRequest('MESSAGE', (_req, ctx) => ctx.reply(200));
+      peer.onRequest('MESSAGE', (req, ctx) => {
+        seenVia = req.headers.get('Via') ?? '';
+        return ctx.reply(200);
+      });
+      // reached on the address it listens on although it announces another one
+      assert.equal((await peer.request({ method: 'MESSAGE', uri: `sip:34020000002000000001@127.0.0.1:${wild.port}` })).status, 200);
+      assert.equal(wild.host, '192.0.2.77');
+      assert.equal(wild.contact('34020000002000000001'), `<sip:34020000002000000001@192.0.2.77:${wild.port}>`);
+      const res = await wild.request({ method: 'MESSAGE', uri: `sip:34020000001320000001@127.0.0.1:${peer.port}` });
+      assert.equal(res.status, 200);
+      assert.ok(seenVia.startsWith(`SIP/2.0/UDP 192.0.2.77:${wild.port};`), seenVia);
+    } finally {
+      await Promise.all([wild.close(), peer.close()]);
+    }
+  });
+
   it('counts traffic in stats()', () => {
     const st = server.stats();
     assert.ok(st.messagesIn > 0 && st.messagesOut > 0);

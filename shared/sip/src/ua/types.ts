@@ -18,8 +18,11 @@ export interface SipStackOptions {
   /** 0 (default) = a free port chosen by the OS; UDP and TCP share it. */
   port?: number;
   transports?: readonly TransportName[];
-  /** Address devices use to reach us, when `host` is a wildcard or we sit behind NAT. */
-  publicAddress?: { host: string; port: number };
+  /**
+   * Address devices use to reach us, written in Via/Contact, when `host` is a wildcard or we sit behind
+   * NAT. Without `port`: the port actually bound.
+   */
+  publicAddress?: { host: string; port?: number };
   timers?: Partial<TimerConfig>;
   clock?: Clock;
   logger?: SipLogger;
