@@ -74,6 +74,7 @@ function describe(config: Config): Record<string, unknown> {
   const { sip } = config;
   return {
     sipAddress: `${sip.host}:${sip.port}`,
+    sipListen: `${sip.bindHost}:${sip.port}`,
     serverId: sip.serverId,
     cascadeNode: sip.cascadeNode,
     forwarding: sip.nodeForwardSecret === null ? 'closed' : 'open',

@@ -54,4 +54,29 @@ describe('createApp with the SIP device side', () => {
       await app.close();
     }
   });
+
+  it('listens on bind-host and announces host: a device reaching the listening address sees the announced one', async () => {
+    const env = {
+      SERVER_PORT: '0',
+      SERVER_ADDRESS: '127.0.0.1',
+      VMS_GB28181_SIP_HOST: '192.0.2.10', // what devices are told (documentation range: nobody listens there)
+      VMS_GB28181_SIP_BIND_HOST: '127.0.0.1',
+      VMS_GB28181_SIP_PORT: '0',
+      VMS_GB28181_SIP_INSTANCE_ID: 'node-b',
+      VMS_AUTH_SIGNING_KEY: KEY,
+    };
+    const app = createApp(loadConfig([], env), { logger: pino({ level: 'silent' }) });
+    const running = await app.start();
+    const dev = await startFakeDevice(DEV, running.sipPort ?? 0);
+    try {
+      assert.equal((await dev.register()).status, 200);
+      const headers = { 'Blade-Auth': `bearer ${await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60 }, KEY, Date.now())}` };
+      void fetch(`${running.httpUrl}/vms/device/info?deviceId=${DEV}`, { headers }).catch(() => undefined);
+      const query = await dev.next('DeviceInfo');
+      assert.ok((query.request.headers.get('Via') ?? '').startsWith(`SIP/2.0/UDP 192.0.2.10:${running.sipPort};`), query.request.headers.get('Via') ?? '');
+    } finally {
+      await dev.close();
+      await app.close();
+    }
+  });
 });

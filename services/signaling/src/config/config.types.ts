@@ -4,8 +4,10 @@ import type { SettingKey } from './schema.ts';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface SipSettings {
-  /** External SIP host devices are pointed at. */
+  /** External SIP host devices are pointed at (Via, Contact, the node table). */
   readonly host: string;
+  /** Address the SIP sockets listen on: 0.0.0.0 when `host` was detected, else `host` (or as configured). */
+  readonly bindHost: string;
   /** External SIP port (UDP and TCP); 0 only in tests. */
   readonly port: number;
   /** 20-digit platform id. */

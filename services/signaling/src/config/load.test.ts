@@ -57,6 +57,19 @@ describe('loadConfig', () => {
     assert.equal(c.sources['vms.gb28181.sip.host'], 'default');
   });
 
+  it('SIP listens on every interface when its host was detected, only on the host when configured', () => {
+    assert.deepEqual([loadConfig([], {}, io()).sip.host, loadConfig([], {}, io()).sip.bindHost], ['10.1.2.3', '0.0.0.0']);
+    const set = loadConfig([], { VMS_GB28181_SIP_HOST: '10.9.9.9' }, io()).sip;
+    assert.deepEqual([set.host, set.bindHost], ['10.9.9.9', '10.9.9.9']);
+    const both = loadConfig([], { VMS_GB28181_SIP_HOST: '203.0.113.5', VMS_GB28181_SIP_BIND_HOST: '0.0.0.0' }, io()).sip;
+    assert.deepEqual([both.host, both.bindHost], ['203.0.113.5', '0.0.0.0']);
+    for (const wildcard of ['0.0.0.0', '::']) {
+      const issues = issuesOf(() => loadConfig([], { VMS_GB28181_SIP_HOST: wildcard }, io()));
+      assert.deepEqual(issues.map((i) => [i.key, i.env]), [['vms.gb28181.sip.host', 'VMS_GB28181_SIP_HOST']]);
+      assert.match(issues[0]?.problem ?? '', /not a wildcard.*bind-host/);
+    }
+  });
+
   it('falls back to 127.0.0.1 without a non-loopback IPv4', () => {
     const c = loadConfig([], {}, { ...io(), networkInterfaces: () => ({}) });
     assert.equal(c.sip.host, '127.0.0.1');

@@ -159,12 +159,25 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       issues.push({ key: spec.key, env: envName, problem: parsed.problem + shown });
     }
   }
+  const announced = values.get('vms.gb28181.sip.host');
+  if (typeof announced === 'string' && isWildcard(announced)) {
+    issues.push({
+      key: 'vms.gb28181.sip.host',
+      env: envNameOf('vms.gb28181.sip.host'),
+      problem: `must be the address devices reach, not a wildcard (got ${JSON.stringify(announced)}); to listen on every interface set vms.gb28181.sip.bind-host instead`,
+    });
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   const get = <K extends SettingKey>(key: K): ValueOf<TypeOfKey<K>> | undefined =>
     values.get(key) as ValueOf<TypeOfKey<K>> | undefined;
 
-  const host = get('vms.gb28181.sip.host') ?? firstNonLoopbackIPv4(io.networkInterfaces());
+  const configuredHost = get('vms.gb28181.sip.host');
+  const host = configuredHost ?? firstNonLoopbackIPv4(io.networkInterfaces());
+  // A detected address is only a guess at what devices use: listen on every interface so that
+  // loopback, other NICs and the guess all work. A configured one is a decision: listen there only
+  // (several instances may share a port on different addresses).
+  const bindHost = get('vms.gb28181.sip.bind-host') ?? (configuredHost === undefined ? '0.0.0.0' : configuredHost);
   const sipPort = get('vms.gb28181.sip.port') ?? DEFAULT_SIP_PORT;
   const httpPort = get('server.port') ?? DEFAULT_HTTP_PORT;
   const serverId = get('vms.gb28181.sip.server-id') ?? DEFAULT_SERVER_ID;
@@ -174,6 +187,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   const config: Config = {
     sip: {
       host,
+      bindHost,
       port: sipPort,
       serverId,
       realm: serverId.slice(0, 10),
@@ -213,4 +227,8 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value)) deepFreeze(v);
   }
   return value;
+}
+
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || /^[0:]+$/.test(host); // 0.0.0.0, ::, 0:0:...:0
 }

@@ -29,6 +29,7 @@ export interface SettingSpec {
 
 export const SETTINGS = [
   { key: 'vms.gb28181.sip.host', type: 'host', default: 'first non-loopback IPv4, else 127.0.0.1', doc: 'external SIP address devices are pointed at (UDP and TCP)' },
+  { key: 'vms.gb28181.sip.bind-host', type: 'host', default: '0.0.0.0 (every interface) when sip.host is not set, else sip.host', doc: 'address the SIP sockets listen on; Via and Contact always carry sip.host' },
   { key: 'vms.gb28181.sip.port', type: 'port', default: '5060', doc: 'external SIP port (UDP and TCP); 0 = any free port' },
   { key: 'vms.gb28181.sip.server-id', type: 'gbId', default: '34020000002000000001', doc: '20-digit platform SIP id, identical on all instances; realm = first 10 digits' },
   { key: 'vms.gb28181.sip.password', type: 'string', secret: true, default: 'none (no digest auth)', doc: 'device digest password; a per-device password overrides it' },

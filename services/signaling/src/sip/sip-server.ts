@@ -1,5 +1,5 @@
-// The instance's SIP endpoint: UDP and TCP on the configured host:port (SPEC §2, §8), the port
-// actually bound readable on the stack (0 = any free port, for tests).
+// The instance's SIP endpoint: UDP and TCP on bind-host:port, announcing host:port in Via and Contact
+// (SPEC §2, §8); the port actually bound readable on the stack (0 = any free port, for tests).
 import { createSipStack, type SipStack, type TimerConfig } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
@@ -23,8 +23,9 @@ export const UDP_RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
 
 export function startSipServer(o: SipServerOptions): Promise<SipStack> {
   return createSipStack({
-    host: o.sip.host,
+    host: o.sip.bindHost,
     port: o.sip.port,
+    ...(o.sip.bindHost === o.sip.host ? {} : { publicAddress: { host: o.sip.host } }),
     transports: ['udp', 'tcp'],
     clock: o.clock,
     logger: o.log,
