@@ -5,10 +5,11 @@ import { DeviceSimConfigError } from './errors.ts';
 import type { DeviceFleetOptions } from './fleet.ts';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 
-export const USAGE = `Usage: tsx services/device-sim/src/main.ts --server HOST:PORT --server-id ID [options]
+export const USAGE = `Usage: tsx services/device-sim/src/main.ts --server HOST:PORT [--server-id ID] [options]
 
   --server HOST:PORT       platform SIP address (required)
-  --server-id ID           20-digit SIP server id (required); the domain is its first 10 digits
+  --server-id ID           20-digit SIP server id (default 34020000002000000001, the platform's own
+                           default); the domain is its first 10 digits
   --domain DOMAIN          SIP domain / digest realm (default: from --server-id)
   --device-id ID           first device id (default 34020000001320000001)
   --password PASSWORD      digest password (default 12345678)
@@ -34,6 +35,8 @@ export interface CliConfig {
 export type CliResult = { kind: 'help' } | { kind: 'run'; config: CliConfig };
 
 const DEFAULT_DEVICE_ID = '34020000001320000001';
+/** The signaling platform's default `server-id`: a simulator pointed at `npm start` needs no id. */
+const DEFAULT_SERVER_ID = '34020000002000000001';
 const DEFAULT_PASSWORD = '12345678';
 
 export function parseCli(argv: readonly string[]): CliResult {
@@ -84,8 +87,7 @@ export function parseCli(argv: readonly string[]): CliResult {
   const m = server === undefined ? null : /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(server);
   if (server === undefined) issues.push('--server: required (HOST:PORT)');
   else if (m === null || Number(m[2]) < 1 || Number(m[2]) > 65535) issues.push(`--server: HOST:PORT expected, got ${JSON.stringify(server)}`);
-  const serverId = str('server-id');
-  if (serverId === undefined) issues.push('--server-id: required');
+  const serverId = str('server-id') ?? DEFAULT_SERVER_ID;
   const transport = str('transport') ?? 'udp';
   if (transport !== 'udp' && transport !== 'tcp') issues.push(`--transport: udp or tcp, got ${JSON.stringify(transport)}`);
   const charsetRaw = (str('charset') ?? 'GB2312').toUpperCase();
@@ -95,7 +97,7 @@ export function parseCli(argv: readonly string[]): CliResult {
   if (!LOG_LEVELS.includes(logLevel)) issues.push(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
 
   const fleet: DeviceFleetOptions = {
-    server: { host: m?.[1]?.replace(/^\[|\]$/g, '') ?? '', port: Number(m?.[2] ?? 0), id: serverId ?? '' },
+    server: { host: m?.[1]?.replace(/^\[|\]$/g, '') ?? '', port: Number(m?.[2] ?? 0), id: serverId },
     firstDeviceId: str('device-id') ?? DEFAULT_DEVICE_ID,
     password: str('password') ?? DEFAULT_PASSWORD,
     count: int('count', 1, 1) ?? 1,

@@ -38,6 +38,13 @@ describe('parseCli', () => {
     ]);
   });
 
+  it('without --server-id: the platform default id, so `npm start` and the simulator match out of the box', () => {
+    const r = parseCli(['--server', '127.0.0.1:5060']);
+    assert.equal(r.kind, 'run');
+    if (r.kind !== 'run') return;
+    assert.deepEqual(r.config.fleet.server, { host: '127.0.0.1', port: 5060, id: '34020000002000000001' });
+  });
+
   it('--help, and every bad flag reported at once', () => {
     assert.deepEqual(parseCli(['--help']), { kind: 'help' });
     try {
@@ -45,7 +52,7 @@ describe('parseCli', () => {
       assert.fail('expected DeviceSimConfigError');
     } catch (err) {
       assert.ok(err instanceof DeviceSimConfigError);
-      assert.deepEqual(err.issues.map((i) => i.split(':')[0]), ['--server', '--server-id', '--transport', '--log-level', '--count']);
+      assert.deepEqual(err.issues.map((i) => i.split(':')[0]), ['--server', '--transport', '--log-level', '--count']);
     }
     assert.throws(() => parseCli(['--bogus']), DeviceSimConfigError);
   });
