@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { waitFor } from '@vms/harness';
-import { HEARTBEAT_S, useCascadeCluster } from './cascade-cluster.ts';
+import { HEARTBEAT_S, logLines, useCascadeCluster } from './cascade-cluster.ts';
 
 /** A node is online for 3 heartbeat periods (NODE_ONLINE_WINDOW_HEARTBEATS). */
 const NODE_TTL_MS = HEARTBEAT_S * 3 * 1000;
@@ -49,5 +49,30 @@ describe('cascade leadership and upstream registration (CASC-1, CASC-2, FAIL-2)'
     await new Promise((r) => setTimeout(r, 3 * NODE_TTL_MS));
     assert.equal(upstream.registersFrom(d.sipPort).filter((r) => r.at > settledAt + 2 * HEARTBEAT_S * 1000).length, 0);
     await Promise.all([c.proc.stop(), d.proc.stop()]);
+  });
+
+  it('the leader stopped on purpose (SIGTERM) leaves the node table: the next one registers within a heartbeat, not a window', async () => {
+    const { upstream } = cluster;
+    const s = await cluster.database('casc_graceful');
+    const heartbeatS = 2; // online window 6 s: waiting it out could not meet the bound below
+    const env = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: String(heartbeatS) };
+    const f = await cluster.instance(s, 'casc-node-f', { cascade: true, env });
+    const e = await cluster.instance(s, 'casc-node-e', { cascade: true, env });
+    await waitFor(() => upstream.registersFrom(e.sipPort).length > 0, { timeoutMs: 3 * heartbeatS * 1000 + 5000, intervalMs: 20, description: 'REGISTER from casc-node-e' });
+    // f led alone until its next read showed e: from then on e leads in f's view too
+    await waitFor(() => logLines(f, 'cascade leader').some((l) => l.leader === 'casc-node-e'), { timeoutMs: 3 * heartbeatS * 1000, intervalMs: 20, description: 'casc-node-f follows casc-node-e' });
+
+    const stoppedAt = Date.now();
+    await e.proc.stop(); // SIGTERM: the instance leaves the node table first, then drains
+    const reg = await waitFor(() => upstream.registersFrom(f.sipPort).find((r) => r.at >= stoppedAt), {
+      timeoutMs: 15_000,
+      intervalMs: 10,
+      description: 'REGISTER from casc-node-f after the leader stopped',
+    });
+    const takeoverMs = reg.at - stoppedAt;
+    const bound = heartbeatS * 1000 + 1000;
+    console.log(`GRACEFUL: leader stopped → next node registered upstream after ${takeoverMs} ms (heartbeat ${heartbeatS * 1000} ms, window ${3 * heartbeatS * 1000} ms, bound ${bound} ms)`);
+    assert.ok(takeoverMs <= bound, `takeover took ${takeoverMs} ms`);
+    await f.proc.stop();
   });
 });

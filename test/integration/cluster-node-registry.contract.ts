@@ -82,6 +82,21 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       assert.equal((await registry.getNode('old', 60_000))?.online, true);
     });
 
+    it('leave: offline at once and still listed with its last heartbeat; the next heartbeat brings it back', async () => {
+      await registry.heartbeat(nodeInfo('signal-node-a', { cascadeNode: true }), 3);
+      await registry.heartbeat(nodeInfo('signal-node-b', { cascadeNode: true }), 0);
+      const before = await registry.getNode('signal-node-a', 60_000);
+      await registry.leave('signal-node-a');
+      await registry.leave('no-such-node'); // ignored
+      const left = await registry.listNodes(60_000);
+      assert.deepEqual(left.map((r) => [r.code, r.online]), [['signal-node-a', false], ['signal-node-b', true]]);
+      assert.equal(left[0]?.lastHeartbeat.getTime(), before?.lastHeartbeat.getTime(), 'last heartbeat kept for the listing');
+      assert.equal(electCascadeLeader(left, 'signal-node-b'), 'signal-node-b', 'the leader moves at once');
+      await fx.advance(20);
+      await registry.heartbeat(nodeInfo('signal-node-a', { cascadeNode: true }), 0); // restarted
+      assert.equal((await registry.getNode('signal-node-a', 60_000))?.online, true);
+    });
+
     it('codes are case-sensitive and listed in ordinal order', async () => {
       for (const code of ['node-b', 'Node-A', 'node-a']) await registry.heartbeat(nodeInfo(code), 0);
       const codes = (await registry.listNodes(10_000)).map((r) => r.code);

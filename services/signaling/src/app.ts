@@ -96,6 +96,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const closers: (() => Promise<void>)[] = [];
   let started: Promise<RunningApp> | null = null;
   let closed: Promise<void> | null = null;
+  let leaveCluster: (() => Promise<void>) | null = null;
 
   const openDevices = async (): Promise<DeviceRepository> => {
     if (deps.devices !== undefined) return deps.devices;
@@ -138,6 +139,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       onNodeRead: (read) => onNodeRead?.(read),
     });
     closers.push(() => cluster.close());
+    leaveCluster = () => cluster.leave();
     // The GB28181 device side (SPEC §8): SIP binds with the HTTP API; a test's `deps.control` replaces it.
     let side: DeviceSide | null = null;
     if (deps.control === undefined) {
@@ -269,6 +271,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     close() {
       closed ??= (async () => {
         await started?.catch(() => {}); // a failed start is reported by start(); close what it opened
+        // First tell the cluster (node table): the others move on while this instance drains.
+        await leaveCluster?.().catch((err: unknown) => log.warn({ err }, 'error while leaving the cluster'));
         // Reverse order of opening: HTTP first, then the stores it used.
         for (const close of closers.reverse()) {
           try {

@@ -10,7 +10,7 @@ export interface MemoryNodeRegistryOptions {
 
 export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): NodeRegistry {
   const clock = opts.clock ?? systemClock;
-  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number }>();
+  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean }>();
   let closed = false;
   const open = (): void => {
     if (closed) throw new StoreClosedError('node registry is closed');
@@ -22,13 +22,13 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       ...r.info,
       lastHeartbeat: new Date(r.lastHeartbeat),
       onlineDeviceCount: r.onlineDeviceCount,
-      online: r.lastHeartbeat >= clock.now() - windowMs,
+      online: !r.left && r.lastHeartbeat >= clock.now() - windowMs,
     };
   };
   return {
     async heartbeat(self, onlineDeviceCount) {
       open();
-      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount });
+      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false });
     },
     async listNodes(onlineWindowMs) {
       open();
@@ -37,6 +37,11 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
     async getNode(code, onlineWindowMs) {
       open();
       return view(code, onlineWindowMs);
+    },
+    async leave(code) {
+      open();
+      const r = rows.get(code);
+      if (r !== undefined) r.left = true;
     },
     async close() {
       closed = true;

@@ -28,8 +28,11 @@ ON DUPLICATE KEY UPDATE
 const SELECT = `
 SELECT node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat,
        online_device_count, version,
-       last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AS online
+       last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AND (left_at IS NULL OR left_at < last_heartbeat) AS online
 FROM signal_node`;
+
+// Never before the last heartbeat (online needs left_at < last_heartbeat): offline at once, whatever the clocks.
+const LEAVE = 'UPDATE signal_node SET left_at = GREATEST(NOW(3), last_heartbeat) WHERE node_code = ?';
 
 interface NodeRecord extends RowDataPacket {
   node_code: string;
@@ -75,6 +78,10 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
     listNodes: (onlineWindowMs) => run('listNodes', () => select(onlineWindowMs, '', [])),
     getNode: (code, onlineWindowMs) =>
       run('getNode', async () => (await select(onlineWindowMs, 'WHERE node_code = ?', [code]))[0] ?? null),
+    leave: (code) =>
+      run('leave', async () => {
+        await pool.query(LEAVE, [code]);
+      }),
     async close() {
       closed = true;
     },

@@ -29,6 +29,11 @@ export interface NodeRegistry {
   /** Every known node (online or not), ordered by code. */
   listNodes(onlineWindowMs: number): Promise<NodeRow[]>;
   getNode(code: string, onlineWindowMs: number): Promise<NodeRow | null>;
+  /**
+   * This node stops on purpose: its row reads offline at once (kept in the listing, last heartbeat
+   * unchanged) until its next heartbeat. Unknown codes are ignored.
+   */
+  leave(code: string): Promise<void>;
   /** Idempotent; later calls reject with StoreClosedError. Does not close a pool it was given. */
   close(): Promise<void>;
 }

@@ -86,6 +86,12 @@ export interface ClusterWiring {
   onlineBaseUrl(code: string): Promise<string | null>;
   /** Once HTTP is bound: first node heartbeat (awaited), then one every interval. */
   startHeartbeat(internalBaseUrl: () => string): Promise<void>;
+  /**
+   * Stops the heartbeat and marks this node as left in the node table: the others move the cascade
+   * leader and stop forwarding here at their next read, while this instance drains. Idempotent; close()
+   * does it too.
+   */
+  leave(): Promise<void>;
   /** Idempotent. */
   close(): Promise<void>;
 }
@@ -256,6 +262,9 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
         const hb = heartbeat;
         closers.push(() => hb.close());
         await hb.start();
+      },
+      async leave() {
+        await heartbeat?.close();
       },
       close() {
         closed ??= closeAll();

@@ -85,6 +85,7 @@ describe('node heartbeat (NODE-1, NODE-2, FAIL-4, ROUTE-6)', () => {
     await hb.close();
     clock.advance(10 * INTERVAL);
     assert.equal(clock.pending, 0, 'no timer left after close');
+    assert.equal((await inner.getNode('node-a', 60 * INTERVAL))?.online, false, 'left: offline at once, not when its heartbeat ages out');
   });
 
   it('a slow re-read of the table does not push the next upsert back (fixed rate)', async () => {

@@ -26,7 +26,11 @@ export interface NodeHeartbeat {
   start(): Promise<void>;
   /** One beat now; true when both the upsert and the re-read succeeded. */
   beat(): Promise<boolean>;
-  /** Stops the loop and waits for a beat in flight. Idempotent. */
+  /**
+   * Stops the loop, waits for a beat in flight, then marks this node as left (offline at once for the
+   * others: the cascade leader moves and forwards stop without waiting out the online window). A
+   * failure to mark is logged, never thrown. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -34,6 +38,7 @@ export function createNodeHeartbeat(o: NodeHeartbeatOptions): NodeHeartbeat {
   const log = o.log.child({ component: 'node-heartbeat' });
   let timer: TimerHandle | undefined;
   let closed = false;
+  let leaving: Promise<void> | null = null;
   let inFlight: Promise<boolean> | null = null;
   let failures = 0;
   let lastCount = 0;
@@ -95,11 +100,21 @@ export function createNodeHeartbeat(o: NodeHeartbeatOptions): NodeHeartbeat {
       schedule(at);
     },
     beat,
-    async close() {
-      closed = true;
-      if (timer !== undefined) o.clock.clearTimeout(timer);
-      timer = undefined;
-      await inFlight;
+    close() {
+      leaving ??= (async () => {
+        closed = true;
+        if (timer !== undefined) o.clock.clearTimeout(timer);
+        timer = undefined;
+        await inFlight;
+        const code = o.self().code;
+        try {
+          await o.registry.leave(code);
+          log.info({ nodeCode: code }, 'left the node table');
+        } catch (err) {
+          log.warn({ err, nodeCode: code }, 'could not mark this node as left: the others see it offline when its heartbeat ages out');
+        }
+      })();
+      return leaving;
     },
   };
 }
