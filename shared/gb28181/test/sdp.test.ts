@@ -22,9 +22,24 @@ const crlf = (lines: string[]): string => lines.map((l) => `${l}\r\n`).join('');
 const START = new Date(Date.UTC(2023, 11, 31, 16, 0, 0));
 const END = new Date(Date.UTC(2023, 11, 31, 17, 0, 0)); // 1704042000 s
 
-test('Play offer over UDP reproduces the platform offer captured in sample 12', () => {
+test('Play offer over UDP reproduces the platform offer captured in sample 12, plus the f= line SPEC §8 asks for', () => {
   const text = buildPlayOffer({ ownerId: '34020000001310000001', address: '127.0.0.1', port: 30000, ssrc: '0100000001' });
-  assert.equal(text, crlf(sample('12', 0).body.split('\n')));
+  // The captured platform sent no f=; ours always does (the full syntax with no field stated by default).
+  assert.equal(text, crlf([...sample('12', 0).body.split('\n').filter((l) => l !== ''), 'f=v/////a///']));
+});
+
+test('every offer carries f= (live, playback, download), and an explicit empty one stays empty', () => {
+  const base = { ownerId: '34020000002000000001', address: '10.0.0.5', port: 10000, ssrc: '0200000007' };
+  const history = { ...base, channelId: '34020000001310000001', start: START, end: END };
+  for (const text of [buildPlayOffer(base), buildPlaybackOffer(history), buildDownloadOffer({ ...history, downloadSpeed: 2 })]) {
+    const sdp = parseSdp(text);
+    assert.equal(sdp.format, 'v/////a///');
+    assert.deepEqual(parseMediaFormat(sdp.format ?? ''), {
+      video: { codec: '', resolution: '', frameRate: '', rateType: '', bitRate: '' },
+      audio: { codec: '', bitRate: '', sampleRate: '' },
+    });
+  }
+  assert.match(buildPlayOffer({ ...base, format: '' }), /\r\nf=\r\n$/);
 });
 
 test('Play offer, TCP passive (platform listens), with f=', () => {
@@ -84,6 +99,7 @@ test('Playback offer: s=Playback, u=<channel>:0, t= in epoch seconds, TCP active
       'a=setup:active',
       'a=connection:new',
       'y=1200000002',
+      'f=v/////a///',
     ]),
   );
 });
@@ -115,6 +131,7 @@ test('Download offer: s=Download and a=downloadspeed', () => {
       'a=rtpmap:98 H264/90000',
       'a=downloadspeed:4',
       'y=1200000003',
+      'f=v/////a///',
     ]),
   );
   assert.equal(describeSdp(parseSdp(text)).downloadSpeed, '4');

@@ -88,6 +88,7 @@ describe('media session manager', () => {
     assert.notEqual(a.sessionId, b.sessionId);
     assert.equal(t.invites[0]?.subject, `${CH}:${a.ssrc},${SERVER}:0`);
     assert.match(t.invites[0]?.sdp ?? '', /\r\ns=Play\r\n[\s\S]*m=video 30000 RTP\/AVP 96 97 98\r\n/);
+    assert.match(t.invites[0]?.sdp ?? '', /\r\nf=v\/\/\/\/\/a\/\/\/\r\n$/, 'SPEC §8: the live offer carries f=');
     assert.equal(await t.directory.deviceOf(a.sessionId), DEV);
     assert.deepEqual([...t.held.keys()], [`${NODE.id}/${a.streamId}`], 'holder recorded once for the shared stream');
     assert.equal(t.manager.holds(NODE.id, a.streamId), true);

@@ -38,9 +38,15 @@ export interface OfferParams {
   ssrc: string;
   transport?: MediaTransport;
   payloads?: readonly RtpPayload[];
-  /** f= line; omitted when undefined, `f=` when ''. */
+  /** f= line; DEFAULT_OFFER_FORMAT when undefined, `f=` when ''. */
   format?: string;
 }
+
+/**
+ * SPEC §8: every offer carries `f=`. Every field may be empty (Annex F); the full syntax with no field stated is
+ * what a strict parser of that line accepts, while the device still answers with what it actually sends.
+ */
+export const DEFAULT_OFFER_FORMAT = 'v/////a///';
 
 export interface HistoryOfferParams extends OfferParams {
   channelId: string;
@@ -109,7 +115,7 @@ function offerSdp(sessionName: string, p: OfferParams, extra: SdpAttribute[]): G
     media: [media],
     ssrc: p.ssrc,
   };
-  if (p.format !== undefined) sdp.format = p.format;
+  sdp.format = p.format ?? DEFAULT_OFFER_FORMAT;
   return sdp;
 }
 
