@@ -92,6 +92,24 @@ describe('playback and download', () => {
     assert.equal(stop.code, 404);
   });
 
+  it('a device that never answers INFO: 4606 within the default INFO deadline, then BYE, RTP server closed, session gone', async () => {
+    const pb = (await call<StartAnswer>(stack.instance, 'POST', `/vms/playback/start?channelId=${channel}&startTime=${q(START)}&endTime=${q(END)}`)).data;
+    const dev = ipc.sessions.find((x) => x.kind === 'Playback' && x.ssrc === Number(pb.ssrc));
+    assert.ok(dev !== undefined);
+    dev.answersInfo = false;
+    const t0 = performance.now();
+    const r = await call(stack.instance, 'POST', `/vms/playback/control?sessionId=${pb.sessionId}&action=pause`, true);
+    const waited = performance.now() - t0;
+    assert.equal(r.code, 4606, JSON.stringify(r));
+    assert.equal(dev.infos.length, 1, 'the INFO reached the device');
+    // the default deadline (8 s), well before Timer F (32 s) and the forward read timeout of this route (12 s)
+    assert.ok(waited >= 7500 && waited < 11_000, `answered after ${Math.round(waited)} ms`);
+    await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'BYE at the device' });
+    await waitFor(() => stack.zlm.stats(pb.streamId) === undefined, { timeoutMs: 3000, description: 'RTP server closed' });
+    const again = await call(stack.instance, 'POST', `/vms/playback/control?sessionId=${pb.sessionId}&action=resume`, true);
+    assert.equal(again.code, 404, 'no dialog left behind');
+  });
+
   it('download: s=Download with a=downloadspeed; progress reaches 1 at end of file', async () => {
     const s = '2026-11-30T08:00:00+08:00';
     const e = '2026-11-30T08:00:08+08:00';

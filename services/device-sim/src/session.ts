@@ -38,6 +38,11 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   readonly plan: MediaPlan;
   /** Every MANSRTSP request received in INFO, in order. */
   readonly infos: MansrtspRequest[] = [];
+  /**
+   * Quirk: false makes the device swallow INFO (recorded, never answered), as devices that do not implement
+   * MANSRTSP or lost their dialog do; the platform must still answer its caller in time.
+   */
+  answersInfo = true;
   #stream: MediaStream | undefined;
   #state: 'answered' | 'failed' | 'closed' | 'running' = 'answered';
   readonly #sink: MediaSink;
@@ -129,6 +134,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
       return;
     }
     this.infos.push(r);
+    if (!this.answersInfo) return;
     const s = this.#stream;
     switch (r.method) {
       case 'PAUSE':

@@ -16,6 +16,8 @@ export const FORWARD_READ_TIMEOUT_MS: Partial<Readonly<Record<RouteId, number>>>
   'playback.start': 15_000,
   'download.start': 15_000,
   snapshot: 15_000,
+  // INFO answered within 8 s (media/media-wiring.ts infoTimeoutMs = requestMs)
+  'playback.control': 12_000,
   // the owner's memory only
   'catalog.progress': 3000,
   'record.result': 3000,

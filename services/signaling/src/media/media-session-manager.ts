@@ -326,6 +326,10 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       try {
         status = await dialog.info(body);
       } catch (err) {
+        // A device that does not answer a control in time has lost the session (or never implemented
+        // MANSRTSP): end it cleanly (BYE, port closed, SSRC released) rather than leave a dialog that the
+        // SIP layer would drop silently at Timer F while the camera keeps streaming.
+        await endStream(s.streamId, `no answer to playback ${action}`, true);
         if (isVmsError(err)) throw err;
         throw new DeviceRejectedError(s.deviceId, `playback ${action}`, 'no answer to INFO');
       }

@@ -21,6 +21,11 @@ export interface SipMediaSignalingOptions {
   readonly clock: Clock;
   /** Deadline for the device's final answer to INVITE; the INVITE is CANCELled after it. */
   readonly inviteTimeoutMs: number;
+  /**
+   * Deadline for the device's final answer to an in-dialog INFO (MANSRTSP). Below Timer F (32 s) and below the
+   * forward read timeout of `playback.control`, so the caller hears 4606 from the owner, not 4604 from a forward.
+   */
+  readonly infoTimeoutMs: number;
 }
 
 const hostPart = (address: string): string => (isIP(address) === 6 ? `[${address}]` : address);
@@ -52,7 +57,7 @@ export function createSipMediaSignaling(o: SipMediaSignalingOptions): MediaSigna
         );
         dialog = r.dialog;
         const answer = r.response.body;
-        return wrapDialog(dialog, answer);
+        return wrapDialog(dialog, answer, { deviceId: req.deviceId, clock: o.clock, infoTimeoutMs: o.infoTimeoutMs });
       } catch (err) {
         if (timedOut) throw new DeviceTimeoutError(req.deviceId, 'INVITE', 'request');
         if (err instanceof SipRejectedError) throw new DeviceRejectedError(req.deviceId, 'INVITE', `${err.response.status} ${err.response.reason}`);
@@ -64,7 +69,13 @@ export function createSipMediaSignaling(o: SipMediaSignalingOptions): MediaSigna
   };
 }
 
-function wrapDialog(dialog: Dialog, answer: Buffer): MediaDialog {
+interface InfoDeadline {
+  readonly deviceId: string;
+  readonly clock: Clock;
+  readonly infoTimeoutMs: number;
+}
+
+function wrapDialog(dialog: Dialog, answer: Buffer, deadline: InfoDeadline): MediaDialog {
   let byeSent: Promise<void> | null = null;
   const listeners: ((reason: string) => void)[] = [];
   dialog.once('terminated', (reason) => {
@@ -74,9 +85,25 @@ function wrapDialog(dialog: Dialog, answer: Buffer): MediaDialog {
   return {
     callId: dialog.callId,
     answer,
-    async info(body) {
-      const res = await dialog.request('INFO', { body, contentType: MANSRTSP_CONTENT_TYPE });
-      return res.status;
+    info(body) {
+      const sent = dialog.request('INFO', { body, contentType: MANSRTSP_CONTENT_TYPE });
+      return new Promise<number>((resolve, reject) => {
+        // The transaction runs on to Timer F; its late outcome is dropped (the caller ends the session).
+        const timer = deadline.clock.setTimeout(
+          () => reject(new DeviceTimeoutError(deadline.deviceId, 'INFO', 'request')),
+          deadline.infoTimeoutMs,
+        );
+        sent.then(
+          (res) => {
+            deadline.clock.clearTimeout(timer);
+            resolve(res.status);
+          },
+          (err: unknown) => {
+            deadline.clock.clearTimeout(timer);
+            reject(err instanceof Error ? err : new Error(String(err)));
+          },
+        );
+      });
     },
     bye() {
       byeSent ??= dialog.destroy();

@@ -23,6 +23,7 @@ import type { Config } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceEvents } from '../events/device-events.ts';
 import type { DeviceSide } from '../sip/device-side.ts';
+import { DEFAULT_QUERY_TIMEOUTS } from '../sip/query-timeouts.ts';
 import { createHookReceiver, type HookReceiver } from './media-hooks.ts';
 import { createMediaPlane } from './media-plane.ts';
 import { createMediaProber } from './media-prober.ts';
@@ -131,6 +132,7 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
       sip: config.sip,
       clock: d.clock,
       inviteTimeoutMs: d.inviteTimeoutMs ?? INVITE_TIMEOUT_MS,
+      infoTimeoutMs: DEFAULT_QUERY_TIMEOUTS.requestMs,
     }),
     directory: d.directory,
     holders,
