@@ -104,6 +104,23 @@ describe('live view on one instance', () => {
     });
   }
 
+  it('a device that answers its own SSRC: the media node is told to filter on it, its RTP is counted, the session reports it', async () => {
+    nvr.answersOwnSsrc = true;
+    try {
+      const a = (await call<StartAnswer>(stack.instance, 'POST', `/vms/play/start?channelId=${ch[0]}`)).data;
+      const dev = liveSessionsOf(ch[0] as string).at(-1);
+      assert.ok(dev !== undefined);
+      assert.notEqual(dev.plan.ssrc, dev.offer.ssrc, 'the device answered another y= than the one offered');
+      assert.equal(a.ssrc, dev.plan.ssrc, 'the session reports the SSRC the stream really carries');
+      await waitFor(() => packets(a.streamId) > 0, { timeoutMs: 5000, description: 'RTP with the answered SSRC accepted' });
+      assert.equal(stack.zlm.stats(a.streamId)?.ssrcMismatches, 0);
+      await call(stack.instance, 'POST', `/vms/play/stop?sessionId=${a.sessionId}`);
+      await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'closed' });
+    } finally {
+      nvr.answersOwnSsrc = false;
+    }
+  });
+
   it('refuses a bad stream mode and an unknown channel before any INVITE', async () => {
     const bad = await call(stack.instance, 'POST', `/vms/play/start?channelId=${ch[0]}&streamMode=sctp`, true);
     assert.equal(bad.code, 400);

@@ -155,6 +155,18 @@ describe('ZlmClient against the ZLM stand-in', () => {
     await client.closeRtpServer('ssrc-1');
   });
 
+  it('updateRtpServerSsrc moves the filter to another SSRC', async () => {
+    const port = await openStream('ssrc-2', 'udp', '0200000001');
+    await client.updateRtpServerSsrc('ssrc-2', '0300000009');
+    const cam = await udpSocket();
+    await sendUdp(cam, port, cameraPackets(200000001, 3));
+    await sendUdp(cam, port, cameraPackets(300000009, 4));
+    await waitFor(() => zlm.stats('ssrc-2')?.rtpPackets === 4);
+    assert.equal(zlm.stats('ssrc-2')?.ssrcMismatches, 3);
+    await client.closeRtpServer('ssrc-2');
+    await assert.rejects(client.updateRtpServerSsrc('ssrc-2', '0300000009'), (e: ZlmCallError) => e.code === 'MEDIA_ERR_API');
+  });
+
   it('ZLM failures become typed errors: duplicate stream id, bad secret, missing stream', async () => {
     await openStream('dup');
     await assert.rejects(client.openRtpServer({ streamId: 'dup' }), (e: ZlmCallError) => e.code === 'MEDIA_ERR_API' && e.zlmCode === -300);

@@ -42,14 +42,21 @@ export class StandInRtpPort {
   readonly #tcp: Server | undefined;
   readonly #sockets = new Set<Socket>();
   readonly #opts: RtpPortOptions;
+  /** The SSRC accepted (ZLM `updateRtpServerSSRC` changes it); undefined or 0: any. */
+  #ssrc: number | undefined;
 
   private constructor(opts: RtpPortOptions, udp: UdpSocket, tcp: Server | undefined) {
     this.#opts = opts;
+    this.#ssrc = opts.ssrc;
     this.#udp = udp;
     this.#tcp = tcp;
     this.stats = { port: udp.address().port, tcpMode: opts.tcpMode, rtpPackets: 0, psPackHeaders: 0, bytes: 0, ssrcMismatches: 0, notRtp: 0, peer: undefined };
     udp.on('message', (msg, rinfo) => this.#receive(msg, rinfo.address, rinfo.port));
     tcp?.on('connection', (s) => this.#adopt(s));
+  }
+
+  filterSsrc(ssrc: number): void {
+    this.#ssrc = ssrc;
   }
 
   static async open(opts: RtpPortOptions): Promise<StandInRtpPort> {
@@ -102,7 +109,7 @@ export class StandInRtpPort {
       this.stats.notRtp++;
       return;
     }
-    if (this.#opts.ssrc !== undefined && this.#opts.ssrc !== 0 && h.ssrc !== this.#opts.ssrc) {
+    if (this.#ssrc !== undefined && this.#ssrc !== 0 && h.ssrc !== this.#ssrc) {
       this.stats.ssrcMismatches++;
       return;
     }

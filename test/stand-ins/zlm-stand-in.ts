@@ -118,6 +118,13 @@ export async function startZlmStandIn(opts: ZlmStandInOptions): Promise<ZlmStand
       if (s !== undefined) await streams.close(s);
       return { json: { code: OK, hit: s === undefined ? 0 : 1 } };
     },
+    async updateRtpServerSSRC(p) {
+      const [id, ssrc] = required(p, 'stream_id', 'ssrc') as [string, string];
+      const s = streams.get(id);
+      if (s === undefined) throw new ApiError(FAILED, 'rtp server not found');
+      s.port.filterSsrc(Number(ssrc));
+      return { json: { code: OK } };
+    },
     async connectRtpServer(p) {
       const [id, dstUrl, dstPort] = required(p, 'stream_id', 'dst_url', 'dst_port') as [string, string, string];
       const s = streams.get(id);

@@ -46,6 +46,8 @@ export interface AlarmInput {
 
 type DeviceState = 'new' | 'starting' | 'running' | 'closing' | 'closed';
 
+const OWN_SSRC_SEQUENCE_BASE = 7000;
+
 export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
   readonly options: ResolvedDeviceOptions;
   readonly channels: readonly SimChannel[];
@@ -55,6 +57,11 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
   readonly controls: RecordedControl[] = [];
   /** Every media session, ended ones included. */
   readonly sessions: MediaSession[] = [];
+  /**
+   * Quirk of some lower platforms: answer INVITEs with an SSRC of our own (from our own domain) instead of
+   * echoing the offer's y=, and send RTP with it.
+   */
+  answersOwnSsrc = false;
   readonly subscriptions: Subscription[] = [];
   readonly #log: SipLogger;
   readonly #sn = createSnGenerator();
@@ -210,7 +217,12 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
           o,
           channels: this.channels,
           log: this.#log,
-          makeSsrc: (history) => makeSsrc({ history, domain: o.server.domain, sequence: ++this.#ssrcSequence }),
+          makeSsrc: (history) =>
+            this.answersOwnSsrc
+              ? // our own domain, and sequences far from a platform's first ones, so the answer really differs
+                makeSsrc({ history, domain: o.deviceId.slice(0, 10), sequence: OWN_SSRC_SEQUENCE_BASE + ++this.#ssrcSequence })
+              : makeSsrc({ history, domain: o.server.domain, sequence: ++this.#ssrcSequence }),
+          answersOwnSsrc: () => this.answersOwnSsrc,
           onSession: (session, dialog) => this.#adoptSession(session, dialog, link, track),
         },
         req,

@@ -20,6 +20,8 @@ export interface InviteDeps {
   log: SipLogger;
   /** A y= SSRC for offers without a valid one (history = playback/download). */
   makeSsrc: (history: boolean) => string;
+  /** Quirk: answer our own SSRC instead of the offered one (see planMedia). */
+  answersOwnSsrc: () => boolean;
   onSession: (session: MediaSession, dialog: Dialog) => void;
 }
 
@@ -34,7 +36,7 @@ export async function handleInvite(deps: InviteDeps, req: SipRequest, ctx: Serve
   let plan: MediaPlan;
   try {
     offer = describeSdp(parseSdp(req.body));
-    plan = planMedia(offer, () => deps.makeSsrc(offer.sessionName.toLowerCase() !== 'play'));
+    plan = planMedia(offer, () => deps.makeSsrc(offer.sessionName.toLowerCase() !== 'play'), deps.answersOwnSsrc());
   } catch (err) {
     if (!isGbError(err) && !(err instanceof DeviceSimError)) throw err;
     log.debug({ err }, 'device refused an INVITE offer');

@@ -11,7 +11,7 @@ const SESSION_KINDS: readonly SessionKind[] = ['Play', 'Playback', 'Download'];
 
 export interface MediaPlan {
   kind: SessionKind;
-  /** y= of the answer: the offer's when valid, else one we made up. */
+  /** y= of the answer: the offer's when valid (and not answering our own), else one we made up. */
   ssrc: string;
   mode: MediaSinkMode;
   /** Offer's c= / m= port: where UDP goes, or where the device connects (tcp-connect). */
@@ -25,7 +25,11 @@ export interface MediaPlan {
   timing: { start: string; stop: string };
 }
 
-export function planMedia(offer: SdpSummary, fallbackSsrc: () => string): MediaPlan {
+/**
+ * `ownSsrc`: answer (and send RTP with) an SSRC of our own even when the offer's is valid, as some lower
+ * platforms do (built from their own domain); the platform must adopt it.
+ */
+export function planMedia(offer: SdpSummary, fallbackSsrc: () => string, ownSsrc = false): MediaPlan {
   const kind = SESSION_KINDS.find((k) => k.toLowerCase() === offer.sessionName.trim().toLowerCase());
   if (kind === undefined) throw new DeviceSimError('DSIM_ERR_BAD_OFFER', `unsupported session s=${offer.sessionName}`);
   const ps = offer.payloads.find((p) => p.encoding.toUpperCase() === 'PS') ?? offer.payloads.find((p) => p.payloadType === PS_PAYLOAD_TYPE);
@@ -39,7 +43,7 @@ export function planMedia(offer: SdpSummary, fallbackSsrc: () => string): MediaP
   const speed = Number(offer.downloadSpeed);
   return {
     kind,
-    ssrc: offer.ssrcValid && offer.ssrc !== undefined ? offer.ssrc : fallbackSsrc(),
+    ssrc: !ownSsrc && offer.ssrcValid && offer.ssrc !== undefined ? offer.ssrc : fallbackSsrc(),
     mode: offer.transport === 'udp' ? 'udp' : offer.setup?.toLowerCase() === 'active' ? 'tcp-listen' : 'tcp-connect',
     remoteHost: offer.address,
     remotePort: offer.port,

@@ -32,6 +32,11 @@ export interface ZlmClient {
   openRtpServer(p: OpenRtpServerParams): Promise<{ port: number }>;
   /** `hit: false` when no server had that stream id (already closed, or timed out). */
   closeRtpServer(streamId: string): Promise<{ hit: boolean }>;
+  /**
+   * Changes the SSRC an RTP server filters on, e.g. to the one a device answered instead of ours
+   * (ZLM `updateRtpServerSSRC`).
+   */
+  updateRtpServerSsrc(streamId: string, ssrc: string): Promise<void>;
   /** tcp-active mode: ZLM connects to the device's TCP port (SDP `a=setup:passive` on the device). */
   connectRtpServer(p: ConnectRtpServerParams): Promise<void>;
   getMediaList(filter?: MediaListFilter): Promise<ZlmMediaInfo[]>;
@@ -76,6 +81,9 @@ export function createZlmClient(node: ZlmNodeAddress, opts: ZlmClientOptions = {
     async closeRtpServer(streamId) {
       const o = await t.callJson('closeRtpServer', { stream_id: streamId });
       return { hit: num(o.hit) === 1 };
+    },
+    async updateRtpServerSsrc(streamId, ssrc) {
+      await t.callJson('updateRtpServerSSRC', { stream_id: streamId, ssrc });
     },
     async connectRtpServer(p) {
       await t.callJson('connectRtpServer', { stream_id: p.streamId, dst_url: p.dstUrl, dst_port: p.dstPort });

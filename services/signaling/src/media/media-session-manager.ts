@@ -127,7 +127,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       ...sessionIds.map((id) => d.directory.forget(id).catch((err: unknown) => slog.warn({ err, sessionId: id }, 'session directory forget failed'))),
       d.holders?.release(stream.nodeId, streamId).catch((err: unknown) => slog.warn({ err }, 'stream holder release failed')),
     ]);
-    await releaseSsrc(stream.nodeId, stream.ssrc);
+    await releaseSsrc(stream.nodeId, stream.allocatedSsrc);
   };
 
   /** Never rejects: an SSRC left behind in the shared store expires with its TTL. */
@@ -166,6 +166,23 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     }
   };
 
+  /**
+   * The answerer chose the SSRC (GB/T 28181 lets a lower platform answer its own y=): the media node must
+   * filter on that one, or it drops every packet while the session looks established. Failing that, the
+   * set-up fails (and is undone) rather than report a stream that never comes.
+   */
+  const adoptAnsweredSsrc = async (stream: MediaStream, node: MediaNode, answered: string, slog: Logger): Promise<void> => {
+    try {
+      await plane.client(node).updateRtpServerSsrc(stream.streamId, answered);
+      plane.callResult(node.id, null);
+    } catch (err) {
+      plane.callResult(node.id, err);
+      throw new MediaFailedError('updateRtpServerSSRC', isMediaError(err) ? err.code : 'error', { cause: err });
+    }
+    slog.info({ offered: stream.ssrc, answered }, 'device answered another SSRC: media node filters on it');
+    stream.ssrc = answered;
+  };
+
   /** One new stream with its INVITE dialog; cleans up everything it did when a step fails. */
   const openStream = async (purpose: MediaPurpose, req: LiveRequest | HistoryRequest): Promise<MediaStream> => {
     if (closed) throw new ShuttingDownError();
@@ -193,6 +210,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       channelId: req.channelId,
       nodeId: node.id,
       ssrc,
+      allocatedSsrc: ssrc,
       mode: req.mode,
       rtpPort: port,
       urls: streamUrls(node, streamId),
@@ -222,7 +240,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       table.setCallId(streamId, dialog.callId);
       dialog.onEnded((why) => void endStream(streamId, `device ended the dialog (${why})`, false));
       const answer = readAnswer(dialog.answer, slog);
-      if (answer !== null && answer.ssrcValid && answer.ssrc !== ssrc) slog.warn({ offered: ssrc, answered: answer.ssrc }, 'device answered another SSRC');
+      if (answer?.ssrcValid === true && answer.ssrc !== undefined && answer.ssrc !== ssrc) await adoptAnsweredSsrc(stream, node, answer.ssrc, slog);
       if (req.mode === 'tcp-active') {
         if (answer === null || answer.port <= 0) throw new MediaFailedError('INVITE', 'tcp-active answer without the device address');
         try {
@@ -234,7 +252,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
         }
       }
       if (stream.state === 'inviting') stream.state = 'established';
-      slog.info({ callId: dialog.callId, purpose, mode: req.mode, ssrc, rtpPort: port }, 'media stream established');
+      slog.info({ callId: dialog.callId, purpose, mode: req.mode, ssrc: stream.ssrc, rtpPort: port }, 'media stream established');
       return stream;
     } catch (err) {
       await endStream(streamId, 'set-up failed', true);

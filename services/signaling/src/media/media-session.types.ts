@@ -17,8 +17,10 @@ export interface MediaStream {
   readonly deviceId: string;
   readonly channelId: string;
   readonly nodeId: string;
-  /** y= SSRC, 10 digits. */
-  readonly ssrc: string;
+  /** y= SSRC, 10 digits, that the media node filters on: ours, or the one the device answered instead. */
+  ssrc: string;
+  /** The SSRC we allocated and offered: released when the stream ends, whatever the device answered. */
+  readonly allocatedSsrc: string;
   readonly mode: StreamMode;
   /** RTP receive port the media node opened. */
   readonly rtpPort: number;

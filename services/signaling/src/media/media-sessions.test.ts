@@ -12,6 +12,7 @@ const stream = (streamId: string, purpose: MediaStream['purpose'], channelId = '
   channelId,
   nodeId: 'zlm-1',
   ssrc: '0200000001',
+  allocatedSsrc: '0200000001',
   mode: 'udp',
   rtpPort: 30000,
   urls: streamUrls(node, streamId),
