@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { waitFor } from '@vms/harness';
+import { SETTINGS } from '@vms/signaling';
 import { HEARTBEAT_S, logLines, useCascadeCluster } from './cascade-cluster.ts';
 
 /** A node is online for 3 heartbeat periods (NODE_ONLINE_WINDOW_HEARTBEATS). */
@@ -37,6 +38,32 @@ describe('cascade leadership and upstream registration (CASC-1, CASC-2, FAIL-2)'
     console.log(`FAILOVER: leader killed -9 → next node registered upstream after ${failoverMs} ms (node TTL ${NODE_TTL_MS} ms, bound ${NODE_TTL_MS + 1000} ms)`);
     assert.ok(failoverMs <= NODE_TTL_MS + 1000, `failover took ${failoverMs} ms`);
     await b.proc.stop();
+  });
+
+  it('with the default heartbeat (5 s, window 15 s), killed -9: the next one registers within the window + 1 s, not a beat later', async () => {
+    const { upstream } = cluster;
+    const s = await cluster.database('casc_default_beat');
+    const heartbeatS = Number(SETTINGS.find((x) => x.key === 'vms.gb28181.sip.node-heartbeat-interval')?.default);
+    assert.ok(heartbeatS >= 5, 'the default heartbeat is what this test is about');
+    const env = { VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: String(heartbeatS) };
+    const windowMs = 3 * heartbeatS * 1000;
+    const h = await cluster.instance(s, 'casc-node-h', { cascade: true, env });
+    const g = await cluster.instance(s, 'casc-node-g', { cascade: true, env });
+    await waitFor(() => upstream.registersFrom(g.sipPort).length > 0, { timeoutMs: windowMs, intervalMs: 20, description: 'REGISTER from casc-node-g' });
+    await waitFor(() => logLines(h, 'cascade leader').some((l) => l.leader === 'casc-node-g'), { timeoutMs: windowMs, intervalMs: 20, description: 'casc-node-h follows casc-node-g' });
+    // kill at a random point of g's beat: up to a whole beat may pass before h's own next read
+    await new Promise((r) => setTimeout(r, Math.random() * heartbeatS * 1000));
+    const killedAt = Date.now();
+    await g.proc.kill();
+    const reg = await waitFor(() => upstream.registersFrom(h.sipPort).find((r) => r.at >= killedAt), {
+      timeoutMs: windowMs + 10_000,
+      intervalMs: 10,
+      description: 'REGISTER from casc-node-h after the leader died',
+    });
+    const failoverMs = reg.at - killedAt;
+    console.log(`FAILOVER (default heartbeat): leader killed -9 → next node registered upstream after ${failoverMs} ms (window ${windowMs} ms, bound ${windowMs + 1000} ms)`);
+    assert.ok(failoverMs <= windowMs + 1000, `failover took ${failoverMs} ms`);
+    await h.proc.stop();
   });
 
   it('no flagged node: the smallest online node registers upstream, the other does not', async () => {

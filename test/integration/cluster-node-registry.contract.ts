@@ -47,8 +47,8 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       const row = await registry.getNode('signal-node-a', 10_000);
       assert.ok(row !== null);
       assert.deepEqual(
-        { ...row, lastHeartbeat: undefined },
-        { ...self, lastHeartbeat: undefined, onlineDeviceCount: 42, online: true },
+        { ...row, lastHeartbeat: undefined, offlineInMs: undefined },
+        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true },
       );
       assert.ok(row.startedAt instanceof Date && row.lastHeartbeat instanceof Date);
     });
@@ -80,6 +80,18 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
         ],
       );
       assert.equal((await registry.getNode('old', 60_000))?.online, true);
+    });
+
+    it('offlineInMs: how long an online row has left in the window, on the registry clock; 0 when offline', async () => {
+      await registry.heartbeat(nodeInfo('old'), 0);
+      await fx.advance(300);
+      const [row] = await registry.listNodes(1000);
+      assert.ok(row !== undefined && row.online);
+      // 1000 ms window, ≥ 300 ms since the beat (more on a real database: the wait and the query take time)
+      assert.ok(row.offlineInMs > 0 && row.offlineInMs <= 700, String(row.offlineInMs));
+      assert.equal((await registry.getNode('old', 200))?.offlineInMs, 0);
+      await registry.leave('old');
+      assert.equal((await registry.getNode('old', 60_000))?.offlineInMs, 0, 'a node that left is offline now');
     });
 
     it('leave: offline at once and still listed with its last heartbeat; the next heartbeat brings it back', async () => {

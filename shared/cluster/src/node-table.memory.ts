@@ -18,11 +18,13 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
   const view = (code: string, windowMs: number): NodeRow | null => {
     const r = rows.get(code);
     if (r === undefined) return null;
+    const online = !r.left && r.lastHeartbeat >= clock.now() - windowMs;
     return {
       ...r.info,
       lastHeartbeat: new Date(r.lastHeartbeat),
       onlineDeviceCount: r.onlineDeviceCount,
-      online: !r.left && r.lastHeartbeat >= clock.now() - windowMs,
+      online,
+      offlineInMs: online ? r.lastHeartbeat + windowMs - clock.now() : 0,
     };
   };
   return {

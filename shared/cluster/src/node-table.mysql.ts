@@ -28,7 +28,8 @@ ON DUPLICATE KEY UPDATE
 const SELECT = `
 SELECT node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat,
        online_device_count, version,
-       last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AND (left_at IS NULL OR left_at < last_heartbeat) AS online
+       last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AND (left_at IS NULL OR left_at < last_heartbeat) AS online,
+       TIMESTAMPDIFF(MICROSECOND, NOW(3), last_heartbeat + INTERVAL ? MICROSECOND) AS offline_in_us
 FROM signal_node`;
 
 // Never before the last heartbeat (online needs left_at < last_heartbeat): offline at once, whatever the clocks.
@@ -45,6 +46,7 @@ interface NodeRecord extends RowDataPacket {
   online_device_count: number;
   version: string;
   online: number | null;
+  offline_in_us: number | string | null;
 }
 
 export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
@@ -58,7 +60,8 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
     }
   };
   const select = async (windowMs: number, where: string, params: unknown[]): Promise<NodeRow[]> => {
-    const [rows] = await pool.query<NodeRecord[]>(`${SELECT} ${where}`, [windowUs(windowMs), ...params]);
+    const us = windowUs(windowMs);
+    const [rows] = await pool.query<NodeRecord[]>(`${SELECT} ${where}`, [us, us, ...params]);
     return rows.map(toRow).sort((a, b) => compareCodes(a.code, b.code));
   };
   return {
@@ -105,5 +108,6 @@ function toRow(r: NodeRecord): NodeRow {
     lastHeartbeat: r.last_heartbeat,
     onlineDeviceCount: r.online_device_count,
     online: r.online === 1,
+    offlineInMs: r.online === 1 ? Math.max(0, Number(r.offline_in_us ?? 0) / 1000) : 0,
   };
 }

@@ -21,6 +21,12 @@ export interface NodeRow extends NodeInfo {
   readonly onlineDeviceCount: number;
   /** last heartbeat within the online window, judged by the store's own clock. */
   readonly online: boolean;
+  /**
+   * For an online row: how long until its last heartbeat leaves the online window, on the store's clock at
+   * read time (0 when offline). A reader can look again exactly then instead of at its next heartbeat, so a
+   * dead node (a dead cascade leader) is noticed one window after its last beat, not up to a beat later.
+   */
+  readonly offlineInMs: number;
 }
 
 export interface NodeRegistry {

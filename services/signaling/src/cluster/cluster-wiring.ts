@@ -192,6 +192,10 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       const r = registry;
       closers.push(() => r.close());
     }
+    if (tracker !== null) {
+      const t = tracker;
+      closers.push(async () => t.close());
+    }
 
     let forwarder: ForwardClient | null = null;
     if (config.redis !== null && sip.nodeForwardSecret !== null) {

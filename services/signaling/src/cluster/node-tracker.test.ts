@@ -29,6 +29,10 @@ function flaky(inner: NodeRegistry) {
   return { registry, state };
 }
 
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
 function setup() {
   const clock = new FakeClock(1_000_000);
   const inner = createMemoryNodeRegistry({ clock });
@@ -140,6 +144,41 @@ describe('node tracker (NODE-1, ROUTE-5, CASC-1, FAIL-4)', () => {
     await inner.heartbeat(info('node-b'), 0);
     await tracker.refresh();
     assert.equal(tracker.cascadeLeader, 'node-b');
+  });
+
+  it('a dead node is read offline as its last beat leaves the window, not at the next heartbeat read (FAIL-2)', async () => {
+    const { clock, inner, state, tracker, leaders } = setup();
+    await inner.heartbeat(info('node-a', true), 0);
+    await inner.heartbeat(info('node-b', true), 0);
+    await tracker.refresh(); // the heartbeat loop's read, right after node-a's last beat
+    assert.equal(tracker.cascadeLeader, 'node-a');
+    const reads = state.reads;
+    clock.advance(WINDOW - 1); // node-a died; our own next heartbeat read is not due yet
+    await settle();
+    assert.equal(state.reads, reads, 'no read while node-a is still inside the window');
+    clock.advance(30);
+    await settle();
+    assert.equal(state.reads, reads + 1, 'one read as node-a leaves the window');
+    assert.equal(tracker.cascadeLeader, 'node-b');
+    assert.deepEqual(leaders.at(-1), ['node-b', 'node-a']);
+  });
+
+  it('live nodes push that read out with every beat: a healthy cluster reads only at its own heartbeats', async () => {
+    const { clock, inner, state, tracker } = setup();
+    let beats = 0;
+    for (let t = 0; t < 10 * WINDOW; t += WINDOW / 3) {
+      await inner.heartbeat(info('node-a', true), 0);
+      await inner.heartbeat(info('node-b'), 0);
+      await tracker.refresh();
+      beats++;
+      clock.advance(WINDOW / 3);
+      await settle();
+    }
+    assert.equal(state.reads, beats);
+    tracker.close();
+    clock.advance(2 * WINDOW);
+    await settle();
+    assert.equal(state.reads, beats, 'closed: no timer left');
   });
 
   it('concurrent refreshes share one read', async () => {

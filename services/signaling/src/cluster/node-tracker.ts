@@ -10,8 +10,15 @@
 //  - for one online window after reads work again, nodes that were online stay online in this view: the
 //    others could not heartbeat through the same outage either, and reading them as offline would
 //    move the cascade leader and fail their devices' forwards until they have heartbeated again.
+//
+// A node dies between two reads; the heartbeat loop's next read may come up to one beat after its row
+// leaves the online window. So every read also arms one timer for the moment the first other online
+// node's last beat leaves the window (the store says how long that is): if it has not beaten by then,
+// that read sees it offline and the leader moves at once (FAIL-2: takeover within window + read time,
+// whatever the heartbeat interval). A live node's next beat pushes the timer out again, so in a healthy
+// cluster it never fires.
 import { electCascadeLeader, type NodeRegistry, type NodeRow } from '@vms/cluster';
-import type { Clock } from '../core/clock.ts';
+import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { OwnerNodeState } from './route-decision.ts';
 
 export interface NodeTrackerOptions {
@@ -27,6 +34,9 @@ export interface NodeTrackerOptions {
   /** Every read of the table (SPEC CASC-1, FAIL-4): the accepted rows, or the read error. */
   readonly onRead?: (read: NodeTableReadResult) => void;
 }
+
+/** Read this long after a row's computed expiry: the store's clock must have passed it too. */
+const EXPIRY_READ_MARGIN_MS = 25;
 
 export type NodeTableReadResult = { readonly ok: true; readonly rows: readonly NodeRow[] } | { readonly ok: false; readonly error: unknown };
 
@@ -51,6 +61,8 @@ export class NodeTracker {
   #recoveredAt = Number.NEGATIVE_INFINITY;
   #leader: string;
   #leaderComputed = false;
+  #expiryTimer: TimerHandle | undefined;
+  #closed = false;
 
   constructor(opts: NodeTrackerOptions) {
     this.#o = opts;
@@ -72,6 +84,13 @@ export class NodeTracker {
     return this.#snapshot?.rows.filter((r) => r.online).length ?? 0;
   }
 
+  /** Stops the expiry read timer; later reads still work (the owner of the registry closes it). Idempotent. */
+  close(): void {
+    this.#closed = true;
+    if (this.#expiryTimer !== undefined) this.#o.clock.clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+  }
+
   /** Reads the table (one read in flight at a time). Rejects on failure, keeping the last good listing. */
   refresh(): Promise<readonly NodeRow[]> {
     this.#inFlight ??= (async () => {
@@ -80,6 +99,7 @@ export class NodeTracker {
         if (this.#lastAttemptFailed) this.#recoveredAt = this.#o.clock.now();
         this.#lastAttemptFailed = false;
         const rows = this.#accept(read);
+        this.#armExpiryRead(read);
         this.#o.onRead?.({ ok: true, rows });
         return rows;
       } catch (err) {
@@ -129,6 +149,20 @@ export class NodeTracker {
     if (this.#inFlight !== null) return true; // join the read in flight
     if (this.#lastAttemptFailed) return false; // FAIL-4: do not make requests wait on a dead database
     return this.#o.clock.now() - this.#lastOnDemandAt >= this.#minRefreshMs;
+  }
+
+  /** From the rows as the store judged them (not the post-outage grace view: those expired already). */
+  #armExpiryRead(read: readonly NodeRow[]): void {
+    if (this.#expiryTimer !== undefined) this.#o.clock.clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    if (this.#closed) return;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const r of read) if (r.online && r.code !== this.#o.selfCode && r.offlineInMs > 0 && r.offlineInMs < soonest) soonest = r.offlineInMs;
+    if (soonest === Number.POSITIVE_INFINITY) return;
+    this.#expiryTimer = this.#o.clock.setTimeout(() => {
+      this.#expiryTimer = undefined;
+      this.refresh().catch(() => undefined); // the heartbeat loop reports read failures
+    }, soonest + EXPIRY_READ_MARGIN_MS);
   }
 
   #accept(read: readonly NodeRow[]): readonly NodeRow[] {
