@@ -187,6 +187,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         utcOffsetMinutes,
         media: media.plane,
         api: () => controlApi,
+        queries: side.control,
       });
       cascade = c;
       closers.push(() => c.close());

@@ -78,6 +78,7 @@ export {
   type UpstreamMessageRoute,
 } from './answers/platform-answers.ts';
 export { alarmNotifyBody, catalogNotifyBody, mobilePositionNotifyBody } from './answers/notify-bodies.ts';
+export { RELAYED_QUERY_TYPES, relayedResponseBody } from './answers/relayed-response.ts';
 
 export {
   PS_PAYLOAD_TYPE,

@@ -71,6 +71,7 @@ export {
   type MobilePositionNotifyPayload,
   type PositionSnapshot,
   type UpstreamControlPayload,
+  type UpstreamResponsePayload,
 } from './cascade-bus/cascade-event.ts';
 export { decodeCascadeEvent, encodeCascadeEvent, type CascadeDecodeFailure, type CascadeDecodeResult } from './cascade-bus/cascade-codec.ts';
 export type {

@@ -44,6 +44,7 @@ import { attachCascadeTriggers } from './cascade-triggers.ts';
 import { createHttpLiveSource } from './live-source.http.ts';
 import { createZlmRtpForwarder } from './rtp-forwarder.zlm.ts';
 import type { PlatformAdmin } from './platform-admin.port.ts';
+import type { SipDeviceControl } from '../sip/sip-device-control.ts';
 import { createUpstreamControl } from './upstream-control.ts';
 import { createUpstreamMessages } from './upstream-messages.ts';
 import { UpstreamRegistrations } from './upstream-registrations.ts';
@@ -69,6 +70,8 @@ export interface CascadeWiringDeps {
   readonly media: Pick<MediaPlane, 'node' | 'client' | 'callResult'>;
   /** This instance's control API once built (the upstream's live view takes the play path through it). */
   readonly api: () => Pick<FastifyInstance, 'inject'> | null;
+  /** The device side's queries: an upstream's query for a device registered here is relayed through them. */
+  readonly queries: Pick<SipDeviceControl, 'relayQuery'>;
 }
 
 export interface CascadeStats {
@@ -176,6 +179,8 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
   const control = createUpstreamControl({
     flows: d.flows,
     messenger: createDeviceMessenger({ stack: d.sip, sip: d.config.sip, clock: d.clock, requestMs: DEFAULT_QUERY_TIMEOUTS.requestMs }),
+    queries: d.queries,
+    answer: (payload) => route({ kind: 'response.upstream', payload }),
     devices: d.devices,
     routeTrigger: (targetDeviceId) => routeCascadeAction({ stage: 'trigger', kind: 'control.upstream', targetDeviceId }, routeContext()),
     publish: (data) => {
@@ -188,6 +193,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
   const execute = async (e: CascadeEvent): Promise<void> => {
     executed++;
     if (e.kind === 'control.upstream') await control.execute(e.payload);
+    else if (e.kind === 'response.upstream') await messages.relayResponse(e.payload);
     else await subscriptions.execute(e);
   };
   // CASC-3: at the trigger, run here when this instance is the right one, else publish by value

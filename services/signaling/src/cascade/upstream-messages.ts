@@ -8,6 +8,7 @@ import {
   catalogItemsForPlatform,
   platformDeviceInfoAnswer,
   platformDeviceStatusAnswer,
+  relayedResponseBody,
   routeUpstreamMessage,
   sendCatalogPages,
   upstreamAuth,
@@ -16,6 +17,7 @@ import {
   type UpstreamPlatform,
   type UpstreamSipClient,
 } from '@vms/cascade';
+import type { UpstreamResponsePayload } from '@vms/cluster';
 import { parseManscdp, type CatalogItem, type ManscdpHeader } from '@vms/gb28181';
 import { SipStatus, type ServerContext, type SipRequest } from '@vms/sip';
 import { platformOfRequest } from './platform-of-request.ts';
@@ -46,6 +48,8 @@ export interface UpstreamMessages {
   intercept(req: SipRequest, ctx: ServerContext): boolean;
   /** Lost leadership / closing: stop catalog sends in flight. */
   abortAll(): void;
+  /** The leader sends a device's Response on to the upstream that asked (GB/T 28181 §9.5). Never rejects. */
+  relayResponse(payload: UpstreamResponsePayload): Promise<void>;
 }
 
 export function createUpstreamMessages(o: UpstreamMessagesOptions): UpstreamMessages {
@@ -111,6 +115,21 @@ export function createUpstreamMessages(o: UpstreamMessagesOptions): UpstreamMess
     abortAll() {
       for (const a of sends) a.abort();
       sends.clear();
+    },
+    async relayResponse({ platformId, deviceId, cmdType, response }) {
+      const p = o.known().get(platformId);
+      if (p === undefined) {
+        log.info({ platformId, deviceId, cmdType }, 'device response for an unknown upstream dropped');
+        return;
+      }
+      try {
+        const body = relayedResponseBody(p, cmdType, response);
+        if (body === undefined) return;
+        await send(p, body);
+        log.debug({ platformId, deviceId, cmdType, sn: response.sn }, 'device response relayed to upstream');
+      } catch (err) {
+        log.warn({ err, platformId, deviceId, cmdType }, 'device response not relayed to upstream');
+      }
     },
   };
 }

@@ -27,6 +27,7 @@ import type { DeviceMessenger } from './device-messenger.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
 import type { Assembly, PendingQueries, PendingSpec } from './pending-queries.ts';
+import { createQueryRelay, type QueryRelay } from './query-relay.ts';
 import type { QueryTimeouts } from './query-timeouts.ts';
 import { createRecordAssembly, type RecordAssembly } from './record-assembler.ts';
 import { createRecordResults, RECORD_RESULT_TTL_MS } from './record-results.ts';
@@ -47,6 +48,8 @@ export interface SipDeviceControlOptions {
 }
 
 export interface SipDeviceControl extends DeviceControlService {
+  /** An upstream's query about a device registered here, its Responses handed on (query-relay.ts). */
+  relayQuery: QueryRelay['relay'];
   /** Rejects waiting queries, waits for background assembly to settle. Idempotent. */
   close(): Promise<void>;
 }
@@ -141,6 +144,7 @@ export function createSipDeviceControl(o: SipDeviceControlOptions): SipDeviceCon
   };
 
   const syncs = createCatalogSyncs({ side, pending, send, timeouts });
+  const relay = createQueryRelay({ pending, timeouts, sessionOf, send });
 
   return {
     async queryDeviceInfo(deviceId) {
@@ -164,6 +168,8 @@ export function createSipDeviceControl(o: SipDeviceControlOptions): SipDeviceCon
     },
 
     syncCatalog: (deviceId) => syncs.start(deviceId),
+
+    relayQuery: (deviceId, query, types, onResponse) => relay.relay(deviceId, query, types, onResponse),
 
     async catalogProgress(deviceId) {
       return syncs.progress(deviceId);

@@ -50,6 +50,14 @@ describe('cascade event codec', () => {
     assert.equal(encodeRawRequest(raw), raw.toString('base64'));
   });
 
+  it('response.upstream carries a decoded Response by value, items and nested values kept', () => {
+    const e: CascadeEvent = {
+      v: 1, id: 'x', origin: 'a', at: 1, kind: 'response.upstream',
+      payload: { platformId: '34010000002000000001', deviceId: '34020000001320000001', cmdType: 'Catalog', response: { sn: '17', deviceId: '34020000001320000001', sumNum: 2, items: [{ deviceId: 'c1', name: '东门' }, { deviceId: 'c2' }] } },
+    };
+    assert.deepEqual(decodeCascadeEvent(encodeCascadeEvent(e)), { ok: true, event: e });
+  });
+
   it('round-trips what it encodes', () => {
     const e: CascadeEvent = { v: 1, id: 'x', origin: 'a', at: 1, kind: 'notify.catalog', payload: { event: 'ADD', deviceId: 'd', channel: { deviceId: 'c', name: 'n' } } };
     assert.deepEqual(decodeCascadeEvent(encodeCascadeEvent(e)), { ok: true, event: e });
@@ -71,6 +79,8 @@ describe('cascade event codec', () => {
       [`{${head},"kind":"notify.mobilePosition","payload":{"deviceId":"d","position":{"deviceId":"d","time":"t","longitude":"1"}}}`, 'payload'],
       [`{${head},"kind":"control.upstream","payload":{"platformId":"p","targetDeviceId":"d","request":"not base64!"}}`, 'payload'],
       [`{${head},"kind":"control.upstream","payload":null}`, 'payload'],
+      [`{${head},"kind":"response.upstream","payload":{"platformId":"p","deviceId":"d","cmdType":"DeviceInfo","response":{"deviceId":"d"}}}`, 'payload'],
+      [`{${head},"kind":"response.upstream","payload":{"platformId":"p","deviceId":"d","response":{"sn":"1"}}}`, 'payload'],
       [' '.repeat(MAX_CASCADE_MESSAGE_BYTES + 1), 'too-large'],
     ];
     for (const [text, reason] of cases) {

@@ -71,6 +71,12 @@ function payloadProblem(kind: CascadeEventKind, p: unknown): string | null {
       if (!isNonEmpty(request) || !/^[A-Za-z0-9+/]+={0,2}$/.test(request)) return 'request must be base64';
       return null;
     }
+    case 'response.upstream': {
+      if (!isNonEmpty(p['platformId']) || !isNonEmpty(p['deviceId']) || !isNonEmpty(p['cmdType'])) return 'platformId, deviceId and cmdType required';
+      const response = p['response'];
+      if (!isRecord(response) || !isNonEmpty(response['sn'])) return 'response with its sn required';
+      return null;
+    }
   }
 }
 

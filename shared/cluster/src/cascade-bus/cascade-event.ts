@@ -84,15 +84,32 @@ export interface UpstreamControlPayload {
   readonly request: string;
 }
 
+/**
+ * A device's answer to an upstream's query (GB/T 28181 §9.5: the Response goes back to the asker), from the
+ * device's owner to the leader, which alone talks to upstreams. One payload per Response MESSAGE (a paged
+ * Catalog or RecordInfo answer is several), already carrying the upstream's SN.
+ */
+export interface UpstreamResponsePayload {
+  /** Server id of the upstream platform that asked. */
+  readonly platformId: string;
+  /** The device that answered. */
+  readonly deviceId: string;
+  /** CmdType of the Response (Catalog, DeviceInfo, DeviceStatus, RecordInfo, …). */
+  readonly cmdType: string;
+  /** The decoded Response body, field names as the MANSCDP codecs spell them; `sn` is the upstream's. */
+  readonly response: { readonly sn: string; readonly [field: string]: JsonValue | undefined };
+}
+
 export interface CascadePayloads {
   'notify.catalog': CatalogNotifyPayload;
   'notify.alarm': AlarmNotifyPayload;
   'notify.mobilePosition': MobilePositionNotifyPayload;
   'control.upstream': UpstreamControlPayload;
+  'response.upstream': UpstreamResponsePayload;
 }
 
 export type CascadeEventKind = keyof CascadePayloads;
-export const CASCADE_EVENT_KINDS: readonly CascadeEventKind[] = ['notify.catalog', 'notify.alarm', 'notify.mobilePosition', 'control.upstream'];
+export const CASCADE_EVENT_KINDS: readonly CascadeEventKind[] = ['notify.catalog', 'notify.alarm', 'notify.mobilePosition', 'control.upstream', 'response.upstream'];
 
 /** What a trigger publishes: the kind and its payload. */
 export type CascadeEventData = { [K in CascadeEventKind]: { readonly kind: K; readonly payload: CascadePayloads[K] } }[CascadeEventKind];

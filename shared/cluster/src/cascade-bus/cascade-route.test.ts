@@ -9,7 +9,7 @@ const control = (stage: CascadeAction['stage'], targetDeviceId: string): Cascade
 
 describe('routeCascadeAction (CASC-3, CASC-5)', () => {
   it('NOTIFY at the trigger: the leader sends it itself, any other instance publishes', () => {
-    for (const kind of ['notify.catalog', 'notify.alarm', 'notify.mobilePosition'] as const) {
+    for (const kind of ['notify.catalog', 'notify.alarm', 'notify.mobilePosition', 'response.upstream'] as const) {
       assert.equal(routeCascadeAction({ stage: 'trigger', kind }, ctx('node-a', 'node-a')), 'local', kind);
       assert.equal(routeCascadeAction({ stage: 'trigger', kind }, ctx('node-b', 'node-a')), 'publish', kind);
     }

@@ -1,7 +1,8 @@
 /**
  * Where a cascade action runs (SPEC CASC-3, CASC-5; reference §6.2). Two kinds of "right instance":
- *  - a NOTIFY to an upstream platform (catalog, alarm, mobile position) leaves from the cascade
- *    leader: the upstream's subscription dialog exists only in the leader's process;
+ *  - a NOTIFY to an upstream platform (catalog, alarm, mobile position), and a device's Response to an
+ *    upstream's query, leave from the cascade leader: the upstream's subscription dialog and registration
+ *    exist only in the leader's process;
  *  - a control from an upstream to a device leaves from that device's owner: the device accepts
  *    requests only from the address it registered to.
  *
