@@ -243,6 +243,34 @@ describe('live view requested by the upstream (CASC-6)', () => {
     await waitFor(() => zlm.stats(streamId()) === undefined, { timeoutMs: 5000, intervalMs: 20, description: 'device stream ended' });
   });
 
+  it('Playback (§9.8): the recording plays back through the owner to the upstream; its INFO (pause, speed) reaches the device; BYE ends both', async () => {
+    const sink = await udpSink();
+    cluster.track(() => sink.close());
+    const start = Date.parse('2026-11-30T08:00:00+08:00') / 1000;
+    const body = offer(sink.port, false, '1340100090')
+      .replace('s=Play', `s=Playback\r\nu=${shared}:0`)
+      .replace('t=0 0', `t=${start} ${start + 3600}`);
+    const r = await invite(cluster, leader, shared, body);
+    assert.ok(typeof r !== 'number', `INVITE refused with ${String(r)}: ${refusals(leader)}`);
+    assert.deepEqual([r.answer.sessionName, r.answer.ssrc, r.answer.start, r.answer.stop], ['Playback', '1340100090', String(start), String(start + 3600)]);
+    const dev = device.sessions.findLast((x) => x.kind === 'Playback');
+    assert.ok(dev !== undefined, 'the device was INVITEd for a playback (by its owner)');
+    assert.equal(logLines(owner, 'media stream established').filter((l) => l.purpose === 'playback').length, 1);
+    await waitFor(() => sink.packets.length >= 10, { timeoutMs: 5000, intervalMs: 20, description: 'playback RTP at the upstream' });
+    assert.ok(sink.packets.every((p) => p.ssrc === 1340100090));
+
+    const info = (text: string) => r.dialog.request('INFO', { body: text, contentType: 'Application/MANSRTSP' });
+    assert.equal((await info('PAUSE RTSP/1.0\r\nCSeq: 1\r\nPauseTime: now\r\n')).status, 200);
+    await waitFor(() => dev.infos.some((i) => i.method === 'PAUSE'), { timeoutMs: 3000, intervalMs: 20, description: 'PAUSE at the device' });
+    assert.equal((await info('PLAY RTSP/1.0\r\nCSeq: 2\r\nScale: 2.0\r\n')).status, 200);
+    assert.equal(dev.scale, 2, 'the device applied the upstream Scale');
+    assert.equal((await info('not mansrtsp')).status, 400);
+
+    await r.dialog.destroy();
+    await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, intervalMs: 20, description: 'BYE at the device' });
+    await eventually(() => logLines(leader, 'upstream live view ended').some((l) => l.callId === r.dialog.callId && l.reason === 'bye'), 'the leader ended the playback', 5000);
+  });
+
   it('refusals: 404 unshared / unknown channel; a media failure answers 500 and leaves no stream behind', async () => {
     const plays = (): number => device.sessions.filter((x) => x.kind === 'Play').length;
     const before = plays();

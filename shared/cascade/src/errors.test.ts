@@ -24,6 +24,7 @@ describe('cascade error catalog', () => {
         CASCADE_ERR_SOURCE_UNAVAILABLE: [true, 480],
         CASCADE_ERR_SOURCE_TIMEOUT: [true, 504],
         CASCADE_ERR_MEDIA: [true, 500],
+        CASCADE_ERR_SESSION_GONE: [false, 481],
       },
     );
   });

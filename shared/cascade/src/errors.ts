@@ -38,6 +38,8 @@ export const CASCADE_ERROR_INFO = Object.freeze({
   CASCADE_ERR_SOURCE_TIMEOUT: { transient: true, sipStatus: SipStatus.ServerTimeout },
   /** The media plane failed: no media node, a ZLM call (openRtpServer, startSendRtp…) failed. */
   CASCADE_ERR_MEDIA: { transient: true, sipStatus: SipStatus.ServerInternalError },
+  /** The upstream's in-dialog request names a session that has ended meanwhile (RFC 3261 §12.2.2: 481). */
+  CASCADE_ERR_SESSION_GONE: { transient: false, sipStatus: SipStatus.CallTransactionDoesNotExist },
 } as const);
 
 export type CascadeErrorCode = keyof typeof CASCADE_ERROR_INFO;

@@ -51,11 +51,43 @@ describe('LiveSource over the control API', () => {
     );
     const source = createHttpLiveSource({ api: () => api, signingKey: KEY, clock: new FakeClock(NOW) });
     const viewer = await source.start({ deviceId: '34020000001320000001', channelId: '34020000001310000001', tenantId: '100001' });
-    assert.deepEqual(viewer, { sessionId: 's1', streamId: 'd_c', mediaNodeId: 'zlm-1' });
+    assert.deepEqual(viewer, { purpose: 'live', sessionId: 's1', streamId: 'd_c', mediaNodeId: 'zlm-1' });
     await source.stop(viewer, '100001');
     assert.deepEqual(calls.map((c) => c.url), ['/vms/play/start?channelId=34020000001310000001', '/vms/play/stop?sessionId=s1']);
     const principal = await verifyToken(calls[0]!.auth.replace(/^bearer /, ''), KEY, NOW);
     assert.deepEqual(principal, { tenantId: '100001', userId: LIVE_TOKEN_USER });
+  });
+
+  it('playback: playback/start with the range in ISO form, control by session, playback/stop; download passes its speed', async () => {
+    let control: { code: number; success: boolean } = { code: 200, success: true };
+    const { api, calls } = fakeApi((url) =>
+      url.includes('/start?')
+        ? { body: { code: 200, success: true, msg: 'ok', data: { sessionId: 'p1', streamId: 'playback_c_x', mediaNodeId: 'zlm-1', urls: {} } } }
+        : url.startsWith('/vms/playback/control')
+          ? { body: { ...control, msg: 'm', data: null } }
+          : { body: { code: 200, success: true, msg: 'ok', data: null } },
+    );
+    const source = createHttpLiveSource({ api: () => api, signingKey: KEY, clock: new FakeClock(NOW) });
+    const history = { purpose: 'playback' as const, start: new Date('2026-11-30T00:00:00Z'), end: new Date('2026-11-30T01:00:00Z') };
+    const viewer = await source.start({ deviceId: '34020000001320000001', channelId: '34020000001310000001', tenantId: '100001', history });
+    assert.equal(viewer.purpose, 'playback');
+    await source.control(viewer, '100001', { action: 'seek', value: 600 });
+    await source.control(viewer, '100001', { action: 'pause' });
+    control = { code: 4606, success: false };
+    await assert.rejects(source.control(viewer, '100001', { action: 'resume' }), (e: CascadeError) => e.code === 'CASCADE_ERR_SOURCE_TIMEOUT');
+    control = { code: 404, success: false };
+    await assert.rejects(source.control(viewer, '100001', { action: 'resume' }), (e: CascadeError) => e.sipStatus === 481);
+    await source.stop(viewer, '100001');
+    await source.start({ deviceId: '34020000001320000001', channelId: '34020000001310000001', tenantId: '100001', history: { ...history, purpose: 'download', speed: 4 } });
+    assert.deepEqual(calls.map((c) => c.url), [
+      '/vms/playback/start?channelId=34020000001310000001&startTime=2026-11-30T00%3A00%3A00.000Z&endTime=2026-11-30T01%3A00%3A00.000Z',
+      '/vms/playback/control?sessionId=p1&action=seek&value=600',
+      '/vms/playback/control?sessionId=p1&action=pause',
+      '/vms/playback/control?sessionId=p1&action=resume',
+      '/vms/playback/control?sessionId=p1&action=resume',
+      '/vms/playback/stop?sessionId=p1',
+      '/vms/download/start?channelId=34020000001310000001&startTime=2026-11-30T00%3A00%3A00.000Z&endTime=2026-11-30T01%3A00%3A00.000Z&speed=4',
+    ]);
   });
 
   it('failures: envelope codes through the table, anything else (or no envelope, no API) is a media failure', async () => {

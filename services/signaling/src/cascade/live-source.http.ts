@@ -1,5 +1,5 @@
 // LiveSource through this instance's own control API (SPEC CASC-6 on top of §12 and ROUTE-1..5): the
-// leader asks `POST /vms/play/start?channelId=` of itself (fastify inject, no socket) as an operator of
+// leader asks `POST /vms/play/start?channelId=` (or playback/start, download/start) of itself (fastify inject, no socket) as an operator of
 // the device's tenant, so the request takes exactly the path an operator's does — auth, owner routing,
 // forward to the device's owner, the owner's media sessions (INVITE, shared stream) — and leaves with
 // `POST /vms/play/stop?sessionId=`, routed by session id. Envelope failures become CascadeErrors through
@@ -26,6 +26,17 @@ export const LIVE_SOURCE_FAILURES: Readonly<Record<number, CascadeErrorCode>> = 
   4607: 'CASCADE_ERR_SOURCE_UNAVAILABLE', // device refused the INVITE
   4608: 'CASCADE_ERR_MEDIA', // the owner has no media side
   4609: 'CASCADE_ERR_MEDIA', // no media node, ZLM call failed, no SSRC left
+});
+
+/** Envelope code of a failed playback/control → what the upstream's INFO is answered. */
+export const CONTROL_FAILURES: Readonly<Record<number, CascadeErrorCode>> = Object.freeze({
+  400: 'CASCADE_ERR_ARGUMENT', // a value the owner refuses (speed 3, seek past the end…)
+  404: 'CASCADE_ERR_SESSION_GONE', // the playback ended meanwhile
+  4601: 'CASCADE_ERR_SOURCE_UNAVAILABLE',
+  4603: 'CASCADE_ERR_SOURCE_UNAVAILABLE',
+  4604: 'CASCADE_ERR_SOURCE_TIMEOUT',
+  4606: 'CASCADE_ERR_SOURCE_TIMEOUT', // the device did not answer the INFO (the owner ended the session)
+  4607: 'CASCADE_ERR_SOURCE_UNAVAILABLE', // the device refused it
 });
 
 type Inject = Pick<FastifyInstance, 'inject'>;
@@ -78,19 +89,32 @@ export function createHttpLiveSource(d: HttpLiveSourceDeps): LiveSource {
   };
 
   return {
-    async start({ channelId, tenantId }) {
-      const a = await post(`/vms/play/start?channelId=${encodeURIComponent(channelId)}`, tenantId);
-      if (!a.success) throw new CascadeError(LIVE_SOURCE_FAILURES[a.code] ?? 'CASCADE_ERR_MEDIA', `play ${channelId}: ${a.code} ${a.msg}`);
+    async start({ channelId, tenantId, history }) {
+      const q = `channelId=${encodeURIComponent(channelId)}`;
+      const url =
+        history === undefined
+          ? `/vms/play/start?${q}`
+          : `/vms/${history.purpose}/start?${q}&startTime=${encodeURIComponent(history.start.toISOString())}&endTime=${encodeURIComponent(history.end.toISOString())}` +
+            (history.purpose === 'download' ? `&speed=${history.speed ?? 1}` : '');
+      const what = history?.purpose ?? 'play';
+      const a = await post(url, tenantId);
+      if (!a.success) throw new CascadeError(LIVE_SOURCE_FAILURES[a.code] ?? 'CASCADE_ERR_MEDIA', `${what} ${channelId}: ${a.code} ${a.msg}`);
       const v = (a.data ?? {}) as Partial<LiveViewer>;
       if (typeof v.sessionId !== 'string' || typeof v.streamId !== 'string' || typeof v.mediaNodeId !== 'string') {
-        throw new CascadeError('CASCADE_ERR_MEDIA', `play ${channelId}: answer without session, stream or media node`);
+        throw new CascadeError('CASCADE_ERR_MEDIA', `${what} ${channelId}: answer without session, stream or media node`);
       }
-      return { sessionId: v.sessionId, streamId: v.streamId, mediaNodeId: v.mediaNodeId };
+      return { purpose: history?.purpose ?? 'live', sessionId: v.sessionId, streamId: v.streamId, mediaNodeId: v.mediaNodeId };
     },
     async stop(viewer, tenantId) {
-      const a = await post(`/vms/play/stop?sessionId=${encodeURIComponent(viewer.sessionId)}`, tenantId);
+      const path = viewer.purpose === 'live' ? 'play' : viewer.purpose;
+      const a = await post(`/vms/${path}/stop?sessionId=${encodeURIComponent(viewer.sessionId)}`, tenantId);
       // 404: the session already ended (the device or the media node ended the stream)
-      if (!a.success && a.code !== 404) throw new CascadeError('CASCADE_ERR_MEDIA', `play stop ${viewer.sessionId}: ${a.code} ${a.msg}`);
+      if (!a.success && a.code !== 404) throw new CascadeError('CASCADE_ERR_MEDIA', `${path} stop ${viewer.sessionId}: ${a.code} ${a.msg}`);
+    },
+    async control(viewer, tenantId, a) {
+      const value = 'value' in a ? `&value=${a.value}` : '';
+      const r = await post(`/vms/playback/control?sessionId=${encodeURIComponent(viewer.sessionId)}&action=${a.action}${value}`, tenantId);
+      if (!r.success) throw new CascadeError(CONTROL_FAILURES[r.code] ?? 'CASCADE_ERR_MEDIA', `playback ${a.action} ${viewer.sessionId}: ${r.code} ${r.msg}`);
     },
   };
 }

@@ -5,8 +5,21 @@
 //    is shared with every other viewer and ends with the last one).
 //  - RtpForwarder: the media node re-sends that stream to the upstream (ZLM startSendRtp / stopSendRtp).
 
+/** A recording instead of the live stream (GB/T 28181-2016 §9.8 playback, §9.9 download). */
+export interface HistoryRequest {
+  readonly purpose: 'playback' | 'download';
+  readonly start: Date;
+  readonly end: Date;
+  /** Download: multiple of real time. */
+  readonly speed?: number;
+}
+
+/** Playback control relayed from the upstream's MANSRTSP INFO (§9.8, Annex B). */
+export type HistoryAction = { readonly action: 'pause' | 'resume' } | { readonly action: 'seek' | 'speed'; readonly value: number };
+
 export interface LiveViewer {
-  /** play/start's session id: stop it to leave (the stream ends with its last viewer). */
+  readonly purpose: 'live' | 'playback' | 'download';
+  /** play/start's (playback/start's…) session id: stop it to leave (the stream ends with its last viewer). */
   readonly sessionId: string;
   /** ZLM stream id (app `rtp`) on the media node. */
   readonly streamId: string;
@@ -14,10 +27,12 @@ export interface LiveViewer {
 }
 
 export interface LiveSource {
-  /** Joins (or starts) the channel's live stream as a viewer of the device's tenant. */
-  start(req: { readonly deviceId: string; readonly channelId: string; readonly tenantId: string }): Promise<LiveViewer>;
+  /** Joins (or starts) the channel's live stream as a viewer of the device's tenant; with `history`, plays a recording back instead. */
+  start(req: { readonly deviceId: string; readonly channelId: string; readonly tenantId: string; readonly history?: HistoryRequest }): Promise<LiveViewer>;
   /** Leaves it. */
   stop(viewer: LiveViewer, tenantId: string): Promise<void>;
+  /** Pause / resume / seek / speed of a playback viewer; CascadeError when the owner or the device refused or did not answer. */
+  control(viewer: LiveViewer, tenantId: string, action: HistoryAction): Promise<void>;
 }
 
 export interface SendRtpRequest {

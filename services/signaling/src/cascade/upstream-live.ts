@@ -7,6 +7,9 @@
 //   3. waits until the media node has the stream, then has it re-send it to the upstream
 //      (RtpForwarder: ZLM startSendRtp with the upstream's y=);
 //   4. answers 200 with an SDP naming the media node's sending address and the same y=.
+// Playback and download (§9.8, §9.9, s=Playback / Download with a t= range) take the same steps through
+// the playback / download path; the upstream's MANSRTSP INFO (pause, resume, seek, speed) is relayed to
+// the owner's playback control and answered with its outcome.
 // The upstream's BYE (or a missing ACK, or close) stops the sending and leaves the stream (the owner
 // ends it with its last viewer). A device stream that ends on its own (device BYE or offline, RTP
 // timeout, an operator's stop, the media node dropping it) is seen by the leader's stream check
@@ -14,14 +17,15 @@
 // the same way. A failure at any step undoes the steps before it and answers the
 // status of the CascadeError's code (CASCADE_ERROR_INFO): 404 unshared, 400/488 offer, 480/504 source,
 // 500 media, 503 not the leader. A CANCEL (the stack has answered 487) undoes the same way.
-import { buildUpstreamAnswer, CascadeError, isCascadeError, readUpstreamOffer, type PlatformRepository, type UpstreamPlatform } from '@vms/cascade';
+import { buildUpstreamAnswer, CascadeError, isCascadeError, readUpstreamOffer, type PlatformRepository, type UpstreamOffer, type UpstreamPlatform } from '@vms/cascade';
+import { isGbError, parseMansrtsp } from '@vms/gb28181';
 import { SipStatus, type Dialog, type DialogTerminationReason, type ServerContext, type SipRequest } from '@vms/sip';
 import { platformOfRequest } from './platform-of-request.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import { StreamWatcher, type GoneReason, type StreamProbe } from './live-view-watch.ts';
-import type { LiveSource, LiveViewer, RtpForwarder } from './upstream-live.port.ts';
+import type { HistoryAction, HistoryRequest, LiveSource, LiveViewer, RtpForwarder } from './upstream-live.port.ts';
 
 /** The media node must have the device's stream within this time after the play answered, ms. */
 export const STREAM_READY_TIMEOUT_MS = 10_000;
@@ -154,7 +158,8 @@ export class UpstreamLiveViews {
     stillWanted();
 
     acquired.tenantId = device.tenantId;
-    acquired.viewer = await this.#o.source.start({ deviceId, channelId, tenantId: device.tenantId });
+    const history = historyOf(offer);
+    acquired.viewer = await this.#o.source.start({ deviceId, channelId, tenantId: device.tenantId, ...(history === undefined ? {} : { history }) });
     const viewer = acquired.viewer;
     stillWanted();
     await this.#o.forwarder.waitForStream(viewer.mediaNodeId, viewer.streamId, this.#o.streamTimeoutMs ?? STREAM_READY_TIMEOUT_MS, signal);
@@ -186,9 +191,43 @@ export class UpstreamLiveViews {
     };
     this.#views.set(dialog.id, view);
     dialog.on('ack', () => view.log.info('upstream live view acknowledged'));
+    if (viewer.purpose === 'playback') {
+      dialog.on('info', (infoReq, infoCtx) => {
+        this.#relayInfo(view, infoReq, infoCtx).catch((err: unknown) => {
+          view.log.warn({ err }, 'upstream playback control failed');
+          if (!infoCtx.finalSent) infoCtx.reply(SipStatus.ServerInternalError);
+        });
+      });
+    }
     dialog.on('terminated', (reason: DialogTerminationReason) => void this.#end(view, reason));
     this.#watcher?.watch(dialog.id, viewer.mediaNodeId, viewer.streamId);
     view.log.info({ sendFrom: `${sending.address}:${sending.port}` }, 'upstream live view started');
+  }
+
+  /** The upstream's MANSRTSP INFO on a playback (§9.8, Annex B): the owner's playback control, answered with its outcome. */
+  async #relayInfo(view: UpstreamView, req: SipRequest, ctx: ServerContext): Promise<void> {
+    let action: HistoryAction | null;
+    try {
+      action = actionOf(req.body);
+    } catch (err) {
+      if (!isGbError(err) && !isCascadeError(err)) throw err;
+      view.log.info({ reason: err.message }, 'upstream playback control not understood');
+      ctx.reply(SipStatus.BadRequest);
+      return;
+    }
+    if (action === null) {
+      ctx.reply(SipStatus.OK); // TEARDOWN: the BYE that follows ends the session
+      return;
+    }
+    try {
+      await this.#o.source.control(view.viewer, view.tenantId, action);
+      view.log.info({ action: action.action, value: 'value' in action ? action.value : undefined }, 'upstream playback control relayed');
+      ctx.reply(SipStatus.OK);
+    } catch (err) {
+      const status = isCascadeError(err) ? err.sipStatus : SipStatus.ServerInternalError;
+      view.log.info({ err, status }, 'upstream playback control refused');
+      ctx.reply(status);
+    }
   }
 
   /** The device of a channel shared with `p`; CASCADE_ERR_CHANNEL_NOT_SHARED otherwise. */
@@ -235,4 +274,23 @@ export class UpstreamLiveViews {
       await this.#o.source.stop(v, a.tenantId).catch((err: unknown) => fail({ err, sessionId: v.sessionId }, 'leaving the live stream failed'));
     }
   }
+}
+
+function historyOf(offer: UpstreamOffer): HistoryRequest | undefined {
+  if (offer.purpose === 'live' || offer.range === undefined) return undefined;
+  return { purpose: offer.purpose, start: offer.range.start, end: offer.range.end, ...(offer.downloadSpeed === undefined ? {} : { speed: offer.downloadSpeed }) };
+}
+
+/**
+ * MANSRTSP (GB/T 28181-2016 Annex B) → playback control: PAUSE; PLAY with Scale (speed), with an npt range
+ * start (seek), or plain (resume); TEARDOWN → null. GB_ERR_* on a body that is not MANSRTSP.
+ */
+export function actionOf(body: Buffer): HistoryAction | null {
+  const r = parseMansrtsp(body);
+  if (r.method === 'PAUSE') return { action: 'pause' };
+  if (r.method === 'TEARDOWN') return null;
+  if (r.method !== 'PLAY') throw new CascadeError('CASCADE_ERR_ARGUMENT', `MANSRTSP ${r.method}`);
+  if (r.scale !== undefined) return { action: 'speed', value: r.scale };
+  if (r.range !== undefined && r.range.start !== 'now') return { action: 'seek', value: r.range.start };
+  return { action: 'resume' };
 }

@@ -54,7 +54,7 @@ class Fakes {
   /** Resolves start() only when released (CANCEL tests). */
   hold: Promise<void> | null = null;
   sends: SendRtpRequest[] = [];
-  readonly viewer: LiveViewer = { sessionId: 'sess-1', streamId: `${DEVICE}_${CHANNEL}`, mediaNodeId: 'zlm-1' };
+  readonly viewer: LiveViewer = { purpose: 'live', sessionId: 'sess-1', streamId: `${DEVICE}_${CHANNEL}`, mediaNodeId: 'zlm-1' };
 
   readonly source: LiveSource = {
     start: async (req) => {
@@ -65,6 +65,9 @@ class Fakes {
     },
     stop: async (v, tenantId) => {
       this.steps.push(`leave ${v.sessionId} ${tenantId}`);
+    },
+    control: async (v, _tenantId, a) => {
+      this.steps.push(`control ${v.sessionId} ${a.action}${'value' in a ? ` ${a.value}` : ''}`);
     },
   };
 
@@ -212,7 +215,8 @@ describe('UpstreamLiveViews: INVITE from an upstream platform (CASC-6)', () => {
     assert.equal(await refusal('34020000001310009999', offer()), 404);
     assert.equal(await refusal(CHANNEL, offer(), '34010000002000000099'), 403);
     assert.equal(await refusal(CHANNEL, offer({ ssrc: 'not-an-ssrc' })), 400);
-    assert.equal(await refusal(CHANNEL, offer().replace('s=Play', 's=Playback')), 488);
+    assert.equal(await refusal(CHANNEL, offer().replace('s=Play', 's=Talk')), 488);
+    assert.equal(await refusal(CHANNEL, offer().replace('s=Play', 's=Playback')), 400, 'a playback needs a t= range');
     leader = false;
     assert.equal(await refusal(CHANNEL, offer()), 503);
     assert.deepEqual(fakes.steps, []);

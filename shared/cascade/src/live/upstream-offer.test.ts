@@ -33,7 +33,7 @@ function codeOf(fn: () => unknown): string {
 
 describe('upstream live-view offer', () => {
   it('UDP: address, port, SSRC and the PS payload type', () => {
-    assert.deepEqual(readUpstreamOffer(UDP_OFFER), { address: '192.168.1.20', port: 30000, transport: 'udp', ssrc: '0100000001', payloadType: 96 });
+    assert.deepEqual(readUpstreamOffer(UDP_OFFER), { purpose: 'live', address: '192.168.1.20', port: 30000, transport: 'udp', ssrc: '0100000001', payloadType: 96 });
   });
 
   it('TCP with the upstream listening (setup:passive) → tcp; media-level c= wins', () => {
@@ -51,7 +51,21 @@ describe('upstream live-view offer', () => {
       'a=connection:new',
       'y=0340100002',
     ]);
-    assert.deepEqual(readUpstreamOffer(offer), { address: '10.0.0.9', port: 40002, transport: 'tcp', ssrc: '0340100002', payloadType: 100 });
+    assert.deepEqual(readUpstreamOffer(offer), { purpose: 'live', address: '10.0.0.9', port: 40002, transport: 'tcp', ssrc: '0340100002', payloadType: 100 });
+  });
+
+  it('Playback and Download (§9.8, §9.9): the t= range and a=downloadspeed; the answer echoes s= and t=', () => {
+    // 1704038400 = 2024-01-01T00:00:00+08:00
+    const playback = UDP_OFFER.replace('s=Play', 's=Playback\r\nu=34020000001310000001:0').replace('t=0 0', 't=1704038400 1704042000').replace('y=0100000001', 'y=1100000001');
+    const p = readUpstreamOffer(playback);
+    assert.deepEqual([p.purpose, p.range?.start.toISOString(), p.range?.end.toISOString(), p.ssrc], ['playback', '2023-12-31T16:00:00.000Z', '2023-12-31T17:00:00.000Z', '1100000001']);
+    const answer = parseSdp(buildUpstreamAnswer({ channelId: '34020000001310000001', address: '10.1.1.5', port: 10002, offer: p }));
+    assert.deepEqual([answer.sessionName, answer.timing], ['Playback', { start: '1704038400', stop: '1704042000' }]);
+    const download = readUpstreamOffer(playback.replace('s=Playback', 's=Download').replace('a=recvonly', 'a=recvonly\r\na=downloadspeed:4'));
+    assert.deepEqual([download.purpose, download.downloadSpeed], ['download', 4]);
+    assert.equal(codeOf(() => readUpstreamOffer(playback.replace('t=1704038400 1704042000', 't=0 0'))), 'CASCADE_ERR_BAD_OFFER');
+    assert.equal(codeOf(() => readUpstreamOffer(playback.replace('t=1704038400 1704042000', 't=1704042000 1704038400'))), 'CASCADE_ERR_BAD_OFFER');
+    assert.equal(codeOf(() => readUpstreamOffer(playback.replace('s=Playback', 's=Download').replace('a=recvonly', 'a=recvonly\r\na=downloadspeed:99'))), 'CASCADE_ERR_BAD_OFFER');
   });
 
   it('refuses what cannot be read (400) and what is not served (488)', () => {
@@ -61,7 +75,7 @@ describe('upstream live-view offer', () => {
     assert.equal(codeOf(() => readUpstreamOffer(UDP_OFFER.replace('y=0100000001\r\n', ''))), 'CASCADE_ERR_BAD_OFFER');
     assert.equal(codeOf(() => readUpstreamOffer(UDP_OFFER.replace('m=video 30000', 'm=video 0'))), 'CASCADE_ERR_BAD_OFFER');
     assert.equal(codeOf(() => readUpstreamOffer(UDP_OFFER.replaceAll('IN IP4 192.168.1.20', 'IN IP4 0.0.0.0'))), 'CASCADE_ERR_BAD_OFFER');
-    assert.equal(codeOf(() => readUpstreamOffer(UDP_OFFER.replace('s=Play', 's=Playback'))), 'CASCADE_ERR_UNSUPPORTED_OFFER');
+    assert.equal(codeOf(() => readUpstreamOffer(UDP_OFFER.replace('s=Play', 's=Talk'))), 'CASCADE_ERR_UNSUPPORTED_OFFER');
     assert.equal(codeOf(() => readUpstreamOffer(UDP_OFFER.replace('a=recvonly', 'a=sendonly'))), 'CASCADE_ERR_UNSUPPORTED_OFFER');
     assert.equal(
       codeOf(() => readUpstreamOffer(UDP_OFFER.replace('RTP/AVP 96 98 97', 'TCP/RTP/AVP 96').replace('a=recvonly', 'a=recvonly\r\na=setup:active'))),
