@@ -22,7 +22,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, runSipp, sippAvailable, startService, tsxArgs, writeInjectionCsv, type SippOptions } from '@vms/harness';
+import { freePort, requireBinary, runSipp, startService, tsxArgs, writeInjectionCsv, type SippOptions } from '@vms/harness';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
@@ -140,7 +140,7 @@ interface StepResult {
 }
 
 async function main(): Promise<void> {
-  if (!sippAvailable()) throw new Error('SIPp not installed (npm run setup)');
+  requireBinary('sip-tester', 'sipp'); // fails at once, naming `npm run setup`, rather than after the server started
   process.env['SIPP_KEEP_LOGS'] = '1'; // the logs are read here, then removed
   const server = await startService({
     name: 'signaling',

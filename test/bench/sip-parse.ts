@@ -15,7 +15,7 @@ const RUN_MS = 300;
 const crlf = (lines: string[], body: string): Buffer =>
   Buffer.from(`${lines.join('\r\n')}\r\nContent-Length: ${Buffer.byteLength(body, 'latin1')}\r\n\r\n${body}`, 'latin1');
 
-// Shapes of the captures in /work/shared/gb28181-samples (04 Ellean keepalive, 01 REGISTER, 10 RecordInfo).
+// Shapes of the repository's GB28181 captures (@vms/fixtures: 04 Ellean keepalive, 01 REGISTER, 10 RecordInfo).
 const keepalive = crlf(
   [
     'MESSAGE sip:34020000002000000001@3402000000 SIP/2.0',
