@@ -193,8 +193,9 @@ async function main(): Promise<void> {
       figures:
         `${held.length} of ${TARGET} held, play p50 ${fmt(quantile(seqLat, 0.5))} sequential / ${fmt(quantile(rampLat, 0.5))} ramp, ` +
         `RSS ${heldRss.toFixed(0)} MB, RTP on ${withRtp}/${sample.length} sampled, ${failed} failures`,
-      target: `≥ ${TARGET_SESSIONS.toLocaleString('en-US')} held`,
-      met: held.length >= TARGET_SESSIONS && failed === 0,
+      // quick mode holds fewer sessions: its target is all of them, the full run's is 2,000
+      target: QUICK ? `all ${TARGET} held (full run: ≥ ${TARGET_SESSIONS.toLocaleString('en-US')})` : `≥ ${TARGET_SESSIONS.toLocaleString('en-US')} held`,
+      met: held.length >= (QUICK ? TARGET : TARGET_SESSIONS) && failed === 0,
     });
     console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {

@@ -1,7 +1,8 @@
 // Instructions per keepalive of the device side, counted with callgrind: a figure that does not move
 // when other work shares the machine (the wall-clock bench keepalive.ts needs a quiet one).
 // Run from the repository root: npx tsx test/bench/keepalive-callgrind.ts [--devices N] [--warmup W] [--count M]
-//   [--quick]  (1,000 devices, 3,000 warm-up, 1,000 counted: a less warmed-up JIT, so a higher figure)
+//   [--quick]  (1,000 devices, 3,000 warm-up, 1,000 counted: a less warmed-up JIT, so a higher figure; most of its
+//   ~3 min under valgrind is the node start-up, not the keepalives)
 //
 //  1. starts, under `valgrind --tool=callgrind --instr-atstart=no`, a server process with the real
 //     device side (SIP stack, handlers, memory device store; startDeviceSide) and N registered devices
