@@ -5,13 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --npm-only: only the npm dependencies (npm start); --bench: also valgrind, for npm run bench
 npm_only=0
+bench=0
 [ "${1:-}" = "--npm-only" ] && npm_only=1
+[ "${1:-}" = "--bench" ] && bench=1
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } || need_apt+=(mariadb-server)
 command -v sipp >/dev/null 2>&1 || need_apt+=(sip-tester)
+[ "$bench" -eq 0 ] || command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 
 if [ "$npm_only" -eq 0 ] && [ "${#need_apt[@]}" -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"

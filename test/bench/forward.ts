@@ -1,7 +1,8 @@
 // Owner-forwarding benchmark (SPEC ROUTE-3..5): the same control request sent directly to the device's
 // owner (node-a) and to another instance (node-b) that forwards it, on loopback, with real Redis,
 // MariaDB and two signaling instances as child processes.
-// Run from the repository root: npx tsx test/bench/forward.ts [--count N] [--concurrency C] [--runs R]
+// Run from the repository root: npx tsx test/bench/forward.ts [--count N] [--concurrency C] [--runs R] [--quick]
+//   (quick: 300 requests, one run, ~1 min with the stores' start)
 //   [--cpu-prof DIR]   (V8 CPU profiles of both instances, written to DIR/node-a, DIR/node-b at the end)
 //
 // Endpoint: GET /vms/device/catalog/sync?deviceId= (catalog progress, routed by device). Its handler
@@ -41,20 +42,24 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { freePort } from '@vms/harness';
+import { isQuick, printSummary } from './summary.ts';
 import { api, SECRET, seedDevice, seedOwner, startInstance, startStores, token, type Instance, type Stores } from '../integration/routing-cluster.ts';
 
 const { values: args } = parseArgs({
   options: {
-    count: { type: 'string', default: '3000' },
+    count: { type: 'string' },
     concurrency: { type: 'string', default: '16' },
-    runs: { type: 'string', default: '3' },
+    runs: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    quick: { type: 'boolean', default: false },
   },
 });
+const QUICK = args.quick === true || isQuick();
 const PROFILE_DIR = args['cpu-prof'] === undefined ? null : resolve(args['cpu-prof']);
-const COUNT = Number(args.count);
+const COUNT = Number(args.count ?? (QUICK ? '300' : '3000'));
 const CONCURRENCY = Number(args.concurrency);
-const RUNS = Number(args.runs);
+const RUNS = Number(args.runs ?? (QUICK ? '1' : '3'));
+const WARMUP = QUICK ? 300 : 1000;
 const DEV = '34020000001320000001';
 const PATH = `/vms/device/catalog/sync?deviceId=${DEV}`;
 const OK = Buffer.from('{"code":200,');
@@ -264,7 +269,7 @@ async function main(): Promise<void> {
     };
     const [da, fb, bp] = [mk(a.httpUrl, CONCURRENCY), mk(b.httpUrl, CONCURRENCY), mk(bare.url, CONCURRENCY)];
     // warm-up: JIT, connection pools on every side
-    for (const p of [da, fb, bp]) await flood(p, auth, 1000, CONCURRENCY);
+    for (const p of [da, fb, bp]) await flood(p, auth, WARMUP, CONCURRENCY);
 
     process.stdout.write(`latency: ${COUNT} requests per path one at a time, direct and forwarded interleaved, ${RUNS} runs, on all CPUs and on one\n`);
     const shared = emptyRuns();
@@ -338,6 +343,16 @@ async function main(): Promise<void> {
       '',
     ];
     process.stdout.write(lines.join('\n'));
+    printSummary({
+      bench: 'forward',
+      what: 'control request direct vs forwarded to the owner, loopback',
+      figures:
+        `overhead p50 +${range(pinned.o50).median.toFixed(2)} / p99 +${o99.median.toFixed(2)} ms pinned; ` +
+        `throughput ${ratio.median.toFixed(2)}× direct (bare proxy ${range(thr.bare.map((x, i) => x.rps / (thr.d[i] as Throughput).rps)).median.toFixed(2)}×); ` +
+        `node-b ${nodeB.median.toFixed(2)} ms CPU/req = ${(nodeB.median / bareCpu.median).toFixed(2)}× bare`,
+      target: `p99 ≤ +${TARGET_P99_OVERHEAD_MS} ms; ≥ ${TARGET_THROUGHPUT_RATIO}× direct`,
+      met: o99.median <= TARGET_P99_OVERHEAD_MS && ratio.median >= TARGET_THROUGHPUT_RATIO,
+    });
   } finally {
     await Promise.all(pools.map((p) => p.destroy()));
     bare?.proc.kill();

@@ -2,7 +2,8 @@
 // store), the ZLM stand-in (in this process; really binds one RTP port per stream and counts packets —
 // NOT ZLMediaKit) and simulated NVRs from services/device-sim (in this process) that answer INVITE
 // and really send RTP/PS over UDP (1 fps, small frames, to keep thousands of streams cheap).
-// Run from the repository root: npx tsx test/bench/invite.ts [--sessions 2000] [--nvrs 4]
+// Run from the repository root: npx tsx test/bench/invite.ts [--sessions 2000] [--nvrs 4] [--quick]
+//   (quick: 200 sessions, 2 NVRs, 20 sequential and 50 concurrent plays, ~1 min)
 //
 // Figures: POST /vms/play/start round trip (choose node, openRtpServer, INVITE → 200 → ACK, session
 // index) p50 / p99 for plays one at a time and C at a time; then a ramp holding live sessions open up
@@ -14,22 +15,27 @@ import { parseArgs } from 'node:util';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { freePort, waitFor } from '@vms/harness';
 import { Pool } from 'undici';
+import { isQuick, printSummary } from './summary.ts';
 import { mediaNodesEnv, startStandIn, syncChannels } from '../integration/media-e2e-fixture.ts';
 import { operatorToken, PASSWORD, SERVER_ID, startInstance } from '../integration/signaling-fixture.ts';
 
 const { values: args } = parseArgs({
   options: {
-    sessions: { type: 'string', default: '2000' },
-    nvrs: { type: 'string', default: '4' },
-    sequential: { type: 'string', default: '100' },
-    concurrent: { type: 'string', default: '400' },
+    sessions: { type: 'string' },
+    nvrs: { type: 'string' },
+    sequential: { type: 'string' },
+    concurrent: { type: 'string' },
     concurrency: { type: 'string', default: '32' },
+    quick: { type: 'boolean', default: false },
   },
 });
-const TARGET = Number(args.sessions);
-const NVRS = Number(args.nvrs);
-const SEQUENTIAL = Number(args.sequential);
-const CONCURRENT = Number(args.concurrent);
+const QUICK = args.quick === true || isQuick();
+const TARGET = Number(args.sessions ?? (QUICK ? '200' : '2000'));
+const NVRS = Number(args.nvrs ?? (QUICK ? '2' : '4'));
+const SEQUENTIAL = Number(args.sequential ?? (QUICK ? '20' : '100'));
+const CONCURRENT = Number(args.concurrent ?? (QUICK ? '50' : '400'));
+/** The target of a full run; quick mode holds fewer. */
+const TARGET_SESSIONS = 2000;
 const CONCURRENCY = Number(args.concurrency);
 const DEADLINE_MS = 170_000;
 const started = performance.now();
@@ -164,6 +170,7 @@ async function main(): Promise<void> {
     const sample = held.filter((_, i) => i % 50 === 0);
     await waitFor(() => sample.every((p) => (zlm.stats(p.streamId)?.rtpPackets ?? 0) > 0), { timeoutMs: 10_000, description: 'RTP on sampled streams' }).catch(() => undefined);
     const withRtp = sample.filter((p) => (zlm.stats(p.streamId)?.rtpPackets ?? 0) > 0).length;
+    const heldRss = rssMb(instance.proc.pid);
     const devStreams = nvrs.reduce((n, d) => n + d.activeSessions.length, 0);
     console.log(
       `ramp: ${held.length}/${rampChannels.length} live sessions held (target ${TARGET}) in ${(rampWall / 1000).toFixed(1)} s; ` +
@@ -179,6 +186,17 @@ async function main(): Promise<void> {
         `device sessions left ${nvrs.reduce((n, d) => n + d.activeSessions.length, 0)}; RSS ${rssMb(instance.proc.pid).toFixed(0)} MB`,
     );
     console.log(`failures: ${failures.size === 0 ? 'none' : JSON.stringify(Object.fromEntries(failures))}`);
+    const failed = [...failures.values()].reduce((a, b) => a + b, 0);
+    printSummary({
+      bench: 'invite',
+      what: 'live sessions on one instance (device-sim + ZLM stand-in)',
+      figures:
+        `${held.length} of ${TARGET} held, play p50 ${fmt(quantile(seqLat, 0.5))} sequential / ${fmt(quantile(rampLat, 0.5))} ramp, ` +
+        `RSS ${heldRss.toFixed(0)} MB, RTP on ${withRtp}/${sample.length} sampled, ${failed} failures`,
+      // quick mode holds fewer sessions: its target is all of them, the full run's is 2,000
+      target: QUICK ? `all ${TARGET} held (full run: ≥ ${TARGET_SESSIONS.toLocaleString('en-US')})` : `≥ ${TARGET_SESSIONS.toLocaleString('en-US')} held`,
+      met: held.length >= (QUICK ? TARGET : TARGET_SESSIONS) && failed === 0,
+    });
     console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     await pool.close();

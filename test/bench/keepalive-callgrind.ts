@@ -1,6 +1,8 @@
 // Instructions per keepalive of the device side, counted with callgrind: a figure that does not move
 // when other work shares the machine (the wall-clock bench keepalive.ts needs a quiet one).
 // Run from the repository root: npx tsx test/bench/keepalive-callgrind.ts [--devices N] [--warmup W] [--count M]
+//   [--quick]  (1,000 devices, 3,000 warm-up, 1,000 counted: a less warmed-up JIT, so a higher figure; most of its
+//   ~3 min under valgrind is the node start-up, not the keepalives)
 //
 //  1. starts, under `valgrind --tool=callgrind --instr-atstart=no`, a server process with the real
 //     device side (SIP stack, handlers, memory device store; startDeviceSide) and N registered devices
@@ -23,6 +25,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isQuick, printSummary } from './summary.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const SERVER_ID = '34020000002000000001';
@@ -32,9 +35,10 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
-const DEVICES = Number(arg('devices', '10000'));
-const WARMUP = Number(arg('warmup', '20000'));
-const COUNT = Number(arg('count', '5000'));
+const QUICK = isQuick();
+const DEVICES = Number(arg('devices', QUICK ? '1000' : '10000'));
+const WARMUP = Number(arg('warmup', QUICK ? '3000' : '20000'));
+const COUNT = Number(arg('count', QUICK ? '1000' : '5000'));
 
 const deviceIdOf = (i: number): string => `3402000000132${String(i + 1).padStart(7, '0')}`;
 
@@ -202,6 +206,13 @@ async function main(): Promise<void> {
     process.stdout.write(`bare Node UDP echo:  ${per(echo)} instructions per datagram\n`);
     process.stdout.write(`keepalive (200 OK):  ${per(ka)} instructions per keepalive (${(ka.instructions / echo.instructions).toFixed(2)}× the echo)\n`);
     if (echo.bad + ka.bad > 0) process.stdout.write(`unexpected answers: ${echo.bad} (echo), ${ka.bad} (keepalive)\n`);
+    printSummary({
+      bench: 'keepalive-callgrind',
+      what: `instructions per keepalive (${DEVICES.toLocaleString('en-US')} devices, ${WARMUP.toLocaleString('en-US')} warm-up, ${COUNT.toLocaleString('en-US')} counted)`,
+      figures: `${per(ka)} per keepalive, bare UDP echo ${per(echo)}${echo.bad + ka.bad > 0 ? `, ${echo.bad + ka.bad} unexpected answers` : ''}`,
+      target: '',
+      met: null,
+    });
     if (keep) process.stdout.write(`callgrind files kept: ${echo.file} ${ka.file} (callgrind_annotate <file>)\n`);
     if (process.argv.includes('--perf-map')) process.stdout.write(`JIT code maps: /tmp/perf-${echo.pid}.map /tmp/perf-${ka.pid}.map\n`);
   } finally {

@@ -1,21 +1,23 @@
 // SIP message layer benchmark: parse, parse+serialize, parse+accessors, in CPU µs per message
 // (process.cpuUsage, all threads, so GC helpers count) and messages per second of wall time.
-// Run from the repository root: npx tsx test/bench/sip-parse.ts
+// Run from the repository root: npx tsx test/bench/sip-parse.ts [--quick]   (quick: shorter runs, ~5 s)
 // Target (task brief): parse+serialize of a keepalive-sized MESSAGE (~500 bytes) ≤ 10 µs CPU.
 import {
   getCallId, getCSeq, getFrom, getTo, getTopVia, parseSipMessage, serializeSipMessage,
 } from '@vms/sip';
+import { isQuick, printSummary } from './summary.ts';
 
 const TARGET_US = 10;
-const WARMUP_MS = 500;
+const QUICK = isQuick();
+const WARMUP_MS = QUICK ? 200 : 500;
 /** Several short runs, median reported: robust against other processes sharing the machine. */
-const RUNS = 5;
-const RUN_MS = 300;
+const RUNS = QUICK ? 3 : 5;
+const RUN_MS = QUICK ? 100 : 300;
 
 const crlf = (lines: string[], body: string): Buffer =>
   Buffer.from(`${lines.join('\r\n')}\r\nContent-Length: ${Buffer.byteLength(body, 'latin1')}\r\n\r\n${body}`, 'latin1');
 
-// Shapes of the captures in /work/shared/gb28181-samples (04 Ellean keepalive, 01 REGISTER, 10 RecordInfo).
+// Shapes of the repository's GB28181 captures (@vms/fixtures: 04 Ellean keepalive, 01 REGISTER, 10 RecordInfo).
 const keepalive = crlf(
   [
     'MESSAGE sip:34020000002000000001@3402000000 SIP/2.0',
@@ -120,10 +122,14 @@ console.log(`SIP message layer bench — node ${process.version}, ${process.arch
 console.log('');
 const rows: string[][] = [['message', 'bytes', 'operation', 'CPU µs/msg', 'msgs/s']];
 let keepaliveUs = NaN;
+let keepalivePerSecond = NaN;
 for (const [name, buf] of messages) {
   for (const [opName, op] of Object.entries(ops)) {
     const r = measure(op, buf);
-    if (name === 'keepalive MESSAGE' && opName === 'parse+serialize') keepaliveUs = r.cpuUs;
+    if (name === 'keepalive MESSAGE' && opName === 'parse+serialize') {
+      keepaliveUs = r.cpuUs;
+      keepalivePerSecond = r.perSecond;
+    }
     rows.push([name, String(buf.length), opName, r.cpuUs.toFixed(2), Math.round(r.perSecond).toLocaleString('en-US')]);
   }
 }
@@ -138,3 +144,10 @@ console.log(
   `target: parse+serialize of a ${keepalive.length}-byte keepalive MESSAGE ≤ ${TARGET_US} µs CPU — ` +
     `${keepaliveUs.toFixed(2)} µs: ${met ? 'MET' : 'NOT MET'}`,
 );
+printSummary({
+  bench: 'sip-parse',
+  what: `parse+serialize of a ${keepalive.length}-byte keepalive MESSAGE`,
+  figures: `${keepaliveUs.toFixed(1)} µs CPU, ${Math.round(keepalivePerSecond / 1000)}k msg/s`,
+  target: `≤ ${TARGET_US} µs`,
+  met,
+});

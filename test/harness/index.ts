@@ -4,7 +4,7 @@ export { freePort, freePorts, type FreePortOptions } from './ports.ts';
 export { waitFor, sleep, WaitTimeoutError, type WaitForOptions } from './wait.ts';
 export { tmpDir, type TmpDir } from './tmp.ts';
 export { cleanupNow } from './cleanup.ts';
-export { findBinary, redisAvailable, mariaDbAvailable, sippAvailable } from './binaries.ts';
+export { binarySearchDirs, findBinary, findBinaryIn, MissingBinaryError, requireBinary, requireBinaryIn } from './binaries.ts';
 export { spawnManaged, type ManagedProcess, type SpawnOptions, type ExitInfo } from './child.ts';
 export { startService, tsxArgs, type StartServiceOptions, type ServiceProcess, type ServiceEnv } from './service.ts';
 export { startRedis, type StartRedisOptions, type RedisServer } from './redis.ts';

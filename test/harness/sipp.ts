@@ -11,8 +11,6 @@ import { requireBinary } from './binaries.ts';
 import { spawnManaged, tail } from './child.ts';
 import { tmpDir } from './tmp.ts';
 
-export { sippAvailable } from './binaries.ts';
-
 export type SippTransport = 'u1' | 'un' | 'ui' | 't1' | 'tn';
 
 export interface SippOptions {

@@ -4,15 +4,14 @@
 // own SSRC, hand out URLs, and BYE on stop; SIPp checks Request-URI, Subject and the offer.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sippAvailable, sleep, type SippResult } from '@vms/harness';
+import { sleep, type SippResult } from '@vms/harness';
 import { call, startSingleStack, syncChannels, type SingleStack, type StartAnswer } from './media-e2e-fixture.ts';
 import { runDevice, waitOnline } from './signaling-fixture.ts';
 
 const DEVICE = '34020000001320000555';
 const CHANNEL = '34020000001310000555';
-const skip = sippAvailable() ? false : 'sipp not installed';
 
-describe('SIPp device answering INVITE with y=<device id>', { skip }, () => {
+describe('SIPp device answering INVITE with y=<device id>', () => {
   let stack: SingleStack;
   before(async () => {
     stack = await startSingleStack();

@@ -3,10 +3,8 @@
 // checked byte for byte, a RecordInfo answer in three MESSAGEs, UDP and TCP, and the HTTP API results.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sippAvailable, sleep, waitFor, type SippResult, type SippRun } from '@vms/harness';
+import { sleep, waitFor, type SippResult, type SippRun } from '@vms/harness';
 import { operatorToken, runDevice, startInstance, waitOnline, type DeviceView, type Instance } from './signaling-fixture.ts';
-
-const skip = sippAvailable() ? false : 'SIPp not installed (npm run setup)';
 
 const DEV = '34020000001320000001';
 const DEV_TCP = '34020000001320000002';
@@ -47,7 +45,7 @@ async function finish(run: SippRun, waitMs = 15_000): Promise<SippResult> {
   return result;
 }
 
-describe('signaling instance with SIPp devices (embedded store)', { skip }, () => {
+describe('signaling instance with SIPp devices (embedded store)', () => {
   let instance: Instance;
   const runs: SippRun[] = [];
   const device = async (o: Omit<Parameters<typeof runDevice>[0], 'instance'>): Promise<SippRun> => {

@@ -3,16 +3,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool } from '@vms/cluster';
-import { mariaDbAvailable, sippAvailable, sleep, startMariaDb, waitFor, type MariaDbServer } from '@vms/harness';
+import { sleep, startMariaDb, waitFor, type MariaDbServer } from '@vms/harness';
 import type { RowDataPacket } from 'mysql2/promise';
 import { runDevice, startInstance, waitOnline, type Instance } from './signaling-fixture.ts';
-
-const skip = !sippAvailable() ? 'SIPp not installed (npm run setup)' : !mariaDbAvailable() ? 'mariadbd not installed (npm run setup)' : false;
 
 const DEV = '34020000001320000011';
 const CH_PREFIX = '340200000013100001';
 
-describe('signaling instance on MariaDB with a SIPp device', { skip }, () => {
+describe('signaling instance on MariaDB with a SIPp device', () => {
   let db: MariaDbServer;
   let instance: Instance;
   let url: string;

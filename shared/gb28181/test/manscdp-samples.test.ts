@@ -1,4 +1,4 @@
-// Conformance on captured MANSCDP bodies (every one in /work/shared/gb28181-samples). Expected values
+// Conformance on captured MANSCDP bodies (every one in the repository's captures, @vms/fixtures). Expected values
 // were read off the capture files by hand; the parser never produces its own expectations.
 import assert from 'node:assert/strict';
 import {

@@ -1,5 +1,5 @@
 /**
- * Loader for the captures in /work/shared/gb28181-samples (see its README). Each file opens with `#`
+ * Loader for the GB28181 captures kept in the repository (@vms/fixtures, see its README). Each file opens with `#`
  * comment lines, then holds messages in one of three layouts:
  *   - blocks introduced by a `=====` line (optionally prefixed, `[Ellean run] =====`), each a full SIP
  *     message (start line, headers, blank line, body) or, in 16, just a body (`===== >>> MESSAGE`);
@@ -11,11 +11,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { GB28181_SAMPLES_DIR } from '@vms/fixtures';
 
-// The captures live in shared/ beside the repository root (../shared from the root), in CI as here.
-export const SAMPLES_DIR =
-  process.env['GB28181_SAMPLES_DIR'] ?? fileURLToPath(new URL('../../../../shared/gb28181-samples', import.meta.url));
+export const SAMPLES_DIR = GB28181_SAMPLES_DIR;
 
 export type BodyKind = 'manscdp' | 'sdp' | 'mansrtsp';
 

@@ -1,4 +1,4 @@
-// Conformance on every SIP message captured in /work/shared/gb28181-samples. Expected values are
+// Conformance on every SIP message captured in the repository's captures (@vms/fixtures). Expected values are
 // copied by hand from the sample text; the parser never produces its own expectations.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

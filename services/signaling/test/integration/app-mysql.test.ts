@@ -2,16 +2,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool } from '@vms/cluster';
-import { mariaDbAvailable, startMariaDb, type MariaDbServer } from '@vms/harness';
+import { startMariaDb, type MariaDbServer } from '@vms/harness';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.ts';
 import { signToken } from '../../src/auth/jwt.ts';
 import { loadConfig } from '../../src/config/load.ts';
 
 const KEY = 'mysql-app-test-key-0123456789abcdef';
-const skip = mariaDbAvailable() ? false : 'mariadbd not installed (npm run setup)';
 
-describe('signaling instance on MariaDB', { skip }, () => {
+describe('signaling instance on MariaDB', () => {
   let db: MariaDbServer;
   before(async () => {
     db = await startMariaDb();

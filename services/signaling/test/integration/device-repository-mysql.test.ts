@@ -3,12 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool, migrate } from '@vms/cluster';
-import { mariaDbAvailable, startMariaDb, type MariaDbServer } from '@vms/harness';
+import { startMariaDb, type MariaDbServer } from '@vms/harness';
 import { createMysqlDeviceRepository } from '../../src/devices/device-repository.mysql.ts';
 import { deviceRepositoryContract } from '../devices/device-repository.contract.ts';
 import { SQL_DIR } from '../../src/storage/sql-dir.ts';
-
-const skip = mariaDbAvailable() ? false : 'mariadbd not installed (npm run setup)';
 
 async function freshDatabase(db: MariaDbServer) {
   const pool = createMysqlPool(await db.createDatabase(), { connectionLimit: 4 });
@@ -16,7 +14,7 @@ async function freshDatabase(db: MariaDbServer) {
   return pool;
 }
 
-describe('MySQL device repository', { skip }, () => {
+describe('MySQL device repository', () => {
   let db: MariaDbServer;
   before(async () => {
     db = await startMariaDb();

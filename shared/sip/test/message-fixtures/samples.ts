@@ -1,4 +1,4 @@
-// Loads the captured GB28181 exchanges in /work/shared/gb28181-samples as wire bytes.
+// Loads the captured GB28181 exchanges kept in the repository (@vms/fixtures, see its README) as wire bytes.
 //
 // The files are text with LF line endings: `#` comment lines first, then messages separated by
 // marker lines (`===== …`, `[run] ===== …`, `----- [template]`) or, in the Hikvision capture that has
@@ -10,11 +10,9 @@
 // Content-Length is itself wrong; those messages are flagged `mismatch` and the tests pin them.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { GB28181_SAMPLES_DIR } from '@vms/fixtures';
 
-// The captures live in shared/ beside the repository root (../shared from the root), in CI as here.
-export const SAMPLES_DIR =
-  process.env['GB28181_SAMPLES_DIR'] ?? fileURLToPath(new URL('../../../../../shared/gb28181-samples', import.meta.url));
+export const SAMPLES_DIR = GB28181_SAMPLES_DIR;
 
 export type BodyVariant = 'none' | 'crlf' | 'crlf+final' | 'lf' | 'lf+final' | 'mismatch';
 

@@ -1,0 +1,151 @@
+// `npm run bench`: every benchmark of test/bench, one after the other (they share the machine's cores, so
+// never at once), in quick mode unless `--full`, then one summary table: bench, what, this run's figures,
+// target, and the recorded baseline (full runs on a quiet machine, docs/benchmarks.md).
+//   npm run bench [-- --full] [-- --only sip-parse,forward]
+// Each bench runs as a child process in its own process group with a time limit (quick 4 min, 8 for
+// keepalive-callgrind; full 20 min)
+// and ends with one `bench-summary:` line (summary.ts). A bench that crashes, overruns or prints no
+// summary is a failed row and makes the exit code 1; a target not met in quick mode is only reported
+// (quick figures are indicative). keepalive-callgrind needs valgrind (`npm run bench` installs it through
+// scripts/setup.sh --bench); without it the row says "not run: valgrind missing".
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parseSummary, type BenchSummary } from './summary.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = join(HERE, '..', '..');
+
+interface Bench {
+  readonly name: string;
+  /** Binaries it needs beyond what `npm test` installs. */
+  readonly needs?: readonly string[];
+  /** The recorded figure of a full run (docs/benchmarks.md). */
+  readonly baseline: string;
+  /** Time limit in quick mode, when longer than the default (valgrind runs the server ~50× slower). */
+  readonly quickLimitMin?: number;
+}
+
+const BENCHES: readonly Bench[] = [
+  { name: 'sip-parse', baseline: '6.6 µs CPU, 157k msg/s' },
+  { name: 'keepalive', baseline: '15,000/s held; 39.8–55.3 µs CPU per keepalive at 10–15k/s' },
+  { name: 'keepalive-callgrind', needs: ['valgrind', 'callgrind_control'], baseline: '52–58k instructions per keepalive (echo ~24k)', quickLimitMin: 8 },
+  { name: 'forward', baseline: 'p99 +0.66–0.93 ms pinned; 0.66–0.70× direct (bare proxy 0.70–0.77×)' },
+  { name: 'invite', baseline: '2,000 held, play p50 8–12 ms sequential, RSS 218 MB' },
+];
+/** Files of test/bench that are not benchmarks of their own. */
+const HELPERS = new Set(['run-all.ts', 'summary.ts', 'bare-proxy.ts']);
+
+const { values: args } = parseArgs({
+  options: {
+    full: { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+const FULL = args.full === true;
+const ONLY = args.only === undefined ? null : new Set(args.only.split(','));
+const limitMs = (b: Bench): number => (FULL ? 20 : (b.quickLimitMin ?? 4)) * 60_000;
+
+interface Row {
+  readonly name: string;
+  readonly what: string;
+  readonly figures: string;
+  readonly target: string;
+  readonly baseline: string;
+  readonly failed: boolean;
+}
+
+const onPath = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
+
+/** Runs one bench, its output passed through indented; its summary, or why there is none. */
+async function run(bench: Bench): Promise<{ summary?: BenchSummary; error?: string; seconds: number }> {
+  const name = bench.name;
+  const limit = limitMs(bench);
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, `${name}.ts`), ...(FULL ? [] : ['--quick'])], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: a timeout ends what it started too
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  let output = '';
+  let errors = '';
+  const pass = (chunk: Buffer, into: 'out' | 'err'): void => {
+    const text = chunk.toString();
+    if (into === 'out') output += text;
+    else errors = (errors + text).slice(-4000);
+    process.stdout.write(text.replace(/^(?=.)/gm, '    '));
+  };
+  child.stdout.on('data', (c: Buffer) => pass(c, 'out'));
+  child.stderr.on('data', (c: Buffer) => pass(c, 'err'));
+  const killGroup = (signal: NodeJS.Signals): void => {
+    try {
+      process.kill(-(child.pid as number), signal);
+    } catch {
+      // already gone
+    }
+  };
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup('SIGTERM');
+    setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
+  }, limit);
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  const seconds = (performance.now() - started) / 1000;
+  const summary = parseSummary(output);
+  if (timedOut) return { error: `over the ${limit / 60_000} min limit`, seconds };
+  if (code !== 0) return { error: `exit ${code}: ${lastLine(errors) || lastLine(output)}`, seconds };
+  if (summary === undefined) return { error: 'printed no summary', seconds };
+  return { summary, seconds };
+}
+
+const lastLine = (text: string): string => text.trim().split('\n').at(-1)?.trim().slice(0, 120) ?? '';
+
+async function main(): Promise<void> {
+  const present = readdirSync(HERE).filter((f) => f.endsWith('.ts') && !HELPERS.has(f)).map((f) => f.slice(0, -3));
+  const known = new Set(BENCHES.map((b) => b.name));
+  const rows: Row[] = [];
+  // a bench added to the folder but not to the table above is reported, not silently left out
+  for (const name of present.filter((n) => !known.has(n))) {
+    rows.push({ name, what: '', figures: 'not run: not in run-all.ts BENCHES', target: '', baseline: '', failed: true });
+  }
+  const selected = BENCHES.filter((b) => ONLY === null || ONLY.has(b.name));
+  const t0 = performance.now();
+  for (const bench of selected) {
+    const missing = (bench.needs ?? []).filter((b) => !onPath(b));
+    if (missing.length > 0) {
+      process.stdout.write(`\n== ${bench.name}: not run, ${missing.join(', ')} missing (scripts/setup.sh --bench installs it)\n`);
+      rows.push({ name: bench.name, what: '', figures: `not run: ${missing.join(', ')} missing`, target: '', baseline: bench.baseline, failed: false });
+      continue;
+    }
+    process.stdout.write(`\n== ${bench.name} (${FULL ? 'full' : 'quick'})\n`);
+    const r = await run(bench);
+    const s = r.summary;
+    rows.push(
+      s === undefined
+        ? { name: bench.name, what: '', figures: `FAILED: ${r.error ?? ''}`, target: '', baseline: bench.baseline, failed: true }
+        : {
+            name: bench.name,
+            what: s.what,
+            figures: `${s.figures} (${r.seconds.toFixed(0)} s)`,
+            target: s.target === '' ? '—' : `${s.target}: ${s.met === true ? 'met' : 'not met'}`,
+            baseline: bench.baseline,
+            failed: false,
+          },
+    );
+  }
+  const header: Row = { name: 'bench', what: 'what', figures: `this run (${FULL ? 'full' : 'quick'})`, target: 'target', baseline: 'baseline (recorded, full)', failed: false };
+  const cells = (r: Row): string[] => [r.name, r.what, r.figures, r.target, r.baseline];
+  process.stdout.write(`\nbenchmarks, ${((performance.now() - t0) / 1000).toFixed(0)} s in all${FULL ? '' : '; quick mode: smaller counts, indicative figures (--full for the recorded method)'}\n\n`);
+  for (const [i, r] of [header, ...rows].entries()) {
+    process.stdout.write(`| ${cells(r).map((c) => c.replaceAll('|', '/')).join(' | ')} |\n`);
+    if (i === 0) process.stdout.write(`|${cells(r).map(() => '---').join('|')}|\n`);
+  }
+  if (rows.some((r) => r.failed)) process.exitCode = 1;
+}
+
+await main();
