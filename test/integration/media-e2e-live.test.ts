@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SimulatedDevice } from '@vms/device-sim';
 import { sleep, waitFor } from '@vms/harness';
+import { createZlmClient } from '@vms/media';
 import { call, startSimDevice, startSingleStack, ZLM_SECRET, type SingleStack, type StartAnswer } from './media-e2e-fixture.ts';
 
 const NVR = '34020000001180000001';
@@ -118,6 +119,21 @@ describe('live view on one instance', () => {
       await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'closed' });
     } finally {
       nvr.answersOwnSsrc = false;
+    }
+  });
+
+  it('a stale RTP server left on the media node under the channel stream id (crashed owner) is closed: the play works', async () => {
+    const streamId = `${NVR}_${ch[2]}`;
+    const leftover = createZlmClient({ id: stack.zlm.mediaServerId, apiBaseUrl: stack.zlm.apiBaseUrl, secret: ZLM_SECRET });
+    await leftover.openRtpServer({ streamId, tcpMode: 'udp', ssrc: '0200009999' });
+    try {
+      const a = (await call<StartAnswer>(stack.instance, 'POST', `/vms/play/start?channelId=${ch[2]}`)).data;
+      assert.equal(a.streamId, streamId);
+      await waitFor(() => packets(a.streamId) > 0, { timeoutMs: 5000, description: 'RTP on the reopened server' });
+      assert.equal(stack.zlm.stats(a.streamId)?.ssrcMismatches, 0, 'the new server filters on the new SSRC');
+      await call(stack.instance, 'POST', `/vms/play/stop?sessionId=${a.sessionId}`);
+    } finally {
+      await leftover.close();
     }
   });
 

@@ -2,11 +2,11 @@
 // port whose INVITEs are answered (or refused) by the test. Real selection, ledger and SSRC allocator.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createMemorySsrcAllocator, NodeHealthTracker, StreamLedger, type MediaNode, type ZlmClient } from '@vms/media';
+import { createMemorySsrcAllocator, NodeHealthTracker, StreamLedger, ZlmCallError, type MediaNode, type ZlmClient } from '@vms/media';
 import pino from 'pino';
 import { createMemoryDeviceKeyIndex } from '../cluster/device-index.memory.ts';
 import { FakeClock } from '../core/clock.ts';
-import { DeviceRejectedError } from '../errors/catalog.ts';
+import { DeviceRejectedError, MediaFailedError } from '../errors/catalog.ts';
 import type { MediaPlane } from './media-plane.ts';
 import { createMediaSessionManager } from './media-session-manager.ts';
 import type { InviteRequest, MediaDialog, MediaSignaling } from './media-signaling.port.ts';
@@ -21,26 +21,52 @@ const NODE: MediaNode = {
 };
 const ANSWER = Buffer.from('v=0\r\no=x 0 0 IN IP4 10.0.0.9\r\ns=Play\r\nc=IN IP4 10.0.0.9\r\nt=0 0\r\nm=video 9000 TCP/RTP/AVP 96\r\na=rtpmap:96 PS/90000\r\ny=34020000001320000001\r\n');
 
-function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () => {}) {
+const NODE_2: MediaNode = { ...NODE, id: 'zlm-2', apiBaseUrl: 'http://10.0.0.6', sdpIp: '10.0.0.6', streamIp: '10.0.0.6' };
+
+interface SetupOptions {
+  /** Media nodes in the order the fake selection offers them (skipping excluded ones). */
+  nodes?: MediaNode[];
+  /** The error openRtpServer throws on `nodeId` at its `attempt`-th call (1-based), if any. */
+  openError?: (nodeId: string, attempt: number) => Error | undefined;
+}
+
+function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () => {}, opts: SetupOptions = {}) {
   const clock = new FakeClock(1_000_000);
   const calls: string[] = [];
   let nextPort = 30000;
-  const client = {
-    nodeId: NODE.id,
-    openRtpServer: async (p: { streamId: string; tcpMode?: string; ssrc?: string }) => (calls.push(`open ${p.streamId} ${p.tcpMode} ${p.ssrc}`), { port: nextPort++ }),
-    closeRtpServer: async (id: string) => (calls.push(`close ${id}`), { hit: true }),
-    connectRtpServer: async (p: { streamId: string; dstUrl: string; dstPort: number }) => void calls.push(`connect ${p.streamId} ${p.dstUrl}:${p.dstPort}`),
-  } as unknown as ZlmClient;
+  const nodes = opts.nodes ?? [NODE];
+  const attempts = new Map<string, number>();
+  const clientOf = (node: MediaNode): ZlmClient =>
+    ({
+      nodeId: node.id,
+      openRtpServer: async (p: { streamId: string; tcpMode?: string; ssrc?: string }) => {
+        const n = (attempts.get(node.id) ?? 0) + 1;
+        attempts.set(node.id, n);
+        const prefix = node === NODE ? '' : `${node.id} `;
+        calls.push(`${prefix}open ${p.streamId} ${p.tcpMode} ${p.ssrc}`);
+        const err = opts.openError?.(node.id, n);
+        if (err !== undefined) throw err;
+        return { port: nextPort++ };
+      },
+      closeRtpServer: async (id: string) => (calls.push(`${node === NODE ? '' : `${node.id} `}close ${id}`), { hit: true }),
+      connectRtpServer: async (p: { streamId: string; dstUrl: string; dstPort: number }) => void calls.push(`connect ${p.streamId} ${p.dstUrl}:${p.dstPort}`),
+    }) as unknown as ZlmClient;
+  const clients = new Map(nodes.map((n) => [n.id, clientOf(n)]));
+  const client = clients.get(NODE.id) as ZlmClient;
   const ssrcs = createMemorySsrcAllocator({ serverId: SERVER });
   const plane: MediaPlane = {
     ledger: new StreamLedger(),
     ssrcs,
     health: new NodeHealthTracker(clock),
     start: async () => {},
-    node: (id) => (id === NODE.id ? NODE : undefined),
-    nodes: () => [NODE],
-    choose: async () => NODE,
-    client: () => client,
+    node: (id) => nodes.find((n) => n.id === id),
+    nodes: () => nodes,
+    choose: async (_channel, _purpose, exclude) => {
+      const n = nodes.find((x) => !(exclude ?? []).includes(x.id));
+      if (n === undefined) throw new MediaFailedError('node selection', 'no usable media node');
+      return n;
+    },
+    client: (node) => clients.get(node.id) ?? client,
     callResult: () => {},
     close: async () => {},
   };
@@ -139,6 +165,34 @@ describe('media session manager', () => {
     await new Promise((r) => setImmediate(r));
     assert.equal(t.dialogs[1]?.bye, 1);
     assert.deepEqual(t.manager.stats, { streams: 0, sessions: 0 });
+  });
+});
+
+describe('media session manager: media node trouble (SPEC §9)', () => {
+  it('a stale RTP server under the channel stream id (an owner crashed holding it) is closed and the play goes on', async () => {
+    const stale = new ZlmCallError('MEDIA_ERR_API', 'zlm-1 openRtpServer: This stream already exists', { nodeId: 'zlm-1', api: 'openRtpServer', zlmCode: -300, zlmMsg: 'This stream already exists' });
+    const t = setup(async () => {}, { openError: (_id, attempt) => (attempt === 1 ? stale : undefined) });
+    const a = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    assert.deepEqual(t.calls, [`open ${DEV}_${CH} udp ${a.ssrc}`, `close ${DEV}_${CH}`, `open ${DEV}_${CH} udp ${a.ssrc}`]);
+    assert.equal(t.invites.length, 1);
+  });
+
+  it('a media node failing openRtpServer: the play is retried on another node, the first SSRC released', async () => {
+    const down = new ZlmCallError('MEDIA_ERR_UNREACHABLE', 'zlm-1 openRtpServer: connection refused', { nodeId: 'zlm-1', api: 'openRtpServer' });
+    const t = setup(async () => {}, { nodes: [NODE, NODE_2], openError: (id) => (id === 'zlm-1' ? down : undefined) });
+    const a = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    assert.equal(a.mediaNodeId, 'zlm-2');
+    assert.equal(t.calls.filter((c) => c.includes('open')).length, 2);
+    assert.equal(await t.ssrcs.inUse('zlm-1'), 0, 'the SSRC allocated on the failed node is released');
+    assert.equal(await t.ssrcs.inUse('zlm-2'), 1);
+  });
+
+  it('no other node: the play fails with what the node said (4609), nothing held', async () => {
+    const down = new ZlmCallError('MEDIA_ERR_UNREACHABLE', 'zlm-1 openRtpServer: connection refused', { nodeId: 'zlm-1', api: 'openRtpServer' });
+    const t = setup(async () => {}, { openError: () => down });
+    await assert.rejects(t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' }), (e: MediaFailedError) => e instanceof MediaFailedError && /openRtpServer/.test(e.message));
+    assert.equal(t.invites.length, 0);
+    assert.equal(await t.ssrcs.inUse('zlm-1'), 0);
   });
 });
 

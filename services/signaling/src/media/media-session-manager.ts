@@ -21,7 +21,7 @@ import {
   parseSdp,
   type SdpSummary,
 } from '@vms/gb28181';
-import { isMediaError, streamUrls, type MediaHookEvent, type MediaNode, type MediaPurpose } from '@vms/media';
+import { isMediaError, streamUrls, ZlmCallError, type MediaHookEvent, type MediaNode, type MediaPurpose } from '@vms/media';
 import type { Logger } from 'pino';
 import type { SessionDirectory } from '../cluster/device-index.port.ts';
 import type { Clock } from '../core/clock.ts';
@@ -36,6 +36,10 @@ import type { StreamHolderDirectory } from './stream-holders.port.ts';
 export const SESSION_DIRECTORY_TTL_MS = 24 * 3600_000;
 /** Ended download sessions whose progress can still be read. */
 const ENDED_KEPT = 1000;
+/** Media nodes tried for one new stream before the play fails (4609). */
+const MAX_OPEN_ATTEMPTS = 2;
+/** ZLM ApiErr::InvalidArgs, what openRtpServer answers for a stream id it already has. */
+const ZLM_INVALID_ARGS = -300;
 
 export interface LiveRequest {
   readonly deviceId: string;
@@ -156,13 +160,56 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
 
   const openRtp = async (node: MediaNode, streamId: string, mode: StreamMode, ssrc: string): Promise<number> => {
     const client = plane.client(node);
+    const open = async (): Promise<number> => (await client.openRtpServer({ streamId, tcpMode: mode, ssrc })).port;
     try {
-      const { port } = await client.openRtpServer({ streamId, tcpMode: mode, ssrc });
+      let port: number;
+      try {
+        port = await open();
+      } catch (err) {
+        // The node still has an RTP server under this stream id, which nobody here holds (openStream runs only
+        // when this instance has no stream for it): left by an owner that crashed, or by a set-up that died half
+        // way. Held by nobody, it would refuse this channel for good ("stream already exists"): close it, once.
+        if (!(err instanceof ZlmCallError) || err.zlmCode !== ZLM_INVALID_ARGS || table.stream(streamId) !== undefined) throw err;
+        const { hit } = await client.closeRtpServer(streamId);
+        if (!hit) throw err;
+        log.warn({ nodeId: node.id, streamId }, 'stale RTP server on the media node closed');
+        port = await open();
+      }
       plane.callResult(node.id, null);
       return port;
     } catch (err) {
       plane.callResult(node.id, err);
       throw new MediaFailedError('openRtpServer', isMediaError(err) ? err.code : 'error', { cause: err });
+    }
+  };
+
+  /** A media node and an RTP port on it: another healthy node when the first one fails (SPEC §9). */
+  const openOnSomeNode = async (purpose: MediaPurpose, req: LiveRequest | HistoryRequest, streamId: string): Promise<{ node: MediaNode; port: number; ssrc: string }> => {
+    const tried: string[] = [];
+    let failure: unknown = null;
+    for (;;) {
+      let node: MediaNode;
+      try {
+        node = await plane.choose(req.channelId, purpose, tried);
+      } catch (err) {
+        throw failure ?? err; // no other node: the play fails with what the first one said
+      }
+      let ssrc: string;
+      try {
+        ssrc = await plane.ssrcs.allocate(node.id, purpose);
+      } catch (err) {
+        if (isMediaError(err)) throw new MediaFailedError('SSRC allocation', err.message, { cause: err });
+        throw err;
+      }
+      try {
+        return { node, port: await openRtp(node, streamId, req.mode, ssrc), ssrc };
+      } catch (err) {
+        await releaseSsrc(node.id, ssrc);
+        tried.push(node.id);
+        failure = err;
+        if (tried.length >= MAX_OPEN_ATTEMPTS || closed) throw err;
+        log.warn({ err, nodeId: node.id, streamId }, 'openRtpServer failed: trying another media node');
+      }
     }
   };
 
@@ -186,22 +233,8 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
   /** One new stream with its INVITE dialog; cleans up everything it did when a step fails. */
   const openStream = async (purpose: MediaPurpose, req: LiveRequest | HistoryRequest): Promise<MediaStream> => {
     if (closed) throw new ShuttingDownError();
-    const node = await plane.choose(req.channelId, purpose);
-    let ssrc: string;
-    try {
-      ssrc = await plane.ssrcs.allocate(node.id, purpose);
-    } catch (err) {
-      if (isMediaError(err)) throw new MediaFailedError('SSRC allocation', err.message, { cause: err });
-      throw err;
-    }
     const streamId = purpose === 'live' ? `${req.deviceId}_${req.channelId}` : `${purpose}_${req.channelId}_${d.newId()}`;
-    let port: number;
-    try {
-      port = await openRtp(node, streamId, req.mode, ssrc);
-    } catch (err) {
-      await releaseSsrc(node.id, ssrc);
-      throw err;
-    }
+    const { node, port, ssrc } = await openOnSomeNode(purpose, req, streamId);
     const range = 'start' in req ? { start: req.start.getTime(), end: req.end.getTime() } : null;
     const stream: MediaStream = {
       streamId,
