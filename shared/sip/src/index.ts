@@ -34,7 +34,8 @@ export type { DigestChallenge, DigestCredentials } from './auth/digest.header.ts
 export { computeDigestResponse, checkDigestResponse, formatNonceCount } from './auth/digest.compute.ts';
 export type { DigestAlgorithm, DigestInput } from './auth/digest.compute.ts';
 export { DigestServer, DEFAULT_NONCE_TTL_MS, gbRealmFromServerId } from './auth/digest.server.ts';
-export type { DigestServerOptions, DigestFailure, DigestVerifyResult, DigestVerifyInput } from './auth/digest.server.ts';
+export type { DigestServerOptions, DigestFailure, DigestVerifyResult, DigestVerifyInput, ChallengeOptions } from './auth/digest.server.ts';
+export { digestUriMatches } from './auth/digest-uri.ts';
 export { buildAuthorization } from './auth/digest.client.ts';
 export type { AuthorizationOptions } from './auth/digest.client.ts';
 // --- transport, transactions, dialogs, user agent (owner: stack) ---
