@@ -2,6 +2,10 @@ import type { MediaNode } from '@vms/media';
 import type { SettingKey } from './schema.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** Whether the REGISTER challenge offers qop="auth" (RFC 2617). */
+export type DigestQop = 'auth' | 'none';
+/** Which digest usernames a REGISTER may use: the device id of From only, or any (SPEC SEC-1). */
+export type DigestUsernameRule = 'device-id' | 'any';
 
 export interface SipSettings {
   /** External SIP host devices are pointed at (Via, Contact, the node table). */
@@ -16,6 +20,12 @@ export interface SipSettings {
   readonly realm: string;
   /** Default device digest password; null = no auth. */
   readonly password: string | null;
+  /** Longest REGISTER lifetime granted, seconds (SPEC SEC-1). */
+  readonly registerExpiresMax: number;
+  /** Shortest REGISTER lifetime accepted, seconds; shorter → 423 (RFC 3261 §10.3 step 7). */
+  readonly registerExpiresMin: number;
+  readonly digestQop: DigestQop;
+  readonly digestUsername: DigestUsernameRule;
   /** Node code (instance-id). */
   readonly instanceId: string;
   /** HTTP base other instances use to reach this one, without a trailing slash. */

@@ -184,6 +184,33 @@ describe('loadConfig', () => {
     assert.equal(issuesOf(() => loadConfig(['--config', 'd.yml'], {}, io({ 'd.yml': 'a: [' })))[0]?.key, '--config');
   });
 
+  it('SEC-1 device trust settings: defaults, values, and bad ones named', () => {
+    const d = loadConfig([], {}, io()).sip;
+    assert.deepEqual([d.registerExpiresMax, d.registerExpiresMin, d.digestQop, d.digestUsername], [3600, 60, 'auth', 'device-id']);
+    const c = loadConfig(
+      [],
+      {
+        VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '7200',
+        VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '30',
+        VMS_GB28181_SIP_DIGEST_QOP: 'none',
+        VMS_GB28181_SIP_DIGEST_USERNAME: 'any',
+      },
+      io(),
+    ).sip;
+    assert.deepEqual([c.registerExpiresMax, c.registerExpiresMin, c.digestQop, c.digestUsername], [7200, 30, 'none', 'any']);
+    const bad = issuesOf(() =>
+      loadConfig(
+        [],
+        { VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '4294967295', VMS_GB28181_SIP_DIGEST_QOP: 'auth-int', VMS_GB28181_SIP_DIGEST_USERNAME: 'admin' },
+        io(),
+      ),
+    );
+    assert.deepEqual(bad.map((i) => i.key), ['vms.gb28181.sip.register-expires-max', 'vms.gb28181.sip.digest-qop', 'vms.gb28181.sip.digest-username']);
+    const crossed = issuesOf(() => loadConfig([], { VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '100', VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '600' }, io()));
+    assert.deepEqual(crossed.map((i) => [i.key, i.env]), [['vms.gb28181.sip.register-expires-min', 'VMS_GB28181_SIP_REGISTER_EXPIRES_MIN']]);
+    assert.deepEqual(issuesOf(() => loadConfig([], { VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '0' }, io())).map((i) => i.key), ['vms.gb28181.sip.register-expires-min']);
+  });
+
   it('returns a deeply frozen object', () => {
     const c = loadConfig([], {}, io());
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.sip) && Object.isFrozen(c.sources));

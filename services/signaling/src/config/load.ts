@@ -5,12 +5,14 @@ import { networkInterfaces } from 'node:os';
 import type { MediaNode } from '@vms/media';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
-import type { Config, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
+import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
 import { parseMediaNodes } from '../media/media-nodes.config.ts';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
   DEFAULT_HTTP_PORT,
+  DEFAULT_REGISTER_EXPIRES_MAX,
+  DEFAULT_REGISTER_EXPIRES_MIN,
   DEFAULT_SERVER_ID,
   DEFAULT_SIP_PORT,
   envNameOf,
@@ -31,7 +33,7 @@ export const nodeConfigIo: ConfigIo = {
   networkInterfaces,
 };
 
-type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count'
+type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds'
   ? number
   : T extends 'boolean'
     ? boolean
@@ -43,7 +45,11 @@ type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count'
           ? LogLevel
           : T extends 'mediaNodes'
             ? readonly MediaNode[]
-            : string;
+            : T extends 'digestQop'
+              ? DigestQop
+              : T extends 'digestUsername'
+                ? DigestUsernameRule
+                : string;
 
 const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<T>> } = {
   host: P.parseHost,
@@ -60,6 +66,9 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   signingKey: P.parseSigningKey,
   logLevel: P.parseLogLevel,
   mediaNodes: parseMediaNodes,
+  expiresSeconds: P.parseExpiresSeconds,
+  digestQop: P.parseDigestQop,
+  digestUsername: P.parseDigestUsername,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -167,6 +176,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       problem: `must be the address devices reach, not a wildcard (got ${JSON.stringify(announced)}); to listen on every interface set vms.gb28181.sip.bind-host instead`,
     });
   }
+  const expiresMin = values.get('vms.gb28181.sip.register-expires-min') ?? DEFAULT_REGISTER_EXPIRES_MIN;
+  const expiresMax = values.get('vms.gb28181.sip.register-expires-max') ?? DEFAULT_REGISTER_EXPIRES_MAX;
+  if (typeof expiresMin === 'number' && typeof expiresMax === 'number' && expiresMin > expiresMax) {
+    issues.push({
+      key: 'vms.gb28181.sip.register-expires-min',
+      env: envNameOf('vms.gb28181.sip.register-expires-min'),
+      problem: `must not exceed vms.gb28181.sip.register-expires-max (${expiresMin} > ${expiresMax})`,
+    });
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   const get = <K extends SettingKey>(key: K): ValueOf<TypeOfKey<K>> | undefined =>
@@ -192,6 +210,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       serverId,
       realm: serverId.slice(0, 10),
       password: get('vms.gb28181.sip.password') ?? null,
+      registerExpiresMax: get('vms.gb28181.sip.register-expires-max') ?? DEFAULT_REGISTER_EXPIRES_MAX,
+      registerExpiresMin: get('vms.gb28181.sip.register-expires-min') ?? DEFAULT_REGISTER_EXPIRES_MIN,
+      digestQop: get('vms.gb28181.sip.digest-qop') ?? 'auth',
+      digestUsername: get('vms.gb28181.sip.digest-username') ?? 'device-id',
       instanceId: get('vms.gb28181.sip.instance-id') ?? `${host}:${sipPort}`,
       internalBaseUrl: get('vms.gb28181.sip.internal-base-url') ?? `http://${urlHost}:${httpPort}`,
       nodeForwardSecret: get('vms.gb28181.sip.node-forward-secret') ?? null,

@@ -16,7 +16,10 @@ export type SettingType =
   | 'mysqlUrl'
   | 'signingKey'
   | 'logLevel'
-  | 'mediaNodes';
+  | 'mediaNodes'
+  | 'expiresSeconds'
+  | 'digestQop'
+  | 'digestUsername';
 
 export interface SettingSpec {
   readonly key: string;
@@ -33,6 +36,10 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.port', type: 'port', default: '5060', doc: 'external SIP port (UDP and TCP); 0 = any free port' },
   { key: 'vms.gb28181.sip.server-id', type: 'gbId', default: '34020000002000000001', doc: '20-digit platform SIP id, identical on all instances; realm = first 10 digits' },
   { key: 'vms.gb28181.sip.password', type: 'string', secret: true, default: 'none (no digest auth)', doc: 'device digest password; a per-device password overrides it' },
+  { key: 'vms.gb28181.sip.register-expires-max', type: 'expiresSeconds', default: '3600', doc: 'longest REGISTER lifetime granted, seconds (a longer Expires is cut to it; the 200 carries the granted value)' },
+  { key: 'vms.gb28181.sip.register-expires-min', type: 'expiresSeconds', default: '60', doc: 'shortest REGISTER lifetime accepted, seconds; shorter gets 423 Interval Too Brief with Min-Expires (RFC 3261 §10.3)' },
+  { key: 'vms.gb28181.sip.digest-qop', type: 'digestQop', default: 'auth', doc: 'auth: the 401 offers qop="auth" (answers with or without qop verify); none: no qop offered, for devices that fail on it' },
+  { key: 'vms.gb28181.sip.digest-username', type: 'digestUsername', default: 'device-id', doc: 'device-id: the digest username must be the device id of From; any: any username (devices that send a login name, e.g. "admin")' },
   { key: 'vms.gb28181.sip.instance-id', type: 'nodeCode', default: 'host:port', doc: 'node code: unique, stable across restarts; routing key for ownership and forwarding' },
   { key: 'vms.gb28181.sip.internal-base-url', type: 'httpUrl', default: 'http://host:<http port>', doc: 'HTTP base other instances use to reach this one' },
   { key: 'vms.gb28181.sip.node-forward-secret', type: 'string', secret: true, default: 'none (forwarding channel closed)', doc: 'shared secret for instance-to-instance forwarding' },
@@ -64,3 +71,7 @@ export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'serv
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;
 export const DEFAULT_HTTP_PORT = 18080;
+/** SPEC SEC-1: granted REGISTER lifetime at most one hour (what GB28181 devices ask for by default). */
+export const DEFAULT_REGISTER_EXPIRES_MAX = 3600;
+/** RFC 3261 §10.3 step 7; 60 s as common registrars (Asterisk's minexpiry) use. */
+export const DEFAULT_REGISTER_EXPIRES_MIN = 60;
