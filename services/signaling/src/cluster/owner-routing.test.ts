@@ -324,6 +324,22 @@ describe('owner routing hook (ROUTE-2..8)', () => {
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 4601);
   });
 
+  it('claim vanished (store emptied) while the owner serves the device: the owner re-claims it and runs it, the others forward again', async () => {
+    const s = await shared();
+    const b = await startNode(s, 'node-b');
+    const c = await startNode(s, 'node-c');
+    b.recorder.deviceSeen(DEV_B); // verified REGISTER / keepalive on node-b
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await s.store.ownerOf(DEV_B), 'node-b');
+    await s.store.releaseIfOwner(DEV_B, 'node-b'); // what an empty Redis restart does to the claim
+    const onOwner = await call(b, `/vms/device/info?deviceId=${DEV_B}`);
+    assert.deepEqual([onOwner.status, onOwner.json.code], [200, 200], 'not 4601 until the next keepalive');
+    assert.equal(await s.store.ownerOf(DEV_B), 'node-b');
+    assert.equal((await call(c, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 200, 'forwarded to node-b again');
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_NONE}`)).json.code, 4601, 'a device it does not serve is not claimed');
+    assert.equal(await s.store.ownerOf(DEV_NONE), null);
+  });
+
   it('standalone: no store is consulted, unrouted or unresolvable requests go to the handler (ROUTE-8)', async () => {
     const s = await shared();
     const solo = await startNode(s, 'node-solo', { store: null });

@@ -6,7 +6,9 @@
 //  1. Marked as forwarded? Right secret → run locally, never route again; otherwise 4605 (403).
 //  2. Standalone (no ownership store): local, with no Redis round trip (ROUTE-8).
 //  3. Resolve the device from the routing key; none → local (the handler answers 400/404).
-//  4. Owner from the store (Redis down → this instance's own leases, FAIL-3).
+//  4. Owner from the store (Redis down → this instance's own leases, FAIL-3). No owner, but this
+//     instance serves the device (a live lease from its verified flow): the claim vanished (empty Redis
+//     restart), re-claim it (SET NX) and go on with whoever owns it now.
 //  5. self → local; nobody → 4601; other without a secret → 4602; other → node online? (4603)
 //  6. Forward with the path exactly as received, the body bytes, the caller's token; write back the
 //     owner's status, Content-Type and body bytes unchanged (ROUTE-4). Failures → 4603/4604.
@@ -114,7 +116,11 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
     }
     if (deviceId === null) return 'local';
 
-    const lookup = await lookupOwner(deps.owners, deviceId, request);
+    let lookup = await lookupOwner(deps.owners, deviceId, request);
+    if (lookup.kind === 'none') {
+      const owner = await deps.recorder.reclaimIfVacant(deviceId);
+      if (owner !== null) lookup = { kind: 'owner', node: owner };
+    }
     const owner = resolveOwner(deps.instanceId, lookup, deps.secret !== null && deps.forwarder !== null);
     if (owner.action === 'local') return 'local';
     if (lookup.kind === 'owner') deps.recorder.observeOwner(deviceId, lookup.node); // OWN-4: moved away?

@@ -52,6 +52,15 @@ export interface OwnershipRecorder {
    * an unsubscribe function. Listener errors are logged, never propagated.
    */
   onMoved(listener: (event: OwnershipMoved) => void): () => void;
+  /**
+   * The routing hook found no owner for a device: if this instance holds a live lease on it (seen on
+   * its verified flow within the TTL), the claim vanished (an empty Redis restart) and is written back
+   * at once, only if still vacant (SET NX, keeping the lease's own expiry, OWN-2) — so the owner does
+   * not answer 4601 for its own device until the next keepalive or check. Resolves with the owner now
+   * (this instance, or one that claimed meanwhile: then the device moved, OWN-4), or null when this
+   * instance holds no lease or the store failed. Never rejects.
+   */
+  reclaimIfVacant(deviceId: DeviceId): Promise<string | null>;
   /** Used by the routing hook: the ownership store named `owner` for this device just now. */
   observeOwner(deviceId: DeviceId, owner: string): void;
   /** One pass of the moved / vanished-claim check (the timer runs it every scan period). */
@@ -216,6 +225,26 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     onMoved(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+
+    async reclaimIfVacant(deviceId) {
+      const now = o.clock.now();
+      if (closed || !live(deviceId, now)) return null;
+      const ttlMs = Math.max(1, Math.round((leases.get(deviceId) ?? now) - now));
+      let owner: string;
+      try {
+        owner = await o.store.claimIfVacant(deviceId, o.instanceId, ttlMs);
+      } catch (err) {
+        log.debug({ err, deviceId }, 'ownership re-claim failed');
+        return null;
+      }
+      if (owner !== o.instanceId) {
+        if (leases.has(deviceId)) moved(deviceId, owner);
+        return owner;
+      }
+      log.info({ deviceId, ttlMs }, 'ownership re-claimed for a device served here after its claim vanished');
+      changed?.(deviceId);
+      return owner;
     },
 
     observeOwner(deviceId, owner) {
