@@ -137,6 +137,27 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  it('the check re-writes a vanished claim only if still vacant: a device that moved meanwhile keeps its new owner (OWN-4)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const memory = createMemoryOwnershipStore({ clock });
+    // the check's read says "no owner", then node-b claims before the write (a REGISTER on node-b)
+    const racing: OwnershipStore = {
+      ...memory,
+      ownersOf: async () => {
+        await memory.claim(DEV, 'node-b', TTL);
+        return new Map();
+      },
+    };
+    const { recorder, moved } = setup(racing);
+    recorder.deviceSeen(DEV);
+    await settle();
+    await recorder.checkNow();
+    assert.equal(await memory.ownerOf(DEV), 'node-b', 'not overwritten by the old owner');
+    assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+    assert.equal(recorder.isLocallyOwned(DEV), false);
+    await recorder.close();
+  });
+
   it('store down: deviceSeen never throws, keeps the local view, and logs once per outage (FAIL-3)', async () => {
     const clock = new FakeClock(0);
     const memory = createMemoryOwnershipStore({ clock });

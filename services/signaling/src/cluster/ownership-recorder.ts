@@ -15,7 +15,9 @@
 // (FAIL-3: requests for our own devices still run here), the node's online-device count (NODE-2), and
 // the periodic check that notices a device now owned elsewhere. The same check re-writes a claim that
 // vanished while the lease is still live (Redis restarted), so ownership heals before the next
-// keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2).
+// keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2), and is
+// written only if still vacant (SET NX), never over a device that moved meanwhile (OWN-4). The routing
+// hook does the same at once for a device it finds without owner (reclaimIfVacant).
 import type { OwnershipStore } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
@@ -151,8 +153,19 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
         }
       }
       if (reclaim.length > 0) {
-        await o.store.claimMany(reclaim, o.instanceId);
-        log.info({ devices: reclaim.length }, 'ownership claims re-written after they vanished from the store');
+        // SET NX per device (OWN-4): a device that re-registered elsewhere since the read above keeps
+        // its new owner, and this instance learns it moved. Every write settles before reporting.
+        const results = await Promise.allSettled(reclaim.map((c) => o.store.claimIfVacant(c.deviceId, o.instanceId, c.ttlMs)));
+        let rewritten = 0;
+        results.forEach((r, i) => {
+          const deviceId = reclaim[i]?.deviceId;
+          if (r.status !== 'fulfilled' || deviceId === undefined) return;
+          if (r.value === o.instanceId) rewritten++;
+          else if (leases.has(deviceId)) moved(deviceId, r.value);
+        });
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (rewritten > 0) log.info({ devices: rewritten }, 'ownership claims re-written after they vanished from the store');
+        if (failed !== undefined) throw failed.reason;
       }
       if (checkFailing) log.info('ownership check recovered');
       checkFailing = false;
