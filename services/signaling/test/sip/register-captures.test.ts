@@ -1,5 +1,5 @@
-// SPEC SEC-1 / #16 item 14: the two digest forms real devices answer with, from the captures in
-// ./fixtures (copied from the project's gb28181-samples, provenance on their first line):
+// SPEC SEC-1 / #16 item 14: the two digest forms real devices answer with, from the repository's
+// captures (@vms/fixtures, provenance at the top of each file):
 //   01 (Ellean simulator): no qop — RFC 2069 style, the simulator ignores qop even when offered;
 //   02 (sbgb28181): qop=auth with nc and cnonce, Request-URI and digest uri `sip:<domain>`.
 // The captured nonces are another platform's, so each exchange is replayed against ours: our challenge
@@ -8,8 +8,10 @@
 // response proves), checked by the REGISTER decision with the captured Request-URI.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { computeDigestResponse, DigestServer, formatDigestCredentials, getFrom, parseDigestChallenge, parseDigestCredentials, parseSipMessage, type SipMessage, type SipRequest } from '@vms/sip';
+import { GB28181_SAMPLES_DIR } from '@vms/fixtures';
 import { decideRegisterAuth } from '../../src/sip/register-auth.ts';
 
 const PASSWORD = '12345678'; // reproduces both captured responses (first test)
@@ -17,7 +19,7 @@ const NOW = Date.UTC(2026, 10, 30, 6, 35, 6);
 
 /** The SIP messages of a capture file, in order (headers rebuilt with CRLF; these have no bodies). */
 function messages(file: string): SipMessage[] {
-  const text = readFileSync(new URL(`./fixtures/${file}`, import.meta.url), 'utf8');
+  const text = readFileSync(join(GB28181_SAMPLES_DIR, file), 'utf8');
   const blocks = text.split(/^===== .*$/m).slice(1);
   return blocks.map((b) => parseSipMessage(Buffer.from(`${b.trim().split('\n').join('\r\n')}\r\n\r\n`, 'latin1')));
 }
