@@ -23,7 +23,7 @@ import { createMysqlDeviceRepository } from './devices/device-repository.mysql.t
 import type { DeviceRepository } from './devices/device-repository.port.ts';
 import { ShuttingDownError } from './errors/catalog.ts';
 import { buildHttpApp } from './http/app.ts';
-import type { OwnerRoutingHook } from './http/handler.types.ts';
+import type { OwnerRoutingHook, Readiness } from './http/handler.types.ts';
 import { createLogger } from './logging/logger.ts';
 import { createStandaloneNodeDirectory } from './nodes/node-directory.standalone.ts';
 import type { NodeDirectory } from './nodes/node-directory.port.ts';
@@ -97,6 +97,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   let started: Promise<RunningApp> | null = null;
   let closed: Promise<void> | null = null;
   let leaveCluster: (() => Promise<void>) | null = null;
+  let phase: Readiness['phase'] = 'starting'; // /readyz
 
   const openDevices = async (): Promise<DeviceRepository> => {
     if (deps.devices !== undefined) return deps.devices;
@@ -220,6 +221,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           devices,
         }),
       owners: deps.owners ?? cluster.owners ?? createSelfOwnerDirectory(config.sip.instanceId),
+      readiness: () => ({ phase, redis: cluster.redis?.status ?? null }),
       clock,
       logger: log,
       utcOffsetMinutes,
@@ -258,6 +260,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     side?.scanner.start();
     await cluster.startHeartbeat(internalBaseUrl); // NODE-1: own row upserted before we report started
     if (cluster.nodes === null) cascade?.observeStandalone(); // no node table: alone, so leader (CASC-5)
+    if (closed === null) phase = 'ready';
     log.info(running, 'signaling instance started');
     return running;
   };
@@ -270,6 +273,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       return started;
     },
     close() {
+      phase = 'draining';
       closed ??= (async () => {
         await started?.catch(() => {}); // a failed start is reported by start(); close what it opened
         // First tell the cluster (node table): the others move on while this instance drains.

@@ -68,6 +68,13 @@ export interface EdgeRequest {
  */
 export type EdgeRouting = (request: EdgeRequest) => boolean;
 
+/** What `/readyz` reports: `phase` decides the answer, the rest is shown to the operator. */
+export interface Readiness {
+  readonly phase: 'starting' | 'ready' | 'draining';
+  /** Redis client state (`ready`, `connecting`, ...); null without Redis. */
+  readonly redis: string | null;
+}
+
 export interface HttpDeps {
   readonly instanceId: string;
   readonly signingKey: string;
@@ -87,6 +94,8 @@ export interface HttpDeps {
   readonly media?: MediaWiring;
   /** Upstream platform administration; absent when the SIP side is replaced (tests). */
   readonly platforms?: PlatformAdmin;
+  /** Readiness for `/readyz` (routes/health.ts); absent = ready whenever HTTP answers. */
+  readonly readiness?: () => Readiness;
   /** Largest accepted request body, bytes. Default 1 MiB. */
   readonly bodyLimit?: number;
 }
