@@ -14,6 +14,7 @@ import { createUnavailableDeviceControl } from './control/device-control.unavail
 import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts';
 import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
+import { createMetrics } from './metrics/metrics.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
@@ -195,6 +196,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       onNodeRead = (read) => c.onNodeRead(read);
       side.interceptMessages(c.upstreamMessages);
     }
+    // Prometheus metrics (docs/metrics.md): subscribers only; nothing on the hot paths changes.
+    const metrics = createMetrics({
+      instanceId: config.sip.instanceId,
+      version: SERVICE_VERSION,
+      events,
+      devicesOnline: cluster.mode === 'cluster' ? () => cluster.recorder.localCount() : () => devices.countOnlineDevices(),
+      isLeader: () => cluster.cascadeLeader() === config.sip.instanceId,
+      media: () => media?.sessions.stats ?? null,
+    });
+    closers.push(async () => metrics.close());
     let boundPort = config.http.port;
     const internalBaseUrl = (): string =>
       config.sources['vms.gb28181.sip.internal-base-url'] === 'default' && config.http.port === 0
@@ -222,6 +233,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         }),
       owners: deps.owners ?? cluster.owners ?? createSelfOwnerDirectory(config.sip.instanceId),
       readiness: () => ({ phase, redis: cluster.redis?.status ?? null }),
+      metrics,
       clock,
       logger: log,
       utcOffsetMinutes,
