@@ -6,11 +6,12 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { STORE_CHANNELS, type StoreCommandEvent, type StoreConnectionErrorEvent } from '@vms/cluster';
 import { getCSeq, SIP_CHANNELS, type DatagramAnswerEvent, type DroppedEvent, type MessageInEvent, type MessageOutEvent, type SipMessage, type TransactionTimeoutEvent } from '@vms/sip';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { DeviceEvents, UplinkKind } from '../events/device-events.ts';
 import { ENVELOPE_BY_ERROR } from '../http/errors.ts';
 import { SIGNALING_CHANNELS, type ApiFailureEvent, type CatalogSyncEvent, type ForwardEvent } from './channels.ts';
+import { hotCounter, hotHistogram, type Cell } from './hot-metrics.ts';
 import { methodLabel, registrationResult, statusLabel } from './labels.ts';
 
 export interface MetricsSources {
@@ -99,53 +100,50 @@ export function createMetrics(s: MetricsSources): Metrics {
   mediaGauge('vms_media_sessions', 'Media sessions (viewers, playbacks, downloads) on this instance', (m) => m.sessions);
 
   // Device uplinks: the keepalive path only increments a child bound here.
-  const uplinks = new Counter({
+  const uplinks = hotCounter({
     name: 'vms_device_uplinks_total',
     help: 'Requests from registered devices, by kind (keepalive, register, unregister, message)',
     labelNames: ['kind'],
     registers,
   });
-  const byKind: Record<UplinkKind, { inc(): void }> = {
-    register: uplinks.labels('register'),
-    keepalive: uplinks.labels('keepalive'),
-    message: uplinks.labels('message'),
-    unregister: uplinks.labels('unregister'),
+  const byKind: Record<UplinkKind, Cell> = {
+    register: uplinks('register'),
+    keepalive: uplinks('keepalive'),
+    message: uplinks('message'),
+    unregister: uplinks('unregister'),
   };
-  const offUplink = s.events.on('uplink', (e) => byKind[e.kind].inc());
+  const offUplink = s.events.on('uplink', (e) => void byKind[e.kind].value++);
 
   // SIP traffic by method and status.
-  const requests = new Counter({ name: 'vms_sip_requests_total', help: 'SIP requests received (in) and sent (out), by method', labelNames: ['direction', 'method'], registers });
-  const responses = new Counter({
+  const request = hotCounter({ name: 'vms_sip_requests_total', help: 'SIP requests received (in) and sent (out), by method', labelNames: ['direction', 'method'], registers });
+  const response = hotCounter({
     name: 'vms_sip_responses_total',
     help: 'SIP responses received (in) and sent (out), by CSeq method and status',
     labelNames: ['direction', 'method', 'status'],
     registers,
   });
-  const registrations = new Counter({ name: 'vms_sip_registrations_total', help: 'Final answers to device REGISTERs, by result', labelNames: ['result'], registers });
+  const registration = hotCounter({ name: 'vms_sip_registrations_total', help: 'Final answers to device REGISTERs, by result', labelNames: ['result'], registers });
   const parseErrors = new Counter({ name: 'vms_sip_parse_errors_total', help: 'Inbound SIP messages that did not parse', registers });
   const dropped = new Counter({ name: 'vms_sip_dropped_total', help: 'Inbound SIP messages or connections dropped, by reason', labelNames: ['reason'], registers });
   const txTimeouts = new Counter({ name: 'vms_sip_transaction_timeouts_total', help: 'Client transactions that got no final response, by method', labelNames: ['method'], registers });
-  const request = childrenOf((direction, method) => requests.labels(direction ?? '', method ?? ''));
-  const response = childrenOf((direction, method, status) => responses.labels(direction ?? '', method ?? '', status ?? ''));
-  const registration = childrenOf((result) => registrations.labels(result ?? ''));
   // the datagram shortcut's common case, bound once: a keepalive MESSAGE answered 200
   const messageIn = request('in', 'MESSAGE');
   const message200Out = response('out', 'MESSAGE', '200');
   const count = (direction: 'in' | 'out', msg: SipMessage): void => {
     if (msg.type === 'request') {
-      request(direction, methodLabel(msg.method)).inc();
+      request(direction, methodLabel(msg.method)).value++;
       return;
     }
     const method = cseqMethod(msg);
-    response(direction, method, statusLabel(msg.status)).inc();
+    response(direction, method, statusLabel(msg.status)).value++;
     if (direction === 'out' && method === 'REGISTER') {
       const result = registrationResult(msg.status);
-      if (result !== null) registration(result).inc();
+      if (result !== null) registration(result).value++;
     }
   };
 
   // Forwards and API failures (owner routing, SPEC §4).
-  const forwards = new Histogram({
+  const forwardOutcome = hotHistogram({
     name: 'vms_forward_duration_seconds',
     help: 'Requests forwarded to the owning instance, by outcome (ok = the owner answered; else the code the caller got)',
     labelNames: ['outcome'],
@@ -154,11 +152,10 @@ export function createMetrics(s: MetricsSources): Metrics {
   });
   const apiFailures = new Counter({ name: 'vms_api_failures_total', help: 'Error envelopes answered to API callers, by code (4601-4605: routing)', labelNames: ['code'], registers });
   const codeOf = (errorCode: string): string => String(ENVELOPE_BY_ERROR[errorCode as ErrorCode]?.code ?? 'other');
-  const forwardOutcome = childrenOf((outcome) => forwards.labels(outcome ?? ''));
   const apiFailure = childrenOf((code) => apiFailures.labels(code ?? ''));
 
   // Stores (SPEC FAIL-3, FAIL-4).
-  const storeLatency = new Histogram({
+  const storeCommand = hotHistogram({
     name: 'vms_store_command_duration_seconds',
     help: 'Redis commands and MySQL statements (through the pools), by store and outcome',
     labelNames: ['store', 'outcome'],
@@ -166,7 +163,6 @@ export function createMetrics(s: MetricsSources): Metrics {
     registers,
   });
   const storeErrors = new Counter({ name: 'vms_store_errors_total', help: 'Failed Redis commands / MySQL statements and Redis connection errors, by store and kind', labelNames: ['store', 'kind'], registers });
-  const storeCommand = childrenOf((store, outcome) => storeLatency.labels(store ?? '', outcome ?? ''));
   const storeError = childrenOf((store, kind) => storeErrors.labels(store ?? '', kind ?? ''));
 
   // Catalog syncs.
@@ -182,12 +178,12 @@ export function createMetrics(s: MetricsSources): Metrics {
       (m) => {
         const e = m as DatagramAnswerEvent;
         if (e.method === 'MESSAGE' && e.status === 200) {
-          messageIn.inc();
-          message200Out.inc();
+          messageIn.value++;
+          message200Out.value++;
           return;
         }
-        request('in', methodLabel(e.method)).inc();
-        response('out', methodLabel(e.method), statusLabel(e.status)).inc();
+        request('in', methodLabel(e.method)).value++;
+        response('out', methodLabel(e.method), statusLabel(e.status)).value++;
       },
     ],
     [SIP_CHANNELS.parseError, () => parseErrors.inc()],
