@@ -33,6 +33,7 @@ describe('createApp', () => {
     assert.match(text, /^vms_devices_online 0$/m);
     assert.match(text, /^vms_cascade_leader 1$/m, 'alone, it leads (CASC-5)');
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+    assert.equal((await fetch(`${running.httpUrl}/blade-iot/metrics`)).status, 200);
     const token = await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60 }, KEY, Date.now());
     const nodes = (await (await fetch(`${running.httpUrl}/vms/nodes`, { headers: { 'Blade-Auth': `bearer ${token}` } })).json()) as { data: { nodes: { internalBaseUrl: string }[] } };
     assert.equal(nodes.data.nodes[0]?.internalBaseUrl, running.internalBaseUrl);
