@@ -23,6 +23,7 @@ COPY --from=build /src/package.json /src/package-lock.json ./
 COPY --from=build /src/services/device-sim/package.json services/device-sim/
 COPY --from=build /src/test/package.json test/
 COPY --from=build /src/test/harness/package.json test/harness/
+COPY --from=build /src/test/fixtures/package.json test/fixtures/
 COPY --from=build /src/helm/package.json helm/
 COPY --from=build /src/shared shared
 COPY --from=build /src/services/signaling services/signaling
