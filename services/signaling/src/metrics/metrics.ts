@@ -36,6 +36,20 @@ export interface Metrics {
   close(): void;
 }
 
+/**
+ * Node.js process metrics, one registry per process: collectDefaultMetrics starts an event-loop delay
+ * monitor and a GC observer that are never stopped, so several instances in one process (tests) share
+ * them; each scrape merges them into the instance's own metrics.
+ */
+let processMetrics: Registry | null = null;
+function processRegistry(): Registry {
+  if (processMetrics === null) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** Labelled children made once per label set: the label values are bounded, so is this map. */
@@ -63,7 +77,8 @@ const cseqMethod = (msg: SipMessage): string => {
 export function createMetrics(s: MetricsSources): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  if (s.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const withProcess = s.defaultMetrics !== false;
+  if (withProcess) processRegistry();
 
   new Gauge({ name: 'vms_instance_info', help: 'This signaling instance (value 1): its node code and version', labelNames: ['instance_id', 'version'], registers }).set(
     { instance_id: s.instanceId, version: s.version },
@@ -225,7 +240,8 @@ export function createMetrics(s: MetricsSources): Metrics {
   let closed = false;
   return {
     contentType: registry.contentType,
-    render: () => registry.metrics(),
+    // merged at each scrape: the process registry is shared, ours is this instance's
+    render: () => (withProcess ? Registry.merge([processRegistry(), registry]) : registry).metrics(),
     close() {
       if (closed) return;
       closed = true;
