@@ -36,13 +36,13 @@ const settled = (store: StoreKind, promise: Promise<unknown>): void => {
   promise.then(done(true), done(false));
 };
 
-type SendCommand = (cmd: { promise: Promise<unknown> }, ...rest: unknown[]) => unknown;
+type SendCommand = (cmd: { promise?: Promise<unknown> } | undefined, ...rest: unknown[]) => unknown;
 
 /** Every command goes through `sendCommand` (pipelines and auto-pipelining included, cluster or not). */
 export function instrumentRedisClient(client: RedisClient): void {
   const send = (client.sendCommand as unknown as SendCommand).bind(client);
   const wrapped: SendCommand = (cmd, ...rest) => {
-    if (command.hasSubscribers) settled('redis', cmd.promise);
+    if (command.hasSubscribers && cmd?.promise !== undefined) settled('redis', cmd.promise);
     return send(cmd, ...rest);
   };
   (client as unknown as { sendCommand: SendCommand }).sendCommand = wrapped;
