@@ -14,6 +14,7 @@ import { createUnavailableDeviceControl } from './control/device-control.unavail
 import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts';
 import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
+import { createMetrics } from './metrics/metrics.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
@@ -23,7 +24,7 @@ import { createMysqlDeviceRepository } from './devices/device-repository.mysql.t
 import type { DeviceRepository } from './devices/device-repository.port.ts';
 import { ShuttingDownError } from './errors/catalog.ts';
 import { buildHttpApp } from './http/app.ts';
-import type { OwnerRoutingHook } from './http/handler.types.ts';
+import type { OwnerRoutingHook, Readiness } from './http/handler.types.ts';
 import { createLogger } from './logging/logger.ts';
 import { createStandaloneNodeDirectory } from './nodes/node-directory.standalone.ts';
 import type { NodeDirectory } from './nodes/node-directory.port.ts';
@@ -97,6 +98,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   let started: Promise<RunningApp> | null = null;
   let closed: Promise<void> | null = null;
   let leaveCluster: (() => Promise<void>) | null = null;
+  let phase: Readiness['phase'] = 'starting'; // /readyz
 
   const openDevices = async (): Promise<DeviceRepository> => {
     if (deps.devices !== undefined) return deps.devices;
@@ -194,6 +196,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       onNodeRead = (read) => c.onNodeRead(read);
       side.interceptMessages(c.upstreamMessages);
     }
+    // Prometheus metrics (docs/metrics.md): subscribers only; nothing on the hot paths changes.
+    const metrics = createMetrics({
+      instanceId: config.sip.instanceId,
+      version: SERVICE_VERSION,
+      events,
+      devicesOnline: cluster.mode === 'cluster' ? () => cluster.recorder.localCount() : () => devices.countOnlineDevices(),
+      isLeader: () => cluster.cascadeLeader() === config.sip.instanceId,
+      media: () => media?.sessions.stats ?? null,
+    });
+    closers.push(async () => metrics.close());
     let boundPort = config.http.port;
     const internalBaseUrl = (): string =>
       config.sources['vms.gb28181.sip.internal-base-url'] === 'default' && config.http.port === 0
@@ -220,6 +232,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           devices,
         }),
       owners: deps.owners ?? cluster.owners ?? createSelfOwnerDirectory(config.sip.instanceId),
+      readiness: () => ({ phase, redis: cluster.redis?.status ?? null }),
+      metrics,
       clock,
       logger: log,
       utcOffsetMinutes,
@@ -258,6 +272,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     side?.scanner.start();
     await cluster.startHeartbeat(internalBaseUrl); // NODE-1: own row upserted before we report started
     if (cluster.nodes === null) cascade?.observeStandalone(); // no node table: alone, so leader (CASC-5)
+    if (closed === null) phase = 'ready';
     log.info(running, 'signaling instance started');
     return running;
   };
@@ -270,6 +285,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       return started;
     },
     close() {
+      phase = 'draining';
       closed ??= (async () => {
         await started?.catch(() => {}); // a failed start is reported by start(); close what it opened
         // First tell the cluster (node table): the others move on while this instance drains.

@@ -32,6 +32,7 @@ export type { NodeInfo, NodeRow, NodeRegistry } from './node-table.port.ts';
 export { createMemoryNodeRegistry, type MemoryNodeRegistryOptions } from './node-table.memory.ts';
 export { createMysqlNodeRegistry } from './node-table.mysql.ts';
 export { createMysqlPool, parseMysqlUrl, type MysqlPoolOptions } from './mysql-pool.ts';
+export { STORE_CHANNELS, type StoreCommandEvent, type StoreConnectionErrorEvent, type StoreKind } from './store-diagnostics.ts';
 export { isTransientMysqlError } from './mysql-errors.ts';
 export { migrate, type MigrateOptions, type MigrationResult } from './migrate.mysql.ts';
 export { retryTransient, type RetryOptions } from './retry.ts';

@@ -6,6 +6,7 @@
  */
 import { createPool, type Pool, type PoolOptions } from 'mysql2/promise';
 import { InvalidStoreUrlError } from './errors.ts';
+import { instrumentMysqlPool } from './store-diagnostics.ts';
 
 export interface MysqlPoolOptions {
   /** Default 10. */
@@ -49,5 +50,6 @@ export function createMysqlPool(url: string, opts: MysqlPoolOptions = {}): Pool 
   pool.pool.on('connection', (conn) => {
     conn.query("SET time_zone = '+00:00'", () => undefined);
   });
+  instrumentMysqlPool(pool); // vms.store.command events (store-diagnostics.ts)
   return pool;
 }

@@ -56,7 +56,7 @@ export { flowKey, isFlow } from './transport/flow.ts';
 export type { Flow, HostTarget, SendTarget, TransportName } from './transport/flow.ts';
 export { SIP_CHANNELS } from './transport/diagnostics.ts';
 export type {
-  MessageInEvent, MessageOutEvent, ParseErrorEvent, DroppedEvent, DropReason, ConnectionEvent, TransactionTimeoutEvent,
+  MessageInEvent, MessageOutEvent, ParseErrorEvent, DroppedEvent, DropReason, ConnectionEvent, TransactionTimeoutEvent, DatagramAnswerEvent,
   TransportCounters,
 } from './transport/diagnostics.ts';
 export { silentLogger } from './transport/logger.ts';

@@ -24,6 +24,7 @@ export const ErrorCodes = {
   MEDIA_FAILED: 'VMS_ERR_MEDIA_FAILED',
   STORAGE_FAILED: 'VMS_ERR_STORAGE_FAILED',
   SHUTTING_DOWN: 'VMS_ERR_SHUTTING_DOWN',
+  NOT_READY: 'VMS_ERR_NOT_READY',
   INTERNAL: 'VMS_ERR_INTERNAL',
 } as const;
 
@@ -238,6 +239,14 @@ export class ShuttingDownError extends VmsError {
   readonly code = ErrorCodes.SHUTTING_DOWN;
   constructor() {
     super('instance is shutting down');
+  }
+}
+
+/** Readiness (`/readyz`): still starting, or draining after SIGTERM. */
+export class NotReadyError extends VmsError {
+  readonly code = ErrorCodes.NOT_READY;
+  constructor(readonly phase: 'starting' | 'draining') {
+    super(`instance not ready: ${phase}`);
   }
 }
 

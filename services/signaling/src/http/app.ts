@@ -12,6 +12,7 @@ import { createEdge, edgeServerFactory } from './edge.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { ok } from './envelope.ts';
 import { errorResponse, toVmsError } from './errors.ts';
+import { publishApiFailure } from '../metrics/channels.ts';
 import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
 import type { RawParams } from './params.ts';
 import { isWebhookPath, stripServicePrefix } from './paths.ts';
@@ -118,6 +119,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   }
 
   if (deps.media !== undefined) registerWebhookRoute(app, deps.media);
+  // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
+  const metrics = deps.metrics;
+  if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
 
   app.setNotFoundHandler(async (request) => {
     throw new RouteNotFoundError(request.method, request.url.split('?')[0] ?? '/');
@@ -126,6 +130,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.setErrorHandler(async (raw, request, reply) => {
     const err = toVmsError(raw);
     const { httpStatus, body } = errorResponse(err);
+    publishApiFailure(err.code);
     if (httpStatus >= 500) request.log.error({ err: raw, code: err.code }, 'request failed');
     else request.log.info({ code: err.code, reason: err.message }, 'request refused');
     return reply.status(httpStatus).type('application/json; charset=utf-8').send(body);

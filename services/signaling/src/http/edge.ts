@@ -18,6 +18,7 @@ import type { VerifiedTokens } from '../auth/verified-tokens.ts';
 import type { Clock } from '../core/clock.ts';
 import { isGbId } from '../core/gb-id.ts';
 import { errorResponse } from './errors.ts';
+import { publishApiFailure } from '../metrics/channels.ts';
 import type { EdgeRequest, EdgeRouting } from './handler.types.ts';
 import { stripServicePrefix } from './paths.ts';
 import { ROUTES, ROUTING_PARAM, type RouteSpec } from './route-table.ts';
@@ -117,6 +118,7 @@ function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate
     },
     fail(err) {
       const { httpStatus, body } = errorResponse(err);
+      publishApiFailure(err.code);
       write(httpStatus, JSON_TYPE, JSON.stringify(body));
       logger.info({ method, url, key: c.key, code: err.code, reason: err.message, responseTime: performance.now() - startedAt }, 'request refused');
     },

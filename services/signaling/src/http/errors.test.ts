@@ -30,6 +30,7 @@ describe('error → envelope table', () => {
         VMS_ERR_MEDIA_FAILED: [200, 4609],
         VMS_ERR_STORAGE_FAILED: [503, 503],
         VMS_ERR_SHUTTING_DOWN: [503, 503],
+        VMS_ERR_NOT_READY: [503, 503],
         VMS_ERR_CONFIG_INVALID: [500, 500],
         VMS_ERR_INTERNAL: [500, 500],
       },

@@ -30,6 +30,7 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.MEDIA_FAILED]: { httpStatus: 200, code: 4609 },
   [ErrorCodes.STORAGE_FAILED]: { httpStatus: 503, code: 503 },
   [ErrorCodes.SHUTTING_DOWN]: { httpStatus: 503, code: 503 },
+  [ErrorCodes.NOT_READY]: { httpStatus: 503, code: 503 },
   [ErrorCodes.CONFIG_INVALID]: { httpStatus: 500, code: 500 },
   [ErrorCodes.INTERNAL]: { httpStatus: 500, code: 500 },
 };

@@ -5,6 +5,7 @@ import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import type { VmsError } from '../errors/catalog.ts';
@@ -68,6 +69,13 @@ export interface EdgeRequest {
  */
 export type EdgeRouting = (request: EdgeRequest) => boolean;
 
+/** What `/readyz` reports: `phase` decides the answer, the rest is shown to the operator. */
+export interface Readiness {
+  readonly phase: 'starting' | 'ready' | 'draining';
+  /** Redis client state (`ready`, `connecting`, ...); null without Redis. */
+  readonly redis: string | null;
+}
+
 export interface HttpDeps {
   readonly instanceId: string;
   readonly signingKey: string;
@@ -87,6 +95,10 @@ export interface HttpDeps {
   readonly media?: MediaWiring;
   /** Upstream platform administration; absent when the SIP side is replaced (tests). */
   readonly platforms?: PlatformAdmin;
+  /** `GET /metrics` (src/metrics); absent = no such endpoint. */
+  readonly metrics?: Pick<Metrics, 'contentType' | 'render'>;
+  /** Readiness for `/readyz` (routes/health.ts); absent = ready whenever HTTP answers. */
+  readonly readiness?: () => Readiness;
   /** Largest accepted request body, bytes. Default 1 MiB. */
   readonly bodyLimit?: number;
 }

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { CatalogProgress } from '../control/device-control.port.ts';
 import type { DeviceId } from '../devices/device.types.ts';
 import { DeviceOfflineError } from '../errors/catalog.ts';
+import { publishCatalogSync } from '../metrics/channels.ts';
 import { createCatalogAssembly, type CatalogAnswer, type CatalogAssembly } from './catalog-assembler.ts';
 import { diffChannels, readAllChannels } from './catalog-changes.ts';
 import { channelFromItem } from './catalog-channels.ts';
@@ -77,6 +78,7 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
     Object.assign(s, { state: 'done', finishedAt: side.clock.now(), total: answer.total, received: channels.length, partial: !answer.complete, assembly: null });
     const changes = diffChannels(stored, channels, answer.complete);
     const removed = changes.filter((c) => c.event === 'DEL').map((c) => c.channelId);
+    publishCatalogSync('done', channels.length);
     side.events.emit('catalogChanged', { deviceId, at: now, source: 'sync', complete: answer.complete, channels, removed, changes });
     log.info({ channels: channels.length, total: answer.total, complete: answer.complete }, 'catalog sync finished');
   };
@@ -84,6 +86,7 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
   const failed = (s: SyncState, err: unknown, log: Logger): void => {
     const message = err instanceof Error ? err.message : String(err);
     Object.assign(s, { state: 'failed', finishedAt: side.clock.now(), error: message, assembly: null });
+    publishCatalogSync('failed');
     log.info({ reason: message }, 'catalog sync failed');
   };
 
@@ -97,6 +100,7 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
       const assembly = createCatalogAssembly();
       const s: SyncState = { state: 'running', startedAt: side.clock.now(), finishedAt: null, total: null, received: 0, partial: false, error: null, assembly, task: null };
       syncs.set(deviceId, s);
+      publishCatalogSync('started');
       const handle = d.pending.open({
         deviceId,
         cmdType: 'Catalog',

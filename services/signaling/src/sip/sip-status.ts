@@ -40,6 +40,7 @@ export const SIP_STATUS_BY_ERROR: { readonly [C in ErrorCode]: number } = {
   // RFC 3261 §21.5.4: 503 tells the device to retry later (with Retry-After), not that it is refused.
   [ErrorCodes.STORAGE_FAILED]: SipStatus.ServiceUnavailable,
   [ErrorCodes.SHUTTING_DOWN]: SipStatus.ServiceUnavailable,
+  [ErrorCodes.NOT_READY]: SipStatus.ServiceUnavailable,
   [ErrorCodes.CONFIG_INVALID]: SipStatus.ServerInternalError,
   [ErrorCodes.INTERNAL]: SipStatus.ServerInternalError,
 };

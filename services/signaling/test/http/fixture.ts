@@ -84,7 +84,7 @@ const channel = (channelId: string): ChannelInput => ({
   parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {},
 });
 
-export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook; edgeRouting?: EdgeRouting } = {}) {
+export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook; edgeRouting?: EdgeRouting; readiness?: HttpDeps['readiness'] } = {}) {
   const clock = new FakeClock(NOW);
   const devices = createMemoryDeviceRepository();
   const reg = { transport: 'UDP' as const, remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: NOW };
@@ -110,6 +110,7 @@ export async function buildFixture(options: { control?: Partial<DeviceControlSer
     clock,
     logger: pino({ level: 'silent' }),
     utcOffsetMinutes: 480,
+    ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
     ...(options.ownerRouting === undefined ? {} : { ownerRouting: options.ownerRouting }),
     ...(options.edgeRouting === undefined ? {} : { edgeRouting: options.edgeRouting }),
   };

@@ -40,6 +40,7 @@ describe('SIP status table', () => {
       [ErrorCodes.MEDIA_FAILED]: 503,
       [ErrorCodes.STORAGE_FAILED]: 503,
       [ErrorCodes.SHUTTING_DOWN]: 503,
+      [ErrorCodes.NOT_READY]: 503,
       [ErrorCodes.CONFIG_INVALID]: 500,
       [ErrorCodes.INTERNAL]: 500,
     });
