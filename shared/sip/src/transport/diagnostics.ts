@@ -39,7 +39,7 @@ export interface DroppedEvent {
 }
 export interface ConnectionEvent {
   flow: Flow;
-  event: 'open' | 'close' | 'idle-timeout';
+  event: 'open' | 'close' | 'idle-timeout' | 'message-timeout';
 }
 export interface TransactionTimeoutEvent {
   method: string;
@@ -73,6 +73,8 @@ export interface TransportCounters {
   tcpAccepted: number;
   tcpRejected: number;
   tcpIdleClosed: number;
+  /** TCP connections closed because a message was not completed within the message timeout. */
+  tcpMessageTimeouts: number;
   /** gauge */
   tcpOpen: number;
 }
@@ -90,6 +92,7 @@ export function newCounters(): TransportCounters {
     tcpAccepted: 0,
     tcpRejected: 0,
     tcpIdleClosed: 0,
+    tcpMessageTimeouts: 0,
     tcpOpen: 0,
   };
 }
