@@ -15,6 +15,7 @@ import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts
 import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
+import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
 import { systemClock, type Clock } from './core/clock.ts';
@@ -100,14 +101,15 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const openDevices = async (): Promise<DeviceRepository> => {
     if (deps.devices !== undefined) return deps.devices;
-    if (config.mysql === null) return createMemoryDeviceRepository();
-    const pool: Pool = createMysqlPool(config.mysql.url);
+    if (config.mysql === null) return createMemoryDeviceRepository({ maxChannelsPerDevice: config.limits.deviceMaxChannels });
+    const pool: Pool = createMysqlPool(config.mysql.url, mysqlPoolLimits(config.limits));
     closers.push(() => pool.end());
     const { applied } = await migrate(pool, SQL_DIR);
     if (applied.length > 0) log.info({ applied: applied.map((m) => m.version) }, 'schema migrations applied');
     const repo = createMysqlDeviceRepository({
       pool,
       clock,
+      maxChannelsPerDevice: config.limits.deviceMaxChannels,
       onKeepaliveFlushError: (err, size) => log.warn({ err, size }, 'keepalive batch write failed, will retry'),
     });
     closers.push(() => repo.close());
@@ -152,6 +154,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         utcOffsetMinutes,
         userAgent: `vms-signaling/${SERVICE_VERSION}`,
         snIndex: cluster.sns,
+        limits: config.limits,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -227,6 +230,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       edgeRouting: deps.ownerRouting === undefined ? cluster.edgeRouting : null, // a replaced hook replaces the edge too
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
+      limits: httpLimits(config.limits),
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
 import { BadParameterError, DeviceOfflineError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
+import { createDeviceAdmission, DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
@@ -74,6 +75,8 @@ export interface MessageHandlers {
 
 export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplink): MessageHandlers {
   const { devices, flows, events, clock } = deps;
+  // SPEC SEC-3: per-device message rate and channel cap, checked before a MESSAGE is answered
+  const admission = createDeviceAdmission(devices, deps.limits ?? DEFAULT_DEVICE_LIMITS);
 
   /** Liveness of a registered device: flow, keepalive time, OWN-1 uplink, back online if it was not. */
   const seen = (session: DeviceSession, flow: Flow, now: number, kind: UplinkKind): void => {
@@ -134,6 +137,12 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       if (deviceId === '') throw new BadParameterError('From', 'no device id');
       log = log.child({ deviceId });
       const session = await sessionOf(deviceId, ctx.flow, now, log);
+      const refused = await admission.admit(session, cmd, req.body.length, now, log);
+      if (refused !== undefined) {
+        const { status, headers } = sipReplyFor(refused);
+        ctx.reply(status, { headers });
+        return;
+      }
       seen(session, ctx.flow, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
       updateCharset(session, domainCharset(msg.encoding.charset), log);
       ctx.reply(SipStatus.OK);
@@ -165,6 +174,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     if (session === undefined || session.expiresAt <= now) return undefined;
     // A charset change is stored by the full path (updateCharset); it happens once per device.
     if (session.charset !== domainCharset(body.charset)) return undefined;
+    if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503
     seen(session, flow, now, 'keepalive');
     return SipStatus.OK;
   };
