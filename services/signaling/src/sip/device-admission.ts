@@ -10,7 +10,7 @@ import type { CatalogItem, ManscdpCommand } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository } from '../devices/device-repository.port.ts';
 import { ChannelLimitError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
-import type { DeviceSession } from './device-flows.ts';
+import type { DeviceFlows, DeviceSession } from './device-flows.ts';
 
 export interface DeviceLimits {
   /** Channels one device may hold. */
@@ -65,8 +65,35 @@ export function createTokenBuckets(ratePerSec: number, burst: number) {
 export interface DeviceAdmission {
   /** The rate limit alone (sync, for the keepalive shortcut): true = may go on. */
   allow(session: DeviceSession, bodyBytes: number, now: number): boolean;
-  /** Every bound for a decoded MESSAGE: the error to answer with, or undefined to go on. Logs refusals. */
-  admit(session: DeviceSession, cmd: ManscdpCommand, bodyBytes: number, now: number, log: Logger): Promise<VmsError | undefined>;
+  /**
+   * The rate limit for a MESSAGE from `deviceId` (its From user), before its body is parsed: parsing
+   * is what costs. A device with no live registration here is not charged (it gets 404 further on).
+   * The error to answer with, or undefined to go on. Logs refusals.
+   */
+  charge(deviceId: string | null | undefined, bodyBytes: number, now: number, log: Logger): VmsError | undefined;
+  /** The channel cap for a decoded catalog MESSAGE: the error to answer with, or undefined. Logs refusals. */
+  admit(session: DeviceSession, cmd: ManscdpCommand, now: number, log: Logger): Promise<VmsError | undefined>;
+}
+
+/**
+ * Bodies above this wait for their turn before they are parsed (`createParseLane`): messages that
+ * arrive together are read from the socket together, and their parses would otherwise run back to
+ * back as one long block (SPEC SEC-3: at most 50 ms per input, not per batch).
+ */
+export const LANE_ABOVE_BYTES = 4096;
+
+/**
+ * One large message handled per turn of the event loop: each caller's turn starts in a later loop
+ * iteration than the previous caller's (a setImmediate queued once that turn began), so timers and
+ * socket reads run between two large messages. Process-wide, in arrival order.
+ */
+export function createParseLane(): () => Promise<void> {
+  let tail: Promise<void> = Promise.resolve();
+  return () => {
+    const turn = tail.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    tail = turn;
+    return turn;
+  };
 }
 
 /** Ids a catalog message would store (ADD/UPDATE/ON/OFF…; DEL removes). */
@@ -76,7 +103,11 @@ function catalogIds(cmd: ManscdpCommand): readonly string[] | undefined {
   return undefined;
 }
 
-export function createDeviceAdmission(devices: Pick<DeviceRepository, 'getDevice' | 'getChannels'>, limits: DeviceLimits): DeviceAdmission {
+export function createDeviceAdmission(
+  devices: Pick<DeviceRepository, 'getDevice' | 'getChannels'>,
+  flows: Pick<DeviceFlows, 'get'>,
+  limits: DeviceLimits,
+): DeviceAdmission {
   const buckets = createTokenBuckets(limits.messageRatePerSec, limits.messageBurst);
   const refusals = new WeakMap<DeviceSession, { lastLog: number; since: number }>();
 
@@ -101,14 +132,19 @@ export function createDeviceAdmission(devices: Pick<DeviceRepository, 'getDevice
   return {
     allow: (session, bodyBytes, now) => buckets.take(session, messageCost(bodyBytes), now),
 
-    async admit(session, cmd, bodyBytes, now, log) {
-      let refusal: VmsError | undefined;
-      if (!buckets.take(session, messageCost(bodyBytes), now)) refusal = new RateLimitedError(session.deviceId);
-      else {
-        const ids = catalogIds(cmd);
-        if (ids !== undefined && ids.length > 0 && (await overCap(session.deviceId, ids))) refusal = new ChannelLimitError(session.deviceId, limits.maxChannelsPerDevice);
-      }
-      if (refusal !== undefined) logRefusal(session, refusal, now, log);
+    charge(deviceId, bodyBytes, now, log) {
+      const session = deviceId === undefined || deviceId === null ? undefined : flows.get(deviceId);
+      if (session === undefined || buckets.take(session, messageCost(bodyBytes), now)) return undefined;
+      const refusal = new RateLimitedError(session.deviceId);
+      logRefusal(session, refusal, now, log);
+      return refusal;
+    },
+
+    async admit(session, cmd, now, log) {
+      const ids = catalogIds(cmd);
+      if (ids === undefined || ids.length === 0 || !(await overCap(session.deviceId, ids))) return undefined;
+      const refusal = new ChannelLimitError(session.deviceId, limits.maxChannelsPerDevice);
+      logRefusal(session, refusal, now, log);
       return refusal;
     },
   };

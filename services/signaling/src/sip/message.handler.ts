@@ -15,9 +15,9 @@ import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset 
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
-import { BadParameterError, DeviceOfflineError } from '../errors/catalog.ts';
+import { BadParameterError, DeviceOfflineError, type VmsError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
-import { createDeviceAdmission, DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
+import { createDeviceAdmission, createParseLane, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES } from './device-admission.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
@@ -76,7 +76,12 @@ export interface MessageHandlers {
 export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplink): MessageHandlers {
   const { devices, flows, events, clock } = deps;
   // SPEC SEC-3: per-device message rate and channel cap, checked before a MESSAGE is answered
-  const admission = createDeviceAdmission(devices, deps.limits ?? DEFAULT_DEVICE_LIMITS);
+  const admission = createDeviceAdmission(devices, flows, deps.limits ?? DEFAULT_DEVICE_LIMITS);
+  const largeTurn = createParseLane();
+  const refuse = (ctx: Parameters<RequestHandler>[1], err: VmsError): void => {
+    const { status, headers } = sipReplyFor(err);
+    ctx.reply(status, { headers });
+  };
 
   /** Liveness of a registered device: flow, keepalive time, OWN-1 uplink, back online if it was not. */
   const seen = (session: DeviceSession, flow: Flow, now: number, kind: UplinkKind): void => {
@@ -131,18 +136,17 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
         ctx.reply(SipStatus.UnsupportedMediaType, { headers: { Accept: 'Application/MANSCDP+xml' } });
         return;
       }
+      const limited = admission.charge(getFrom(req).uri.user, req.body.length, now, log);
+      if (limited !== undefined) return refuse(ctx, limited);
+      if (req.body.length > LANE_ABOVE_BYTES) await largeTurn();
       const msg = parseManscdp(req.body);
       const cmd = decodeManscdpCommand(msg);
       const deviceId = getFrom(req).uri.user ?? msg.deviceId; // the sender; DeviceID may name a channel
       if (deviceId === '') throw new BadParameterError('From', 'no device id');
       log = log.child({ deviceId });
       const session = await sessionOf(deviceId, ctx.flow, now, log);
-      const refused = await admission.admit(session, cmd, req.body.length, now, log);
-      if (refused !== undefined) {
-        const { status, headers } = sipReplyFor(refused);
-        ctx.reply(status, { headers });
-        return;
-      }
+      const overCap = await admission.admit(session, cmd, now, log);
+      if (overCap !== undefined) return refuse(ctx, overCap);
       seen(session, ctx.flow, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
       updateCharset(session, domainCharset(msg.encoding.charset), log);
       ctx.reply(SipStatus.OK);
