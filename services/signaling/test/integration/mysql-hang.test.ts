@@ -36,7 +36,7 @@ describe('MariaDB stops answering (SIGSTOP)', () => {
       const started = performance.now();
       const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? pool.query('SELECT 1') : pool.execute('SELECT ?', [i]))));
       const took = performance.now() - started;
-      assert.ok(took < 800 + 700, `all settled after ${Math.round(took)} ms`);
+      assert.ok(took < 800 + 1500, `all settled after ${Math.round(took)} ms`);
       assert.ok(results.every((r) => r.status === 'rejected'));
       const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'));
       assert.ok(codes.includes(POOL_QUEUE_FULL), codes.join());
