@@ -16,6 +16,7 @@ import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
+import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
 import { systemClock, type Clock } from './core/clock.ts';
@@ -102,14 +103,15 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const openDevices = async (): Promise<DeviceRepository> => {
     if (deps.devices !== undefined) return deps.devices;
-    if (config.mysql === null) return createMemoryDeviceRepository();
-    const pool: Pool = createMysqlPool(config.mysql.url);
+    if (config.mysql === null) return createMemoryDeviceRepository({ maxChannelsPerDevice: config.limits.deviceMaxChannels });
+    const pool: Pool = createMysqlPool(config.mysql.url, mysqlPoolLimits(config.limits));
     closers.push(() => pool.end());
     const { applied } = await migrate(pool, SQL_DIR);
     if (applied.length > 0) log.info({ applied: applied.map((m) => m.version) }, 'schema migrations applied');
     const repo = createMysqlDeviceRepository({
       pool,
       clock,
+      maxChannelsPerDevice: config.limits.deviceMaxChannels,
       onKeepaliveFlushError: (err, size) => log.warn({ err, size }, 'keepalive batch write failed, will retry'),
     });
     closers.push(() => repo.close());
@@ -154,6 +156,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         utcOffsetMinutes,
         userAgent: `vms-signaling/${SERVICE_VERSION}`,
         snIndex: cluster.sns,
+        limits: config.limits,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -241,6 +244,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       edgeRouting: deps.ownerRouting === undefined ? cluster.edgeRouting : null, // a replaced hook replaces the edge too
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
+      limits: httpLimits(config.limits),
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered

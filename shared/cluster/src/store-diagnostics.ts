@@ -54,14 +54,21 @@ export function instrumentRedisClient(client: RedisClient): void {
 type PoolCall = (...args: unknown[]) => Promise<unknown>;
 
 /** Statements through the pool (`execute`, `query`); those on a checked-out connection are not seen. */
-export function instrumentMysqlPool(pool: Pool): void {
-  const target = pool as unknown as Record<'execute' | 'query', PoolCall>;
+export function instrumentMysqlPool(pool: Pool): Pool {
+  // A Proxy, not patched methods: the pool it wraps may itself be a Proxy (mysql-pool.ts boundPool).
+  const wrapped = new Map<string, PoolCall>();
   for (const name of ['execute', 'query'] as const) {
-    const call = target[name].bind(pool);
-    target[name] = (...args) => {
+    const call = (pool as unknown as Record<string, PoolCall>)[name]!.bind(pool);
+    wrapped.set(name, (...args) => {
       const p = call(...args);
       if (command.hasSubscribers) settled('mysql', p);
       return p;
-    };
+    });
   }
+  return new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && wrapped.has(prop)) return wrapped.get(prop);
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
 }

@@ -60,4 +60,11 @@ export type {
   TransportCounters,
 } from './transport/diagnostics.ts';
 export { silentLogger } from './transport/logger.ts';
+export {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_TCP_CONNECTIONS,
+  DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
+  DEFAULT_TCP_IDLE_TIMEOUT_MS,
+  DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+} from './transport/transport.ts';
 export type { SipLogger } from './transport/logger.ts';

@@ -45,6 +45,7 @@ import { OwnerCache } from './owner-cache.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
+import { mysqlPoolLimits } from '../config/limits.ts';
 
 /** SPEC NODE-1: a node is online while its last heartbeat is at most this many periods old. */
 export const NODE_ONLINE_WINDOW_HEARTBEATS = 3;
@@ -169,7 +170,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     // Node table: MySQL, or (Redis without MySQL) this node alone.
     let registry: NodeRegistry | null = null;
     if (config.mysql !== null) {
-      const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
+      const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(config.limits) });
       closers.push(() => pool.end());
       await migrate(pool, SQL_DIR); // idempotent; the device store normally applied it already
       registry = createMysqlNodeRegistry(pool);

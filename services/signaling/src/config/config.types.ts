@@ -76,6 +76,28 @@ export interface MediaSettings {
   readonly failureThreshold: number;
 }
 
+/** SPEC SEC-3 bounds; times in milliseconds here (seconds in the settings). README "Bounds". */
+export interface LimitSettings {
+  readonly deviceMaxChannels: number;
+  readonly deviceMessageRatePerSec: number;
+  readonly deviceMessageBurst: number;
+  readonly sipMaxMessageBytes: number;
+  readonly sipTcpMessageTimeoutMs: number;
+  readonly sipTcpIdleTimeoutMs: number;
+  readonly sipTcpMaxConnections: number;
+  readonly sipTcpConnectionsPerIp: number;
+  readonly httpHeadersTimeoutMs: number;
+  readonly httpRequestTimeoutMs: number;
+  readonly httpKeepAliveTimeoutMs: number;
+  readonly httpIdleTimeoutMs: number;
+  readonly httpMaxConnections: number;
+  readonly httpConnectionsPerIp: number;
+  readonly httpBodyLimit: number;
+  readonly httpWebhookBodyLimit: number;
+  readonly mysqlStatementTimeoutMs: number;
+  readonly mysqlQueueLimit: number;
+}
+
 export type SettingSource = 'default' | 'file' | 'env';
 
 export interface Config {
@@ -88,6 +110,7 @@ export interface Config {
   readonly auth: AuthSettings;
   readonly media: MediaSettings;
   readonly log: { readonly level: LogLevel };
+  readonly limits: LimitSettings;
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */
   readonly sources: Readonly<Record<SettingKey, SettingSource>>;
   readonly configFile: string | null;

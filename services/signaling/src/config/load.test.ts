@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../errors/catalog.ts';
+import { DEFAULT_MYSQL_QUEUE_LIMIT, DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS } from '@vms/cluster';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_TCP_CONNECTIONS,
+  DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
+  DEFAULT_TCP_IDLE_TIMEOUT_MS,
+  DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+} from '@vms/sip';
+import { DEFAULT_HTTP_LIMITS } from '../http/http-server.ts';
+import { DEFAULT_DEVICE_LIMITS } from '../sip/device-admission.ts';
+import { deviceLimits, httpLimits, mysqlPoolLimits, sipStackLimits } from './limits.ts';
 import { loadConfig, type ConfigIo } from './load.ts';
 import { envNameOf, SETTINGS } from './schema.ts';
 import { devSigningKey } from './signing-key.ts';
@@ -209,6 +220,28 @@ describe('loadConfig', () => {
     const crossed = issuesOf(() => loadConfig([], { VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '100', VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '600' }, io()));
     assert.deepEqual(crossed.map((i) => [i.key, i.env]), [['vms.gb28181.sip.register-expires-min', 'VMS_GB28181_SIP_REGISTER_EXPIRES_MIN']]);
     assert.deepEqual(issuesOf(() => loadConfig([], { VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '0' }, io())).map((i) => i.key), ['vms.gb28181.sip.register-expires-min']);
+  });
+
+  it('bounds (SPEC SEC-3): defaults are the enforcing modules\' defaults; YAML and env set them; bad values name the key', () => {
+    const c = loadConfig([], {}, io());
+    assert.deepEqual(httpLimits(c.limits), DEFAULT_HTTP_LIMITS);
+    assert.deepEqual(deviceLimits(c.limits), DEFAULT_DEVICE_LIMITS);
+    assert.deepEqual(mysqlPoolLimits(c.limits), { statementTimeoutMs: DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, queueLimit: DEFAULT_MYSQL_QUEUE_LIMIT });
+    assert.deepEqual(sipStackLimits(c.limits), {
+      maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+      maxTcpConnections: DEFAULT_MAX_TCP_CONNECTIONS,
+      maxTcpConnectionsPerIp: DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
+      tcpIdleTimeoutMs: DEFAULT_TCP_IDLE_TIMEOUT_MS,
+      tcpMessageTimeoutMs: DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+    });
+    const yaml = 'vms:\n  limits:\n    device-max-channels: 80000\n    http-request-timeout: 12.5\n';
+    const set = loadConfig(['--config', 'c.yaml'], { VMS_LIMITS_SIP_TCP_CONNECTIONS_PER_IP: '8' }, io({ 'c.yaml': yaml }));
+    assert.deepEqual([set.limits.deviceMaxChannels, set.limits.httpRequestTimeoutMs, set.limits.sipTcpConnectionsPerIp], [80_000, 12_500, 8]);
+    const issues = issuesOf(() => loadConfig([], { VMS_LIMITS_DEVICE_MESSAGE_RATE: '0', VMS_LIMITS_HTTP_BODY_LIMIT: 'lots' }, io()));
+    assert.deepEqual(issues.map((i) => [i.key, i.env]), [
+      ['vms.limits.device-message-rate', 'VMS_LIMITS_DEVICE_MESSAGE_RATE'],
+      ['vms.limits.http-body-limit', 'VMS_LIMITS_HTTP_BODY_LIMIT'],
+    ]);
   });
 
   it('returns a deeply frozen object', () => {

@@ -33,7 +33,7 @@ export const nodeConfigIo: ConfigIo = {
   networkInterfaces,
 };
 
-type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds'
+type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds' | 'limit'
   ? number
   : T extends 'boolean'
     ? boolean
@@ -61,6 +61,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   boolean: P.parseBoolean,
   seconds: P.parseSeconds,
   count: P.parseCount,
+  limit: P.parseLimit,
   redisUrl: P.parseRedisUrl,
   mysqlUrl: P.parseMysqlUrl,
   signingKey: P.parseSigningKey,
@@ -237,11 +238,33 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       failureThreshold: get('vms.media.failure-threshold') ?? 3,
     },
     log: { level: get('log.level') ?? 'info' },
+    limits: {
+      deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,
+      deviceMessageRatePerSec: get('vms.limits.device-message-rate') ?? 200,
+      deviceMessageBurst: get('vms.limits.device-message-burst') ?? 4000,
+      sipMaxMessageBytes: get('vms.limits.sip-max-message-bytes') ?? 65_535,
+      sipTcpMessageTimeoutMs: ms(get('vms.limits.sip-tcp-message-timeout') ?? 10),
+      sipTcpIdleTimeoutMs: ms(get('vms.limits.sip-tcp-idle-timeout') ?? 300),
+      sipTcpMaxConnections: get('vms.limits.sip-tcp-max-connections') ?? 10_000,
+      sipTcpConnectionsPerIp: get('vms.limits.sip-tcp-connections-per-ip') ?? 64,
+      httpHeadersTimeoutMs: ms(get('vms.limits.http-headers-timeout') ?? 10),
+      httpRequestTimeoutMs: ms(get('vms.limits.http-request-timeout') ?? 30),
+      httpKeepAliveTimeoutMs: ms(get('vms.limits.http-keepalive-timeout') ?? 72),
+      httpIdleTimeoutMs: ms(get('vms.limits.http-idle-timeout') ?? 120),
+      httpMaxConnections: get('vms.limits.http-max-connections') ?? 10_000,
+      httpConnectionsPerIp: get('vms.limits.http-connections-per-ip') ?? 512,
+      httpBodyLimit: get('vms.limits.http-body-limit') ?? 1024 * 1024,
+      httpWebhookBodyLimit: get('vms.limits.http-webhook-body-limit') ?? 64 * 1024,
+      mysqlStatementTimeoutMs: ms(get('vms.limits.mysql-statement-timeout') ?? 2.5),
+      mysqlQueueLimit: get('vms.limits.mysql-queue-limit') ?? 100,
+    },
     sources,
     configFile: file,
   };
   return deepFreeze(config);
 }
+
+const ms = (seconds: number): number => Math.round(seconds * 1000);
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

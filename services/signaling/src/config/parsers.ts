@@ -72,6 +72,13 @@ export function parseCount(raw: string): Parsed<number> {
   return n >= 1 && n <= 1000 ? ok(n) : bad('must be an integer 1-1000');
 }
 
+/** A bound (SPEC SEC-3): a positive integer up to 10^9 (counts, bytes, rates). */
+export function parseLimit(raw: string): Parsed<number> {
+  if (!/^\d{1,10}$/.test(raw)) return bad('must be a positive integer');
+  const n = Number(raw);
+  return n >= 1 && n <= 1_000_000_000 ? ok(n) : bad('must be a positive integer, at most 1000000000');
+}
+
 /** SPEC §12 Redis URL forms, parsed by @vms/cluster (the client that will use them). */
 export function parseRedisUrl(raw: string): Parsed<RedisSettings> {
   try {

@@ -12,6 +12,7 @@ export type SettingType =
   | 'boolean'
   | 'seconds'
   | 'count'
+  | 'limit'
   | 'redisUrl'
   | 'mysqlUrl'
   | 'signingKey'
@@ -58,6 +59,25 @@ export const SETTINGS = [
   { key: 'vms.media.probe-after', type: 'seconds', default: '15', doc: 'a media node no keepalive hook or probe confirmed for this long is probed (getServerConfig); unconfirmed for twice as long it is suspect, seconds' },
   { key: 'vms.media.failure-threshold', type: 'count', default: '3', doc: 'consecutive failed probes or API calls that make a media node inactive (never chosen until a success)' },
   { key: 'log.level', type: 'logLevel', default: 'info', doc: 'fatal, error, warn, info, debug, trace or silent' },
+  // SPEC SEC-3 bounds (README "Bounds": what the peer gets when one is hit)
+  { key: 'vms.limits.device-max-channels', type: 'limit', default: '50000', doc: 'channels one device may hold; a catalog over it is answered SIP 403' },
+  { key: 'vms.limits.device-message-rate', type: 'limit', default: '200', doc: "tokens per second refilled in a device's bucket; a MESSAGE costs 1 + 1 per full 4 KiB of body; empty: SIP 503 + Retry-After" },
+  { key: 'vms.limits.device-message-burst', type: 'limit', default: '4000', doc: "size of a device's token bucket (the burst it may send at once)" },
+  { key: 'vms.limits.sip-max-message-bytes', type: 'limit', default: '65535', doc: 'largest SIP message (UDP and TCP); over it TCP is answered 513 and closed, UDP dropped' },
+  { key: 'vms.limits.sip-tcp-message-timeout', type: 'seconds', default: '10', doc: 'a SIP message on TCP must be complete this long after its first byte, else the connection is closed' },
+  { key: 'vms.limits.sip-tcp-idle-timeout', type: 'seconds', default: '300', doc: 'a SIP TCP connection with no complete message (or keepalive CRLF) for this long is closed' },
+  { key: 'vms.limits.sip-tcp-max-connections', type: 'limit', default: '10000', doc: 'open SIP TCP connections; more are refused (closed at once)' },
+  { key: 'vms.limits.sip-tcp-connections-per-ip', type: 'limit', default: '64', doc: 'SIP TCP connections from one source address; more are refused' },
+  { key: 'vms.limits.http-headers-timeout', type: 'seconds', default: '10', doc: 'HTTP request headers must arrive within this, else 408 and close' },
+  { key: 'vms.limits.http-request-timeout', type: 'seconds', default: '30', doc: 'a whole HTTP request (headers and body) must arrive within this, else 408 and close' },
+  { key: 'vms.limits.http-keepalive-timeout', type: 'seconds', default: '72', doc: 'an idle keep-alive HTTP connection is closed after this' },
+  { key: 'vms.limits.http-idle-timeout', type: 'seconds', default: '120', doc: 'an HTTP socket with no byte either way for this long is destroyed' },
+  { key: 'vms.limits.http-max-connections', type: 'limit', default: '10000', doc: 'open HTTP connections; more are closed at once' },
+  { key: 'vms.limits.http-connections-per-ip', type: 'limit', default: '512', doc: 'HTTP connections from one address; more are closed at once' },
+  { key: 'vms.limits.http-body-limit', type: 'limit', default: '1048576', doc: 'largest control API request body, bytes; over it: 413' },
+  { key: 'vms.limits.http-webhook-body-limit', type: 'limit', default: '65536', doc: 'largest media hook (/vms/webhook/*) body, bytes; over it: 413' },
+  { key: 'vms.limits.mysql-statement-timeout', type: 'seconds', default: '2.5', doc: 'one MySQL statement including the wait for a connection; then the request fails with 503' },
+  { key: 'vms.limits.mysql-queue-limit', type: 'limit', default: '100', doc: 'statements waiting for a MySQL connection per pool; more fail at once with 503' },
 ] as const satisfies readonly SettingSpec[];
 
 export type SettingKey = (typeof SETTINGS)[number]['key'];
@@ -66,7 +86,7 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 export const envNameOf = (key: string): string => key.toUpperCase().replace(/[.-]/g, '_');
 
 /** YAML sections owned by this schema: an unknown key inside one of them is reported (likely a typo). */
-export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'server', 'redis', 'mysql', 'log'] as const;
+export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.limits', 'server', 'redis', 'mysql', 'log'] as const;
 
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;

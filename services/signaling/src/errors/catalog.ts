@@ -23,6 +23,9 @@ export const ErrorCodes = {
   MEDIA_SESSION_NOT_FOUND: 'VMS_ERR_MEDIA_SESSION_NOT_FOUND',
   MEDIA_FAILED: 'VMS_ERR_MEDIA_FAILED',
   STORAGE_FAILED: 'VMS_ERR_STORAGE_FAILED',
+  BODY_TOO_LARGE: 'VMS_ERR_BODY_TOO_LARGE',
+  RATE_LIMITED: 'VMS_ERR_RATE_LIMITED',
+  CHANNEL_LIMIT: 'VMS_ERR_CHANNEL_LIMIT',
   SHUTTING_DOWN: 'VMS_ERR_SHUTTING_DOWN',
   NOT_READY: 'VMS_ERR_NOT_READY',
   INTERNAL: 'VMS_ERR_INTERNAL',
@@ -232,6 +235,33 @@ export class StorageError extends VmsError {
     options?: { cause?: unknown },
   ) {
     super(`storage operation failed: ${operation}`, options);
+  }
+}
+
+/** SPEC SEC-3: a request body over the limit (HTTP 413; fastify's FST_ERR_CTP_BODY_TOO_LARGE). */
+export class BodyTooLargeError extends VmsError {
+  readonly code = ErrorCodes.BODY_TOO_LARGE;
+  constructor(options?: { cause?: unknown }) {
+    super('request body too large', options);
+  }
+}
+
+/** SPEC SEC-3: a device sends more messages than its per-device rate allows (SIP 503 + Retry-After). */
+export class RateLimitedError extends VmsError {
+  readonly code = ErrorCodes.RATE_LIMITED;
+  constructor(readonly deviceId: string) {
+    super(`device ${deviceId} sends messages faster than its rate limit`);
+  }
+}
+
+/** SPEC SEC-3: storing the channels would take a device over its channel cap; nothing was stored. */
+export class ChannelLimitError extends VmsError {
+  readonly code = ErrorCodes.CHANNEL_LIMIT;
+  constructor(
+    readonly deviceId: string,
+    readonly limit: number,
+  ) {
+    super(`device ${deviceId} would exceed its limit of ${limit} channels`);
   }
 }
 

@@ -8,7 +8,8 @@ import { verifyToken } from '../auth/jwt.ts';
 import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
 import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
 import { createDeviceAccess } from './access.ts';
-import { createEdge, edgeServerFactory } from './edge.ts';
+import { createEdge } from './edge.ts';
+import { boundedServerFactory, DEFAULT_HTTP_LIMITS } from './http-server.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { ok } from './envelope.ts';
 import { errorResponse, toVmsError } from './errors.ts';
@@ -49,7 +50,8 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
 
 export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   const tokens = rememberVerifiedTokens(verifyToken); // a token is verified once per lifetime, not per request
-  const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
+  const limits = { ...DEFAULT_HTTP_LIMITS, ...deps.limits };
+  const bodyLimit = limits.bodyLimit;
   let closing = false;
   // Cluster mode: the edge (edge.ts) forwards requests it can decide from memory before fastify runs.
   const edge =
@@ -57,7 +59,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
       ? null
       : createEdge({ routing: deps.edgeRouting, tokens, signingKey: deps.signingKey, clock: deps.clock, bodyLimit, logger: deps.logger, isClosing: () => closing });
   const app = Fastify({
-    ...(edge === null ? {} : { serverFactory: edgeServerFactory(edge) }),
+    // SPEC SEC-3: header, request, keep-alive and idle timeouts, connection caps (http-server.ts)
+    serverFactory: boundedServerFactory(limits, edge, deps.logger),
     loggerInstance: deps.logger,
     bodyLimit,
     rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
@@ -118,7 +121,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     });
   }
 
-  if (deps.media !== undefined) registerWebhookRoute(app, deps.media);
+  if (deps.media !== undefined) registerWebhookRoute(app, deps.media, limits.webhookBodyLimit);
   // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
   const metrics = deps.metrics;
   if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));

@@ -12,7 +12,7 @@
 // and fastify's path answers every refusal: the edge changes the cost, never the outcome.
 import { FORWARD_HEADERS } from '@vms/cluster';
 import type { FastifyBaseLogger } from 'fastify';
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { extractToken } from '../auth/bearer.ts';
 import type { VerifiedTokens } from '../auth/verified-tokens.ts';
 import type { Clock } from '../core/clock.ts';
@@ -139,24 +139,4 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
     req.once('error', reject);
     req.once('aborted', () => reject(new Error('request aborted by the client')));
   });
-}
-
-/**
- * fastify's `serverFactory`: the same HTTP server fastify would build (its timeouts mirrored), with
- * the edge in front of fastify's handler.
- */
-export function edgeServerFactory(edge: EdgeListener) {
-  return (
-    handler: (req: IncomingMessage, res: ServerResponse) => void,
-    opts: { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number },
-  ): Server => {
-    const server = createServer((req, res) => {
-      if (!edge(req, res)) handler(req, res);
-    });
-    if (opts.keepAliveTimeout !== undefined) server.keepAliveTimeout = opts.keepAliveTimeout;
-    if (opts.requestTimeout !== undefined) server.requestTimeout = opts.requestTimeout;
-    server.setTimeout(opts.connectionTimeout ?? 0);
-    if (opts.maxRequestsPerSocket !== undefined && opts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
-    return server;
-  };
 }

@@ -29,6 +29,9 @@ describe('error → envelope table', () => {
         VMS_ERR_MEDIA_SESSION_NOT_FOUND: [404, 404],
         VMS_ERR_MEDIA_FAILED: [200, 4609],
         VMS_ERR_STORAGE_FAILED: [503, 503],
+        VMS_ERR_BODY_TOO_LARGE: [413, 413],
+        VMS_ERR_RATE_LIMITED: [429, 429],
+        VMS_ERR_CHANNEL_LIMIT: [409, 409],
         VMS_ERR_SHUTTING_DOWN: [503, 503],
         VMS_ERR_NOT_READY: [503, 503],
         VMS_ERR_CONFIG_INVALID: [500, 500],
@@ -63,7 +66,9 @@ describe('error → envelope table', () => {
     const internal = toVmsError(new TypeError('secret detail'));
     assert.ok(internal instanceof E.InternalError);
     assert.equal(errorResponse(internal).body.msg, 'internal error');
-    const client = toVmsError(Object.assign(new Error('Body is too large'), { statusCode: 413 }));
+    const tooLarge = toVmsError(Object.assign(new Error('Body is too large'), { statusCode: 413 }));
+    assert.ok(tooLarge instanceof E.BodyTooLargeError); // SPEC SEC-3: 413, not a bad parameter
+    const client = toVmsError(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }));
     assert.ok(client instanceof E.BadParameterError);
   });
 });

@@ -1,7 +1,7 @@
 // The one table from error codes to the API envelope code and HTTP status (pinned by errors.test.ts).
 // Routing failures are business failures: HTTP 200 with success=false (SPEC §12), except a forged
 // forward (403). Device-side failures follow the same rule with codes 4606-4608.
-import { BadParameterError, ErrorCodes, InternalError, isVmsError, type ErrorCode, type VmsError } from '../errors/catalog.ts';
+import { BadParameterError, BodyTooLargeError, ErrorCodes, InternalError, isVmsError, type ErrorCode, type VmsError } from '../errors/catalog.ts';
 import { failure, type Envelope } from './envelope.ts';
 
 export interface EnvelopeMapping {
@@ -29,6 +29,9 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.MEDIA_SESSION_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.MEDIA_FAILED]: { httpStatus: 200, code: 4609 },
   [ErrorCodes.STORAGE_FAILED]: { httpStatus: 503, code: 503 },
+  [ErrorCodes.BODY_TOO_LARGE]: { httpStatus: 413, code: 413 },
+  [ErrorCodes.RATE_LIMITED]: { httpStatus: 429, code: 429 },
+  [ErrorCodes.CHANNEL_LIMIT]: { httpStatus: 409, code: 409 },
   [ErrorCodes.SHUTTING_DOWN]: { httpStatus: 503, code: 503 },
   [ErrorCodes.NOT_READY]: { httpStatus: 503, code: 503 },
   [ErrorCodes.CONFIG_INVALID]: { httpStatus: 500, code: 500 },
@@ -44,6 +47,7 @@ function isClientError(err: unknown): err is Error & { statusCode: number } {
 /** Anything thrown becomes a catalog error; unknown errors become InternalError (cause kept for the log). */
 export function toVmsError(err: unknown): VmsError {
   if (isVmsError(err)) return err;
+  if (isClientError(err) && err.statusCode === 413) return new BodyTooLargeError({ cause: err });
   if (isClientError(err)) return new BadParameterError('request', err.message);
   return new InternalError({ cause: err });
 }

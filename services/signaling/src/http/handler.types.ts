@@ -11,6 +11,7 @@ import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import type { VmsError } from '../errors/catalog.ts';
 import type { RawParams } from './params.ts';
 import type { RouteId, RouteSpec } from './route-table.ts';
+import type { HttpLimits } from './http-server.ts';
 
 /** What a handler sees: parsed parameters, the operator, a request-bound logger. No fastify objects. */
 export interface HandlerContext {
@@ -99,6 +100,6 @@ export interface HttpDeps {
   readonly metrics?: Pick<Metrics, 'contentType' | 'render'>;
   /** Readiness for `/readyz` (routes/health.ts); absent = ready whenever HTTP answers. */
   readonly readiness?: () => Readiness;
-  /** Largest accepted request body, bytes. Default 1 MiB. */
-  readonly bodyLimit?: number;
+  /** Timeouts, connection caps and body limits (http-server.ts); each defaults to DEFAULT_HTTP_LIMITS. */
+  readonly limits?: Partial<HttpLimits>;
 }

@@ -31,6 +31,7 @@ import { createMediaSessionManager, type MediaSessionManager } from './media-ses
 import { createSipMediaSignaling } from './media-signaling.sip.ts';
 import { withLocalSsrcFallback } from './ssrc-fallback.ts';
 import { createRedisStreamHolders } from './stream-holders.redis.ts';
+import { mysqlPoolLimits } from '../config/limits.ts';
 
 /** GB/T 28181 gives no INVITE deadline; devices answer in well under a second, NVRs in a few. */
 export const INVITE_TIMEOUT_MS = 8000;
@@ -72,7 +73,7 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
   const log = d.log.child({ component: 'media' });
   let registry: MediaNodeRegistry;
   if (config.mysql !== null) {
-    const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
+    const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(config.limits) });
     closers.push(() => pool.end());
     registry = createMysqlMediaNodeRegistry(pool); // table from deploy/sql V003, migrated at start
   } else {

@@ -20,6 +20,8 @@ import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts'
 import { createRegisterHandler } from './register.handler.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
 import { startSipServer, type SipServerOptions } from './sip-server.ts';
+import type { LimitSettings } from '../config/config.types.ts';
+import { deviceLimits, sipStackLimits } from '../config/limits.ts';
 
 export interface DeviceSideOptions {
   readonly sip: SipSettings;
@@ -32,6 +34,8 @@ export interface DeviceSideOptions {
   readonly timeouts?: Partial<QueryTimeouts>;
   readonly snIndex?: SnIndex;
   readonly sipTimers?: SipServerOptions['timers'];
+  /** SPEC SEC-3 bounds (SIP transport, per device); default: the modules' defaults. */
+  readonly limits?: LimitSettings;
 }
 
 /** Takes a MESSAGE that is not from a device (an upstream platform's, src/cascade): true = handled. */
@@ -57,9 +61,25 @@ export interface DeviceSide {
 
 export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide> {
   const log = o.log.child({ component: 'sip' });
-  const stack = await startSipServer({ sip: o.sip, clock: o.clock, log, userAgent: o.userAgent, ...(o.sipTimers === undefined ? {} : { timers: o.sipTimers }) });
+  const stack = await startSipServer({
+    sip: o.sip,
+    clock: o.clock,
+    log,
+    userAgent: o.userAgent,
+    ...(o.sipTimers === undefined ? {} : { timers: o.sipTimers }),
+    ...(o.limits === undefined ? {} : { limits: sipStackLimits(o.limits) }),
+  });
   const flows = createDeviceFlows();
-  const deps: DeviceSideDeps = { sip: o.sip, devices: o.devices, flows, events: o.events, clock: o.clock, log, utcOffsetMinutes: o.utcOffsetMinutes };
+  const deps: DeviceSideDeps = {
+    sip: o.sip,
+    devices: o.devices,
+    flows,
+    events: o.events,
+    clock: o.clock,
+    log,
+    utcOffsetMinutes: o.utcOffsetMinutes,
+    ...(o.limits === undefined ? {} : { limits: deviceLimits(o.limits) }),
+  };
   const timeouts: QueryTimeouts = { ...DEFAULT_QUERY_TIMEOUTS, ...o.timeouts };
   const pending = new PendingQueries({ clock: o.clock, log });
   const messenger = createDeviceMessenger({ stack, sip: o.sip, clock: o.clock, requestMs: timeouts.requestMs });

@@ -19,8 +19,9 @@ import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset 
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
-import { BadParameterError, DeviceOfflineError } from '../errors/catalog.ts';
+import { BadParameterError, DeviceOfflineError, type VmsError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
+import { createDeviceAdmission, createParseLane, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES } from './device-admission.ts';
 import type { DeviceSession } from './device-flows.ts';
 import { sameFlow } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
@@ -87,6 +88,13 @@ class UnboundRequest {
 
 export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplink, challenge: DeviceChallenge): MessageHandlers {
   const { devices, flows, events, clock } = deps;
+  // SPEC SEC-3: per-device message rate and channel cap, checked before a MESSAGE is answered
+  const admission = createDeviceAdmission(devices, flows, deps.limits ?? DEFAULT_DEVICE_LIMITS);
+  const largeTurn = createParseLane();
+  const refuse = (ctx: Parameters<RequestHandler>[1], err: VmsError): void => {
+    const { status, headers } = sipReplyFor(err);
+    ctx.reply(status, { headers });
+  };
 
   /** Liveness of a device on its bound flow: keepalive time, OWN-1 uplink, back online if it was not. */
   const seen = (session: DeviceSession, now: number, kind: UplinkKind): void => {
@@ -142,6 +150,9 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
         ctx.reply(SipStatus.UnsupportedMediaType, { headers: { Accept: 'Application/MANSCDP+xml' } });
         return;
       }
+      const limited = admission.charge(getFrom(req).uri.user, req.body.length, now, log);
+      if (limited !== undefined) return refuse(ctx, limited);
+      if (req.body.length > LANE_ABOVE_BYTES) await largeTurn();
       const msg = parseManscdp(req.body);
       const cmd = decodeManscdpCommand(msg);
       const deviceId = getFrom(req).uri.user ?? msg.deviceId; // the sender; DeviceID may name a channel
@@ -149,6 +160,8 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       sender = deviceId;
       log = log.child({ deviceId });
       const session = await sessionOf(deviceId, ctx.flow, now);
+      const overCap = await admission.admit(session, cmd, now, log);
+      if (overCap !== undefined) return refuse(ctx, overCap);
       seen(session, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
       updateCharset(session, domainCharset(msg.encoding.charset), log);
       ctx.reply(SipStatus.OK);
@@ -186,6 +199,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     if (!sameFlow(session.flow, flow)) return undefined; // SEC-1: the full path answers 401
     // A charset change is stored by the full path (updateCharset); it happens once per device.
     if (session.charset !== domainCharset(body.charset)) return undefined;
+    if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503
     seen(session, now, 'keepalive');
     return SipStatus.OK;
   };

@@ -40,7 +40,7 @@ export interface DroppedEvent {
 }
 export interface ConnectionEvent {
   flow: Flow;
-  event: 'open' | 'close' | 'idle-timeout';
+  event: 'open' | 'close' | 'idle-timeout' | 'message-timeout';
 }
 /**
  * A request answered by the datagram shortcut (a stateless handler on the raw UDP bytes): neither
@@ -83,6 +83,8 @@ export interface TransportCounters {
   tcpAccepted: number;
   tcpRejected: number;
   tcpIdleClosed: number;
+  /** TCP connections closed because a message was not completed within the message timeout. */
+  tcpMessageTimeouts: number;
   /** gauge */
   tcpOpen: number;
 }
@@ -100,6 +102,7 @@ export function newCounters(): TransportCounters {
     tcpAccepted: 0,
     tcpRejected: 0,
     tcpIdleClosed: 0,
+    tcpMessageTimeouts: 0,
     tcpOpen: 0,
   };
 }
