@@ -1,0 +1,28 @@
+// @vms/routing: the routing engine (SPEC §10). Pure decisions over an immutable compiled table; storage,
+// reload, probing and HTTP live in their own files and services. Nothing runs at import.
+export {
+  ALGORITHMS,
+  MATCH_FIELDS,
+  type Algorithm,
+  type Destination,
+  type DestinationKind,
+  type DestinationSet,
+  type DestinationState,
+  type SetMember,
+  type MatchField,
+  type TimeWindow,
+  type GrayRelease,
+  type ReleaseCondition,
+  type ReleaseKey,
+  type ConditionField,
+  type ConditionOp,
+  type Rule,
+  type TableSource,
+} from './types.ts';
+export { compileTable, compileTableSliced, validateTable, MAX_ISSUES, type CompileResult, type TableIssue } from './compile.ts';
+export { RoutingTable } from './table.ts';
+export type { Decision, DecisionReason, DecideRequest, DecideInputs } from './decision.ts';
+export { releaseBucket, type ReleaseInput } from './gray-release.ts';
+export { ZoneClock, type LocalTime } from './time-window.ts';
+export { MAX_PREFIX_DIGITS } from './prefix-index.ts';
+export { ShadowComparator, SHADOW_SAMPLES, type ShadowReport, type ShadowGroupReport, type ShadowSample } from './shadow.ts';
