@@ -12,7 +12,7 @@ import { hashString } from './hash.ts';
 import type { CompiledMember, CompiledSet } from './select.ts';
 import { RoutingTable, type GroupIndex, type RuleColumns } from './table.ts';
 import { compileWindow, windowProblems, ZoneClock, type CompiledWindow } from './time-window.ts';
-import { ALGORITHMS, MATCH_FIELDS, type Destination, type Rule, type TableSource } from './types.ts';
+import { ALGORITHMS, MATCH_FIELDS, type Destination, type Rule, type TableSource, type TimeWindow } from './types.ts';
 
 export const MAX_ISSUES = 200;
 export const MAX_ID_LENGTH = 128;
@@ -96,7 +96,7 @@ export function* compileSteps(src: TableSource): Generator<void, CompileResult, 
   const counts = new Map<string, number[]>();
   for (let i = 0; i < n; i++) {
     const r = src.rules[i]!;
-    const f = MATCH_FIELDS.indexOf(r.field);
+    const f = fieldIndex(r.field);
     if (f < 0 || typeof r.group !== 'string') continue;
     let c = counts.get(r.group);
     if (c === undefined) counts.set(r.group, (c = [0, 0, 0]));
@@ -114,45 +114,12 @@ export function* compileSteps(src: TableSource): Generator<void, CompileResult, 
     release: new Int32Array(n).fill(-1),
     next: new Int32Array(n).fill(-1),
   };
-  const windowIndex = new Map<string, number>();
-  const windows: CompiledWindow[] = [];
-  const releases: CompiledRelease[] = [];
-  const ids = new Set<number>();
-
-  for (let i = 0; i < n; i++) {
-    if (i % SLICE_RULES === SLICE_RULES - 1) yield;
-    const r = src.rules[i]!;
-    const at = `rules[${i}]${typeof r.id === 'number' ? ` (id ${r.id})` : ''}`;
-    const before = issues.count;
-    checkRule(r, at, issues, setIndex);
-    if (isInt(r.id, 1, Number.MAX_SAFE_INTEGER)) {
-      if (ids.has(r.id)) issues.add(at, 'duplicate id');
-      ids.add(r.id);
-    }
-    if (issues.count > before) continue;
-    rules.id[i] = r.id;
-    rules.priority[i] = r.priority;
-    rules.set[i] = setIndex.get(r.setId)!;
-    if (r.window !== undefined) {
-      const key = JSON.stringify([r.window.from, r.window.until, r.window.days, r.window.start, r.window.end]);
-      let w = windowIndex.get(key);
-      if (w === undefined) {
-        w = windows.length;
-        windows.push(compileWindow(r.window));
-        windowIndex.set(key, w);
-      }
-      rules.window[i] = w;
-    }
-    if (r.release !== undefined) {
-      rules.release[i] = releases.length;
-      releases.push(compileRelease(r.release, setIndex.get(r.release.canarySetId)!));
-    }
-    const builder = builders.get(r.group)![MATCH_FIELDS.indexOf(r.field)]!;
-    const ambiguous = insertRule(builder, r.prefix, i, rules);
-    if (ambiguous !== -1) {
-      issues.add(at, `same group, field, prefix, priority and window as rule id ${rules.id[ambiguous]}: which one applies would be arbitrary`);
-    }
+  const ruleBuilder = new RuleBuilder(src, rules, issues, setIndex, builders);
+  for (let i = 0; i < n; i += SLICE_RULES) {
+    ruleBuilder.addRange(i, Math.min(n, i + SLICE_RULES));
+    yield;
   }
+  const { windows, releases } = ruleBuilder;
   if (issues.count > 0 || zone === undefined) return { ok: false, issues: issues.list, more: issues.more };
 
   const groups = new Map<string, GroupIndex>();
@@ -161,7 +128,86 @@ export function* compileSteps(src: TableSource): Generator<void, CompileResult, 
   return { ok: true, table };
 }
 
-function checkRule(r: Rule, at: string, issues: Issues, setIndex: ReadonlyMap<string, number>): void {
+/** The per-rule work, in a plain class so the engine optimizes it (the generator only slices). */
+class RuleBuilder {
+  readonly windows: CompiledWindow[] = [];
+  readonly releases: CompiledRelease[] = [];
+  readonly #windowIndex = new Map<string, number>();
+  readonly #ids = new Set<number>();
+
+  constructor(
+    private readonly src: TableSource,
+    private readonly rules: RuleColumns,
+    private readonly issues: Issues,
+    private readonly setIndex: ReadonlyMap<string, number>,
+    private readonly builders: ReadonlyMap<string, (PrefixIndexBuilder | undefined)[]>,
+  ) {}
+
+  addRange(from: number, to: number): void {
+    for (let i = from; i < to; i++) this.add(i, this.src.rules[i]!);
+  }
+
+  add(i: number, r: Rule): void {
+    const { rules, issues, setIndex } = this;
+    const before = issues.count;
+    checkRule(r, i, issues, setIndex);
+    if (isInt(r.id, 1, Number.MAX_SAFE_INTEGER)) {
+      if (this.#ids.has(r.id)) issues.add(rulePath(i, r), 'duplicate id');
+      this.#ids.add(r.id);
+    }
+    if (issues.count > before) return;
+    rules.id[i] = r.id;
+    rules.priority[i] = r.priority;
+    rules.set[i] = setIndex.get(r.setId)!;
+    if (r.window !== undefined) rules.window[i] = this.#window(r.window);
+    if (r.release !== undefined) {
+      rules.release[i] = this.releases.length;
+      this.releases.push(compileRelease(r.release, setIndex.get(r.release.canarySetId)!));
+    }
+    const builder = this.builders.get(r.group)![fieldIndex(r.field)]!;
+    const ambiguous = insertRule(builder, r.prefix, i, rules);
+    if (ambiguous !== -1) {
+      issues.add(rulePath(i, r), `same group, field, prefix, priority and window as rule id ${rules.id[ambiguous]}: which one applies would be arbitrary`);
+    }
+  }
+
+  /** Windows are shared: most rules that have one use one of a few (office hours, a holiday). */
+  #window(w: TimeWindow): number {
+    const key = JSON.stringify([w.from, w.until, w.days, w.start, w.end]);
+    let ix = this.#windowIndex.get(key);
+    if (ix === undefined) {
+      ix = this.windows.length;
+      this.windows.push(compileWindow(w));
+      this.#windowIndex.set(key, ix);
+    }
+    return ix;
+  }
+}
+
+function rulePath(i: number, r: Rule): string {
+  return `rules[${i}]${typeof r.id === 'number' ? ` (id ${r.id})` : ''}`;
+}
+
+function fieldIndex(f: string): number {
+  return f === 'device' ? 0 : f === 'caller' ? 1 : f === 'callee' ? 2 : -1;
+}
+
+/** Checks one rule; builds its path only when there is something to report (a million rules, most fine). */
+function checkRule(r: Rule, i: number, issues: Issues, setIndex: ReadonlyMap<string, number>): void {
+  if (
+    isInt(r.id, 1, Number.MAX_SAFE_INTEGER) &&
+    isId(r.group) &&
+    fieldIndex(r.field) >= 0 &&
+    typeof r.prefix === 'string' &&
+    isDigitPrefix(r.prefix) &&
+    isInt(r.priority, -1_000_000, 1_000_000) &&
+    setIndex.has(r.setId) &&
+    r.window === undefined &&
+    r.release === undefined
+  ) {
+    return; // the common case, without building a path
+  }
+  const at = rulePath(i, r);
   if (!isInt(r.id, 1, Number.MAX_SAFE_INTEGER)) issues.add(at, 'id must be a positive integer');
   if (!isId(r.group)) issues.add(at, `group must be 1..${MAX_ID_LENGTH} characters`);
   if (!MATCH_FIELDS.includes(r.field)) issues.add(at, `field '${String(r.field)}' is not device, caller or callee`);
@@ -180,19 +226,22 @@ function checkRule(r: Rule, at: string, issues: Issues, setIndex: ReadonlyMap<st
  * Links rule `i` into the chain of its key, ordered by priority (higher first) then id (smaller first).
  * Returns the index of a rule it cannot be told apart from (same priority and window), or -1.
  */
+function before(rules: RuleColumns, a: number, c: number): boolean {
+  return rules.priority[a] !== rules.priority[c] ? rules.priority[a]! > rules.priority[c]! : rules.id[a]! < rules.id[c]!;
+}
+
 function insertRule(b: PrefixIndexBuilder, prefix: string, i: number, rules: RuleColumns): number {
-  const head = b.get(prefix);
-  const before = (a: number, c: number): boolean =>
-    rules.priority[a] !== rules.priority[c] ? rules.priority[a]! > rules.priority[c]! : rules.id[a]! < rules.id[c]!;
+  const slot = b.slotOf(prefix);
+  const head = b.valueOf(slot);
   let clash = -1;
   for (let r = head; r !== -1; r = rules.next[r]!) if (rules.priority[r] === rules.priority[i] && rules.window[r] === rules.window[i]) clash = r;
-  if (head === -1 || before(i, head)) {
+  if (head === -1 || before(rules, i, head)) {
     rules.next[i] = head;
-    b.set(prefix, i);
+    b.put(slot, prefix, i);
     return clash;
   }
   let prev = head;
-  while (rules.next[prev] !== -1 && !before(i, rules.next[prev]!)) prev = rules.next[prev]!;
+  while (rules.next[prev] !== -1 && !before(rules, i, rules.next[prev]!)) prev = rules.next[prev]!;
   rules.next[i] = rules.next[prev]!;
   rules.next[prev] = i;
   return clash;

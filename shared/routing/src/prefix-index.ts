@@ -33,7 +33,10 @@ function slot(hi: number, lo: number, mask: number): number {
   return fmix32(h) & mask;
 }
 
-function encode(p: string): [number, number] {
+/** Encodes a whole digit prefix into encHi / encLo (no allocation: a million calls per build). */
+let encHi = 0;
+let encLo = 0;
+function encode(p: string): void {
   let hi = 0;
   let lo = 0;
   for (let i = 0; i < p.length; i++) {
@@ -41,78 +44,86 @@ function encode(p: string): [number, number] {
     if (i < HALF) hi = hi * 10 + d;
     else lo = lo * 10 + d;
   }
-  return [hi, lo * 32 + p.length];
+  encHi = hi;
+  encLo = lo * 32 + p.length;
 }
+
+/**
+ * Slots are interleaved in one Float64Array, three numbers each: [hi, lo, value]. One probe then reads one
+ * or two neighbouring cache lines instead of three arrays far apart (building a million keys is bound by
+ * cache misses, not by arithmetic). lo = -1 marks an empty slot (a real lo is ≥ 0).
+ */
+const STRIDE = 3;
 
 /** Mutable while building; `freeze()` ends the build. */
 export class PrefixIndexBuilder {
-  readonly #hi: Float64Array;
-  readonly #lo: Float64Array;
-  readonly #val: Int32Array;
+  readonly #slots: Float64Array;
   readonly #mask: number;
   #lengths = 0; // bit L set when some key has length L (L ≤ 24)
   #count = 0;
 
-  /** `capacityHint`: how many distinct keys at most; the table is sized for it once. */
+  /** `capacityHint`: how many distinct keys at most; the table is sized for it once (load ≤ 0.5). */
   constructor(capacityHint: number) {
     let cap = 16;
     while (cap < capacityHint * 2) cap *= 2;
-    this.#hi = new Float64Array(cap);
-    this.#lo = new Float64Array(cap).fill(-1); // -1 never encodes a key (lo ≥ 0): marks an empty slot
-    this.#val = new Int32Array(cap);
+    this.#slots = new Float64Array(cap * STRIDE);
+    for (let i = 1; i < this.#slots.length; i += STRIDE) this.#slots[i] = -1;
     this.#mask = cap - 1;
   }
 
-  /** The value stored for `prefix`, or -1. */
-  get(prefix: string): number {
-    const [hi, lo] = encode(prefix);
-    for (let s = slot(hi, lo, this.#mask); ; s = (s + 1) & this.#mask) {
-      if (this.#lo[s] === -1) return -1;
-      if (this.#lo[s] === lo && this.#hi[s] === hi) return this.#val[s]!;
+  /**
+   * Slot of `prefix` (a digit string, checked by the caller with isDigitPrefix): the one holding it, or the
+   * empty one where it would go. Read it with valueOf, fill it with put.
+   */
+  slotOf(prefix: string): number {
+    encode(prefix);
+    const slots = this.#slots;
+    for (let s = slot(encHi, encLo, this.#mask); ; s = (s + 1) & this.#mask) {
+      const o = s * STRIDE;
+      if (slots[o + 1] === -1 || (slots[o + 1] === encLo && slots[o] === encHi)) return s;
     }
   }
 
-  /** Sets the value for `prefix` (a digit string, checked by the caller with isDigitPrefix). */
-  set(prefix: string, value: number): void {
-    const [hi, lo] = encode(prefix);
-    for (let s = slot(hi, lo, this.#mask); ; s = (s + 1) & this.#mask) {
-      if (this.#lo[s] === -1) {
-        if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
-        this.#hi[s] = hi;
-        this.#lo[s] = lo;
-        this.#val[s] = value;
-        this.#count++;
-        this.#lengths |= 1 << prefix.length;
-        return;
-      }
-      if (this.#lo[s] === lo && this.#hi[s] === hi) {
-        this.#val[s] = value;
-        return;
-      }
+  /** Value in a slot from slotOf, or -1 when the slot is empty. */
+  valueOf(s: number): number {
+    const o = s * STRIDE;
+    return this.#slots[o + 1] === -1 ? -1 : this.#slots[o + 2]!;
+  }
+
+  /** Stores `value` for `prefix` in its slot `s` (from slotOf(prefix), with no put in between). */
+  put(s: number, prefix: string, value: number): void {
+    const o = s * STRIDE;
+    const slots = this.#slots;
+    if (slots[o + 1] === -1) {
+      if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
+      encode(prefix);
+      slots[o] = encHi;
+      slots[o + 1] = encLo;
+      this.#count++;
+      this.#lengths |= 1 << prefix.length;
     }
+    slots[o + 2] = value;
   }
 
   freeze(): PrefixIndex {
     const lengths: number[] = [];
     for (let l = MAX_PREFIX_DIGITS; l >= 0; l--) if ((this.#lengths & (1 << l)) !== 0) lengths.push(l);
-    return new PrefixIndex(this.#hi, this.#lo, this.#val, this.#mask, Uint8Array.from(lengths), this.#count);
+    return new PrefixIndex(this.#slots, this.#mask, Uint8Array.from(lengths), this.#count);
   }
 }
 
 export class PrefixIndex {
   constructor(
-    private readonly hi: Float64Array,
-    private readonly lo: Float64Array,
-    private readonly val: Int32Array,
+    private readonly slots: Float64Array,
     private readonly mask: number,
     /** Key lengths present, longest first. */
     readonly lengthsDesc: Uint8Array,
     readonly size: number,
   ) {}
 
-  /** Bytes held by the typed arrays. */
+  /** Bytes held by the typed array. */
   get bytes(): number {
-    return this.hi.byteLength + this.lo.byteLength + this.val.byteLength;
+    return this.slots.byteLength;
   }
 
   /**
@@ -141,15 +152,14 @@ export class PrefixIndex {
 
   /** Value stored for the prepared key's prefix of `length` digits, or -1. */
   valueAt(length: number): number {
-    return this.#find(scratchHi[length]!, scratchLo[length]!);
-  }
-
-  #find(hi: number, lo: number): number {
-    const keysLo = this.lo;
+    const hi = scratchHi[length]!;
+    const lo = scratchLo[length]!;
+    const slots = this.slots;
     for (let s = slot(hi, lo, this.mask); ; s = (s + 1) & this.mask) {
-      const k = keysLo[s]!;
+      const o = s * STRIDE;
+      const k = slots[o + 1]!;
       if (k === -1) return -1;
-      if (k === lo && this.hi[s] === hi) return this.val[s]!;
+      if (k === lo && slots[o] === hi) return slots[o + 2]!;
     }
   }
 }
