@@ -26,3 +26,18 @@ export { releaseBucket, type ReleaseInput } from './gray-release.ts';
 export { ZoneClock, type LocalTime } from './time-window.ts';
 export { MAX_PREFIX_DIGITS } from './prefix-index.ts';
 export { ShadowComparator, SHADOW_SAMPLES, type ShadowReport, type ShadowGroupReport, type ShadowSample } from './shadow.ts';
+
+export { RoutingError, isRoutingError, type RoutingErrorCode } from './errors.ts';
+export type { RoutingStore, RoutingDraft, DraftRule, TableData, VersionInfo, PublishRequest, PublishResult } from './routing-store.port.ts';
+export { createMemoryRoutingStore } from './routing-store.memory.ts';
+export { createMysqlRoutingStore } from './routing-store.mysql.ts';
+export {
+  RoutingReloader,
+  ROUTING_RELOAD_CHANNEL,
+  type RoutingReloaderOptions,
+  type ReloadEvent,
+  type ReloadOutcome,
+  type ReloadStats,
+  type ReloadLog,
+} from './reloader.ts';
+export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
