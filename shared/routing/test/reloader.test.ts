@@ -140,11 +140,22 @@ describe('routing reloader', () => {
   });
 
   it('decisions keep being served during a sliced rebuild, each on one whole table (never a mix)', async () => {
-    const store = createMemoryRoutingStore();
-    await seed(store, 'a', 5_000);
+    const RULES = 50_000;
+    const data = (version: number, prefix: string): TableData => ({
+      version,
+      destinations: [1, 2].map((i) => ({ id: `${prefix}${i}`, kind: 'media' as const, address: `http://${i}` })),
+      sets: [{ id: 's', algorithm: 'round-robin', members: [1, 2].map((i) => ({ destinationId: `${prefix}${i}`, weight: 1, priority: 0 })) }],
+      rules: Array.from({ length: RULES }, (_, i): Rule => ({ id: i + 1, group: 'media', field: 'device', prefix: i === 0 ? '' : String(100000 + i), priority: 0, setId: 's' })),
+    });
+    const versions = new Map([
+      [1, data(1, 'a')],
+      [2, data(2, 'b')],
+    ]);
+    let current = 1;
+    const store = { currentVersion: async () => current, loadVersion: async (v: number) => versions.get(v) };
     const reloader = new RoutingReloader({ store, clock: new FakeClock(0), timeZone: TZ, defaults, log: logger(), sliceMs: 1 });
     await reloader.start();
-    await seed(store, 'b', 5_000);
+    current = 2;
     let served = 0;
     let mixed = 0;
     let stop = false;
@@ -152,7 +163,7 @@ describe('routing reloader', () => {
       if (stop) return;
       for (let i = 0; i < 20; i++) {
         const t = reloader.table; // one read per decision
-        const d = t.decide({ group: 'media', device: `${100000 + (served % 5000)}77`, now: 0 });
+        const d = t.decide({ group: 'media', device: `${100000 + (served % RULES)}77`, now: 0 });
         const want = t.version === 1 ? 'a' : 'b';
         if (d.destination?.id[0] !== want) mixed++;
         served++;
