@@ -88,6 +88,8 @@ function toSets(sets: SetRow[], members: MemberRow[]): DestinationSet[] {
 }
 
 const RULE_COLUMNS = 'id, grp, field, prefix, priority, set_id, time_window, gray_release';
+/** Rules per page when loading a version. */
+const LOAD_PAGE_ROWS = 2000;
 const jsonOrNull = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 export function createMysqlRoutingStore(pool: Pool): RoutingStore {
@@ -224,8 +226,21 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
         const [vs] = await pool.query<VersionRow[]>('SELECT topology FROM routing_version WHERE version = ?', [version]);
         if (vs[0] === undefined) return undefined;
         const topology = json<{ destinations: Destination[]; sets: DestinationSet[] }>(vs[0].topology)!;
-        const [r] = await pool.query<RuleRow[]>(`SELECT ${RULE_COLUMNS} FROM routing_version_rule WHERE version = ? ORDER BY id`, [version]);
-        return { version, destinations: topology.destinations, sets: topology.sets, rules: r.map(toRule) };
+        // Keyset pages: a million rows arrive as bounded result sets, and the event loop runs between them
+        // (one result of a million rows would be parsed and converted in one go: a stall of seconds).
+        const rules: Rule[] = [];
+        for (let after = 0; ; ) {
+          const [page] = await pool.query<RuleRow[]>(`SELECT ${RULE_COLUMNS} FROM routing_version_rule WHERE version = ? AND id > ? ORDER BY id LIMIT ?`, [
+            version,
+            after,
+            LOAD_PAGE_ROWS,
+          ]);
+          for (const row of page) rules.push(toRule(row));
+          if (page.length < LOAD_PAGE_ROWS) break;
+          after = Number(page[page.length - 1]!.id);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        return { version, destinations: topology.destinations, sets: topology.sets, rules };
       }),
     versions: (limit) =>
       run('versions', async () => {
