@@ -8,7 +8,7 @@
  */
 import { compileRelease, releaseProblems, type CompiledRelease } from './gray-release.ts';
 import { isDigitPrefix, MAX_PREFIX_DIGITS, PrefixIndexBuilder, type PrefixIndex } from './prefix-index.ts';
-import { hashString } from './hash.ts';
+import { fmix32, hashString } from './hash.ts';
 import type { CompiledMember, CompiledSet } from './select.ts';
 import { RoutingTable, type GroupIndex, type RuleColumns } from './table.ts';
 import { compileWindow, windowProblems, ZoneClock, type CompiledWindow } from './time-window.ts';
@@ -128,12 +128,39 @@ export function* compileSteps(src: TableSource): Generator<void, CompileResult, 
   return { ok: true, table };
 }
 
+/**
+ * Set of positive integer ids in one zeroed Float64Array (0 = empty), sized once: a JS Set of a million
+ * numbers would rehash as it grows (one long pause each time) and leave garbage for the collector.
+ */
+class IdSet {
+  readonly #slots: Float64Array;
+  readonly #mask: number;
+  constructor(n: number) {
+    let cap = 16;
+    while (cap < n * 2) cap *= 2;
+    this.#slots = new Float64Array(cap);
+    this.#mask = cap - 1;
+  }
+  /** Adds `id` (a positive safe integer); false when it was there already. */
+  add(id: number): boolean {
+    const slots = this.#slots;
+    for (let s = fmix32((id >>> 0) ^ Math.imul(Math.floor(id / 4294967296), 0x9e3779b1)) & this.#mask; ; s = (s + 1) & this.#mask) {
+      const v = slots[s]!;
+      if (v === id) return false;
+      if (v === 0) {
+        slots[s] = id;
+        return true;
+      }
+    }
+  }
+}
+
 /** The per-rule work, in a plain class so the engine optimizes it (the generator only slices). */
 class RuleBuilder {
   readonly windows: CompiledWindow[] = [];
   readonly releases: CompiledRelease[] = [];
   readonly #windowIndex = new Map<string, number>();
-  readonly #ids = new Set<number>();
+  readonly #ids: IdSet;
 
   constructor(
     private readonly src: TableSource,
@@ -141,7 +168,9 @@ class RuleBuilder {
     private readonly issues: Issues,
     private readonly setIndex: ReadonlyMap<string, number>,
     private readonly builders: ReadonlyMap<string, (PrefixIndexBuilder | undefined)[]>,
-  ) {}
+  ) {
+    this.#ids = new IdSet(src.rules.length);
+  }
 
   addRange(from: number, to: number): void {
     for (let i = from; i < to; i++) this.add(i, this.src.rules[i]!);
@@ -152,8 +181,7 @@ class RuleBuilder {
     const before = issues.count;
     checkRule(r, i, issues, setIndex);
     if (isInt(r.id, 1, Number.MAX_SAFE_INTEGER)) {
-      if (this.#ids.has(r.id)) issues.add(rulePath(i, r), 'duplicate id');
-      this.#ids.add(r.id);
+      if (!this.#ids.add(r.id)) issues.add(rulePath(i, r), 'duplicate id');
     }
     if (issues.count > before) return;
     rules.id[i] = r.id;

@@ -4,7 +4,8 @@
  *
  * Layout, chosen for a million rules (figures in docs/routing.md): no string and no object per rule. A digit
  * prefix of length L ≤ 24 is encoded as two doubles, `hi` = its first 12 digits as an integer and
- * `lo` = the next 12 digits as an integer times 32 plus L (both < 2^53, exact). Keys live in one
+ * `lo` = the next 12 digits as an integer times 32 plus L plus 1 (both < 2^53, exact; lo ≥ 1, so a zeroed
+ * slot is empty and a fresh table needs no initialising pass). Keys live in one
  * open-addressing table of typed arrays sized once (load ≤ 0.5, linear probing), so building never rehashes
  * and a lookup allocates nothing: encode the key's prefixes in one pass, then probe only the lengths that
  * some rule uses, longest first.
@@ -36,7 +37,9 @@ function slot(hi: number, lo: number, mask: number): number {
 /** Encodes a whole digit prefix into encHi / encLo (no allocation: a million calls per build). */
 let encHi = 0;
 let encLo = 0;
+let encPrefix: string | undefined;
 function encode(p: string): void {
+  encPrefix = p;
   let hi = 0;
   let lo = 0;
   for (let i = 0; i < p.length; i++) {
@@ -45,13 +48,13 @@ function encode(p: string): void {
     else lo = lo * 10 + d;
   }
   encHi = hi;
-  encLo = lo * 32 + p.length;
+  encLo = lo * 32 + p.length + 1;
 }
 
 /**
  * Slots are interleaved in one Float64Array, three numbers each: [hi, lo, value]. One probe then reads one
  * or two neighbouring cache lines instead of three arrays far apart (building a million keys is bound by
- * cache misses, not by arithmetic). lo = -1 marks an empty slot (a real lo is ≥ 0).
+ * cache misses, not by arithmetic). lo = 0 marks an empty slot (a real lo is ≥ 1).
  */
 const STRIDE = 3;
 
@@ -66,8 +69,7 @@ export class PrefixIndexBuilder {
   constructor(capacityHint: number) {
     let cap = 16;
     while (cap < capacityHint * 2) cap *= 2;
-    this.#slots = new Float64Array(cap * STRIDE);
-    for (let i = 1; i < this.#slots.length; i += STRIDE) this.#slots[i] = -1;
+    this.#slots = new Float64Array(cap * STRIDE); // zeroed: every slot empty
     this.#mask = cap - 1;
   }
 
@@ -80,23 +82,23 @@ export class PrefixIndexBuilder {
     const slots = this.#slots;
     for (let s = slot(encHi, encLo, this.#mask); ; s = (s + 1) & this.#mask) {
       const o = s * STRIDE;
-      if (slots[o + 1] === -1 || (slots[o + 1] === encLo && slots[o] === encHi)) return s;
+      if (slots[o + 1] === 0 || (slots[o + 1] === encLo && slots[o] === encHi)) return s;
     }
   }
 
   /** Value in a slot from slotOf, or -1 when the slot is empty. */
   valueOf(s: number): number {
     const o = s * STRIDE;
-    return this.#slots[o + 1] === -1 ? -1 : this.#slots[o + 2]!;
+    return this.#slots[o + 1] === 0 ? -1 : this.#slots[o + 2]!;
   }
 
   /** Stores `value` for `prefix` in its slot `s` (from slotOf(prefix), with no put in between). */
   put(s: number, prefix: string, value: number): void {
     const o = s * STRIDE;
     const slots = this.#slots;
-    if (slots[o + 1] === -1) {
+    if (slots[o + 1] === 0) {
       if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
-      encode(prefix);
+      if (encPrefix !== prefix) encode(prefix); // slotOf just encoded it, as a rule
       slots[o] = encHi;
       slots[o + 1] = encLo;
       this.#count++;
@@ -136,7 +138,7 @@ export class PrefixIndex {
     let hi = 0;
     let lo = 0;
     scratchHi[0] = 0;
-    scratchLo[0] = 0;
+    scratchLo[0] = 1;
     const max = key.length < MAX_PREFIX_DIGITS ? key.length : MAX_PREFIX_DIGITS;
     while (n < max) {
       const d = key.charCodeAt(n) - 48;
@@ -145,7 +147,7 @@ export class PrefixIndex {
       else lo = lo * 10 + d;
       n++;
       scratchHi[n] = hi;
-      scratchLo[n] = lo * 32 + n;
+      scratchLo[n] = lo * 32 + n + 1;
     }
     return n;
   }
@@ -158,7 +160,7 @@ export class PrefixIndex {
     for (let s = slot(hi, lo, this.mask); ; s = (s + 1) & this.mask) {
       const o = s * STRIDE;
       const k = slots[o + 1]!;
-      if (k === -1) return -1;
+      if (k === 0) return -1;
       if (k === lo && slots[o] === hi) return slots[o + 2]!;
     }
   }
