@@ -41,3 +41,13 @@ export {
   type ReloadLog,
 } from './reloader.ts';
 export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
+export {
+  DEFAULT_ROUTING_HEALTH_POLICY,
+  initialHealth,
+  effectiveState,
+  stepHealth,
+  type HealthPolicy,
+  type DestinationHealth,
+  type HealthEvent,
+  type ManualOverride,
+} from './health.ts';
