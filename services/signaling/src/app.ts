@@ -14,6 +14,7 @@ import { createUnavailableDeviceControl } from './control/device-control.unavail
 import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts';
 import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
+import { openRouting } from './routing/routing-wiring.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
@@ -164,9 +165,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     // Live view, playback, download (SPEC §8 media, §9): INVITEs go out of the device side's stack;
     // session ids are written to the cluster's session index so any instance routes them.
+    // The routing engine (SPEC §10): the published table, reloaded without restart, drives node choices.
+    const routing = await openRouting({ config, redis: cluster.redis, clock, log });
+    closers.push(() => routing.close());
     let media: MediaWiring | undefined;
     if (side !== null) {
-      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log });
+      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing });
       media = m;
       closers.push(() => m.close());
     }
@@ -227,6 +231,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       edgeRouting: deps.ownerRouting === undefined ? cluster.edgeRouting : null, // a replaced hook replaces the edge too
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
+      routing,
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered

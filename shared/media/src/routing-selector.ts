@@ -32,8 +32,12 @@ export interface RoutingMediaSelectorOptions {
   /** The published routing table in force (the reloader's), if any. */
   readonly published?: (() => RoutingTable | undefined) | undefined;
   readonly now?: () => number;
-  /** Called with each decision (explanations, shadow comparison). */
-  readonly onDecision?: ((req: MediaSelectRequest, decision: Decision) => void) | undefined;
+  /**
+   * Shadow mode (SPEC §10): a candidate table that decides the same requests with the same health and load,
+   * without acting; each pair of decisions goes to onShadow.
+   */
+  readonly shadow?: (() => RoutingTable | undefined) | undefined;
+  readonly onShadow?: ((req: MediaSelectRequest, live: Decision, shadow: Decision) => void) | undefined;
 }
 
 export interface RoutingMediaSelector extends MediaNodeSelector {
@@ -66,17 +70,17 @@ export function createRoutingMediaSelector(o: RoutingMediaSelectorOptions = {}):
       const c = byId.get(id);
       return c === undefined || !c.node.enabled ? 'inactive' : c.state;
     };
-    const decision = table.decide(
-      {
-        group: MEDIA_ROUTING_GROUP,
-        device: req.channelId,
-        now: now(),
-        sticky: req.purpose === 'live' ? req.currentNodeId : undefined,
-        exclude: req.exclude,
-      },
-      { state, load: (id) => byId.get(id)?.streams },
-    );
-    o.onDecision?.(req, decision);
+    const request = {
+      group: MEDIA_ROUTING_GROUP,
+      device: req.channelId,
+      now: now(),
+      sticky: req.purpose === 'live' ? req.currentNodeId : undefined,
+      exclude: req.exclude,
+    };
+    const inputs = { state, load: (id: string) => byId.get(id)?.streams };
+    const decision = table.decide(request, inputs);
+    const shadow = o.shadow?.();
+    if (shadow !== undefined && o.onShadow !== undefined) o.onShadow(req, decision, shadow.decide(request, inputs));
     return decision;
   };
 

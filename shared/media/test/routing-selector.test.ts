@@ -54,4 +54,11 @@ describe('routing media selector with a published table', () => {
     const withDisabled = [c(node('a'), 0), c(node('b', { enabled: false }), 0)];
     assert.equal(selector.select({ channelId: '34020000001320000001', purpose: 'live', candidates: withDisabled }).id, 'a');
   });
+
+  it('shadow mode: the candidate table decides beside the live one without acting', () => {
+    const pairs: [string | undefined, string | undefined][] = [];
+    const shadowed = createRoutingMediaSelector({ published: () => undefined, shadow: () => table, onShadow: (_r, live, shadow) => void pairs.push([live.destination?.id, shadow.destination?.id]), now: () => 0 });
+    assert.equal(shadowed.select({ channelId: '34020000001320000001', purpose: 'live', candidates }).id, 'a', 'the live (built-in) choice acts');
+    assert.deepEqual(pairs, [['a', 'b']]);
+  });
 });

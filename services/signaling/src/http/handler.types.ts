@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
@@ -87,6 +88,8 @@ export interface HttpDeps {
   readonly media?: MediaWiring;
   /** Upstream platform administration; absent when the SIP side is replaced (tests). */
   readonly platforms?: PlatformAdmin;
+  /** The routing engine's store, reloader and shadow table (SPEC §10); absent: its endpoints answer unavailable. */
+  readonly routing?: RoutingWiring;
   /** Largest accepted request body, bytes. Default 1 MiB. */
   readonly bodyLimit?: number;
 }

@@ -19,7 +19,7 @@ import {
   type SsrcAllocator,
   type ZlmClient,
 } from '@vms/media';
-import type { RoutingTable } from '@vms/routing';
+import type { Decision, RoutingTable } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import { MediaFailedError } from '../errors/catalog.ts';
@@ -39,6 +39,9 @@ export interface MediaPlaneOptions {
   readonly refreshMs: number;
   /** The published routing table in force, if the routing engine's store is wired (SPEC §10). */
   readonly routingTable?: (() => RoutingTable | undefined) | undefined;
+  /** Shadow mode: a candidate table deciding beside the live one; each pair goes to onShadow. */
+  readonly shadowTable?: (() => RoutingTable | undefined) | undefined;
+  readonly onShadow?: ((channelId: string, live: Decision, shadow: Decision) => void) | undefined;
 }
 
 export interface MediaPlane {
@@ -64,7 +67,13 @@ export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
   const clients = createZlmClients({ requestTimeoutMs: o.apiTimeoutMs, connectTimeoutMs: Math.min(2000, o.apiTimeoutMs) });
   const health = new NodeHealthTracker(o.clock, o.healthPolicy ?? DEFAULT_HEALTH_POLICY);
   const ledger = new StreamLedger();
-  const selector = createRoutingMediaSelector({ published: o.routingTable, now: () => o.clock.now() });
+  const onShadow = o.onShadow;
+  const selector = createRoutingMediaSelector({
+    published: o.routingTable,
+    now: () => o.clock.now(),
+    shadow: o.shadowTable,
+    onShadow: onShadow === undefined ? undefined : (req, live, shadow) => onShadow(req.channelId, live, shadow),
+  });
   const ssrcs = o.ssrcs;
   let nodes = new Map<string, MediaNode>();
   let timer: ReturnType<Clock['setTimeout']> | null = null;
