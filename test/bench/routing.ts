@@ -8,10 +8,11 @@ import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { isQuick, printSummary } from './summary.ts';
 import { compileTable, compileTableSliced, type Destination, type DestinationSet, type RoutingTable, type Rule, type TableSource } from '@vms/routing';
 
 const args = process.argv.slice(2);
-const quick = args.includes('--quick');
+const quick = isQuick();
 const rulesArg = args.indexOf('--rules');
 const RULES = rulesArg >= 0 ? Number(args[rulesArg + 1]) : quick ? 100_000 : 1_000_000;
 const SAMPLES = quick ? 50_000 : 200_000;
@@ -218,3 +219,16 @@ const w2 = Math.max(...rows.map((r) => r[1].length));
 console.log(`\n${'what'.padEnd(w1)} | ${'figure'.padEnd(w2)} | target`);
 console.log(`${'-'.repeat(w1)}-|-${'-'.repeat(w2)}-|-------`);
 for (const [a, b, c] of rows) console.log(`${a.padEnd(w1)} | ${b.padEnd(w2)} | ${c}`);
+
+const medianUs = percentile(d, 0.5) / 1000;
+const p99Us = percentile(d, 0.99) / 1000;
+const memMb = bufferDelta / 1048576;
+printSummary({
+  bench: 'routing',
+  what: `${RULES.toLocaleString('en-US')} prefix rules: decide, memory, build + swap, SWRR`,
+  figures:
+    `decide median ${medianUs.toFixed(2)} µs p99 ${p99Us.toFixed(2)} µs (Map.get ${(percentile(m, 0.5) / 1000).toFixed(2)}/${(percentile(m, 0.99) / 1000).toFixed(2)}); ` +
+    `${memMb.toFixed(0)} MB; build+swap ${(swapMs / 1000).toFixed(2)} s, loop delay max ${(h.max / 1e6).toFixed(0)} ms; SWRR ${(swrrNs / 1000).toFixed(2)} µs`,
+  target: 'median ≤ 2 µs, p99 ≤ 10 µs, ≤ 200 MB, build+swap ≤ 3 s without a stall > 50 ms, SWRR ≤ 1 µs',
+  met: medianUs <= 2 && p99Us <= 10 && memMb <= 200 && swapMs <= 3000 && h.max / 1e6 <= 50 && swrrNs <= 1000 && letters === 'a a b a c a a',
+});
