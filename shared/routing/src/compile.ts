@@ -76,7 +76,7 @@ export function* compileSteps(src: TableSource): Generator<void, CompileResult, 
     if (!Array.isArray(s.members) || s.members.length === 0) issues.add(at, 'a set needs at least one member');
     const members: CompiledMember[] = [];
     const seen = new Set<string>();
-    (s.members ?? []).forEach((m, j) => {
+    (Array.isArray(s.members) ? s.members : []).forEach((m, j) => {
       const mat = `${at}.members[${j}]`;
       const d = destinations.get(m.destinationId);
       if (d === undefined) issues.add(mat, `destination '${String(m.destinationId)}' does not exist`);

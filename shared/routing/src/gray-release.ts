@@ -44,6 +44,10 @@ export interface CompiledRelease {
 }
 
 export function releaseProblems(r: GrayRelease): string[] {
+  // shapes first: a release comes from operator JSON and must not throw here
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) return ['must be an object'];
+  if (r.conditions !== undefined && !Array.isArray(r.conditions)) return ['conditions must be a list'];
+  if (r.window !== undefined && (r.window === null || typeof r.window !== 'object')) return ['window must be an object'];
   const out: string[] = [];
   if (!Array.isArray(r.steps) || r.steps.length === 0) out.push('steps must list at least one percentage');
   else {
@@ -61,6 +65,7 @@ export function releaseProblems(r: GrayRelease): string[] {
 }
 
 function conditionProblems(c: ReleaseCondition): string[] {
+  if (c === null || typeof c !== 'object') return ['must be an object'];
   if (!['caller', 'callee', 'device', 'source'].includes(c.field)) return [`field '${String(c.field)}' is not caller, callee, device or source`];
   if (typeof c.value !== 'string') return ['value must be a string'];
   switch (c.op) {

@@ -94,6 +94,8 @@ export function parseClock(s: string): number | undefined {
 
 /** Problems of a window, in words (empty when valid). */
 export function windowProblems(w: TimeWindow): string[] {
+  if (w === null || typeof w !== 'object' || Array.isArray(w)) return ['must be an object'];
+  for (const k of ['from', 'until', 'start', 'end'] as const) if (w[k] !== undefined && typeof w[k] !== 'string') return [`${k} must be text`];
   const out: string[] = [];
   const from = w.from === undefined ? -Infinity : parseDay(w.from);
   const until = w.until === undefined ? Infinity : parseDay(w.until);

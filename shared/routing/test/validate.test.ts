@@ -89,6 +89,24 @@ describe('table validation', () => {
     assert.equal(r.more, 50);
   });
 
+  it('malformed shapes (from operator JSON) are reported, never thrown', () => {
+    const shapes: unknown[] = [
+      { window: 5 },
+      { window: { from: 20260101 } },
+      { window: { days: 'mon' } },
+      { release: 'yes' },
+      { release: { canarySetId: 't', key: 'device', steps: [100], step: 0, conditions: 'x' } },
+      { release: { canarySetId: 't', key: 'device', steps: [100], step: 0, conditions: [null, 7] } },
+      { release: { canarySetId: 't', key: 'device', steps: '100', step: 0 } },
+      { release: { canarySetId: 't', key: 'device', steps: [100], step: 0, window: 'night' } },
+    ];
+    for (const extra of shapes) {
+      const rules = [{ id: 1, group: 'g', field: 'device', prefix: '', priority: 0, setId: 's', ...(extra as object) }] as Rule[];
+      const { issues } = validateTable({ ...ok, rules });
+      assert.ok(issues.length > 0, JSON.stringify(extra));
+    }
+  });
+
   it('a regex longer than 200 characters is refused (it would run on every request)', () => {
     const rules: Rule[] = [
       { id: 1, group: 'g', field: 'device', prefix: '', priority: 0, setId: 's', release: { canarySetId: 't', key: 'device', steps: [100], step: 0, conditions: [{ field: 'caller', op: 'regex', value: 'a'.repeat(201) }] } },

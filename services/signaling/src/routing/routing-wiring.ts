@@ -37,6 +37,8 @@ export interface RoutingWiring {
   readonly reloader: RoutingReloader;
   readonly shadow: ShadowState;
   readonly timeZone: string;
+  /** The instance clock's now (decisions explained by the API use it, like real ones). */
+  now(): number;
   /** The published table, or undefined while nothing is published (callers keep their built-in choice). */
   published(): RoutingTable | undefined;
   /** Tells every instance to check the version table now (no-op without Redis). */
@@ -105,6 +107,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     reloader,
     shadow,
     timeZone: ROUTING_TIME_ZONE,
+    now: () => d.clock.now(),
     published: () => (reloader.table.version > 0 ? reloader.table : undefined),
     async nudge(version) {
       if (d.redis === null || subscriber === null) return;

@@ -130,12 +130,12 @@ const ruleIdParam = (ctx: HandlerContext): number => {
   return Number(v);
 };
 
-function explain(table: RoutingTable, ctx: HandlerContext): unknown {
+function explain(table: RoutingTable, ctx: HandlerContext, now: number): unknown {
   const q = ctx.query;
   const source = optionalText(q, 'source');
   const d = table.decide({
     group: requiredText(q, 'group'),
-    now: Date.now(),
+    now,
     device: optionalText(q, 'device'),
     caller: optionalText(q, 'caller'),
     callee: optionalText(q, 'callee'),
@@ -211,7 +211,8 @@ export function routingHandlers(routing: RoutingWiring | undefined): Pick<RouteH
     })),
     'routing.decide': guarded(async (ctx, r) => {
       const shadow = r.shadow.table();
-      return { live: explain(r.reloader.table, ctx), ...(shadow === undefined ? {} : { shadow: explain(shadow, ctx) }) };
+      const now = r.now();
+      return { live: explain(r.reloader.table, ctx, now), ...(shadow === undefined ? {} : { shadow: explain(shadow, ctx, now) }) };
     }),
     'routing.shadow.start': guarded(async (ctx, r) => {
       const version = optionalInt(ctx.query, 'version', 1, Number.MAX_SAFE_INTEGER);
