@@ -78,6 +78,7 @@ export function* compileSteps(src: TableSource): Generator<void, CompileResult, 
     const seen = new Set<string>();
     (Array.isArray(s.members) ? s.members : []).forEach((m, j) => {
       const mat = `${at}.members[${j}]`;
+      if (m === null || typeof m !== 'object') return issues.add(mat, 'must be an object');
       const d = destinations.get(m.destinationId);
       if (d === undefined) issues.add(mat, `destination '${String(m.destinationId)}' does not exist`);
       if (seen.has(m.destinationId)) issues.add(mat, `destination '${m.destinationId}' is listed twice`);

@@ -100,6 +100,8 @@ describe('table validation', () => {
       { release: { canarySetId: 't', key: 'device', steps: '100', step: 0 } },
       { release: { canarySetId: 't', key: 'device', steps: [100], step: 0, window: 'night' } },
     ];
+    const badMembers = validateTable({ ...ok, sets: [{ id: 's', algorithm: 'swrr', members: [null, 'a'] } as unknown as TableSource['sets'][number]] });
+    assert.deepEqual(badMembers.issues.slice(0, 2).map((i) => i.message), ['must be an object', 'must be an object']);
     for (const extra of shapes) {
       const rules = [{ id: 1, group: 'g', field: 'device', prefix: '', priority: 0, setId: 's', ...(extra as object) }] as Rule[];
       const { issues } = validateTable({ ...ok, rules });
