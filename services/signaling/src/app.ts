@@ -15,6 +15,7 @@ import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts
 import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
 import { createMetrics } from './metrics/metrics.ts';
+import { openRouting } from './routing/routing-wiring.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
@@ -169,9 +170,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     // Live view, playback, download (SPEC §8 media, §9): INVITEs go out of the device side's stack;
     // session ids are written to the cluster's session index so any instance routes them.
+    // The routing engine (SPEC §10): the published table, reloaded without restart, drives node choices.
+    const routing = await openRouting({ config, redis: cluster.redis, clock, log });
+    closers.push(() => routing.close());
     let media: MediaWiring | undefined;
     if (side !== null) {
-      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log });
+      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing });
       media = m;
       closers.push(() => m.close());
     }
@@ -245,6 +249,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
       limits: httpLimits(config.limits),
+      routing,
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered

@@ -27,6 +27,7 @@ import { playHandlers } from './routes/play.ts';
 import { playbackHandlers } from './routes/playback.ts';
 import { ptzHandlers } from './routes/ptz.ts';
 import { recordHandlers } from './routes/records.ts';
+import { routingHandlers } from './routes/routing.ts';
 import { registerWebhookRoute } from './routes/webhook.ts';
 import './fastify-types.ts';
 
@@ -45,6 +46,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...playHandlers(deps, access),
     ...playbackHandlers(deps, access),
     ...platformHandlers(deps.platforms),
+    ...routingHandlers(deps.routing),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
@@ -102,4 +103,6 @@ export interface HttpDeps {
   readonly readiness?: () => Readiness;
   /** Timeouts, connection caps and body limits (http-server.ts); each defaults to DEFAULT_HTTP_LIMITS. */
   readonly limits?: Partial<HttpLimits>;
+  /** The routing engine's store, reloader and shadow table (SPEC §10); absent: its endpoints answer unavailable. */
+  readonly routing?: RoutingWiring;
 }

@@ -26,6 +26,7 @@ import type { DeviceSide } from '../sip/device-side.ts';
 import { DEFAULT_QUERY_TIMEOUTS } from '../sip/query-timeouts.ts';
 import { createHookReceiver, type HookReceiver } from './media-hooks.ts';
 import { createMediaPlane } from './media-plane.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import { createMediaProber } from './media-prober.ts';
 import { createMediaSessionManager, type MediaSessionManager } from './media-session-manager.ts';
 import { createSipMediaSignaling } from './media-signaling.sip.ts';
@@ -59,6 +60,8 @@ export interface MediaWiringDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly inviteTimeoutMs?: number;
+  /** The routing engine (SPEC §10): its published table and shadow table drive the node choice. */
+  readonly routing?: Pick<RoutingWiring, 'published' | 'shadow'>;
 }
 
 /** The health policy from `vms.media.probe-after` / `failure-threshold` (suspect at twice probe-after). */
@@ -108,6 +111,9 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     log: d.log,
     apiTimeoutMs: ZLM_API_TIMEOUT_MS,
     refreshMs: NODE_LIST_REFRESH_MS,
+    routingTable: d.routing?.published,
+    shadowTable: d.routing?.shadow.table,
+    onShadow: d.routing === undefined ? undefined : (channelId, live, shadow) => d.routing!.shadow.comparator.record(d.clock.now(), 'media', channelId, live, shadow),
   });
   closers.push(() => plane.close());
   const closeAll = async (): Promise<void> => {
