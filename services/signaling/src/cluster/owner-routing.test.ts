@@ -32,6 +32,7 @@ import { NodeTracker } from './node-tracker.ts';
 import { ChannelMemory } from './channel-memory.ts';
 import { createEdgeRouting } from './edge-routing.ts';
 import { OWNER_CACHE_TTL_MS, OwnerCache } from './owner-cache.ts';
+import { createInboundClassifier } from './inbound-forward.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
 
@@ -102,6 +103,7 @@ async function startNode(
   const fake = fakeControl();
   const readTimeoutMs = (): number => o.readTimeoutMs ?? 2000;
   const channelMemory = new ChannelMemory({ clock: o.cacheClock ?? systemClock });
+  const inbound = createInboundClassifier(secret);
   const app = buildHttpApp({
     instanceId: code,
     signingKey: KEY,
@@ -116,9 +118,11 @@ async function startNode(
     clock: systemClock,
     logger: o.logger ?? silent,
     utcOffsetMinutes: 480,
+    isVerifiedForward: (request) => inbound(request) === 'forwarded',
     ownerRouting: createOwnerRouting({
       instanceId: code,
       secret,
+      inbound,
       owners: store,
       recorder,
       resolver: createDeviceResolver({ devices: s.devices, sessions: createMemoryDeviceKeyIndex(systemClock), sns: createMemoryDeviceKeyIndex(systemClock), channelMemory }),

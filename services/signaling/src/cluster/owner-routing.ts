@@ -16,17 +16,18 @@
 // Per-request cost (README "Performance"): the owner lookup goes through the owner cache (a Redis round
 // trip at most once per device per second, see owner-cache.ts for the staleness bound), and the
 // forward secret is hashed once per keep-alive connection of the forwarding instance, not per request.
-import { createForwardSecretCheck, FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
+import { FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
 import type { FastifyRequest } from 'fastify';
 import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, type VmsError } from '../errors/catalog.ts';
 import type { OwnerRoutingHook } from '../http/handler.types.ts';
 import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
 import type { DeviceResolver } from './device-resolver.ts';
+import { createInboundClassifier, type InboundClassifier } from './inbound-forward.ts';
 import { forwardToOwner, type ForwardToOwnerDeps } from './forward-to-owner.ts';
 import type { NodeTracker } from './node-tracker.ts';
 import type { OwnerCache } from './owner-cache.ts';
 import type { OwnershipRecorder } from './ownership-recorder.ts';
-import { classifyInbound, resolveForward, resolveOwner, type OwnerLookup, type RouteFailure } from './route-decision.ts';
+import { resolveForward, resolveOwner, type OwnerLookup, type RouteFailure } from './route-decision.ts';
 
 export interface OwnerRoutingDeps {
   readonly instanceId: string;
@@ -42,6 +43,8 @@ export interface OwnerRoutingDeps {
   readonly readTimeoutMs: (route: RouteSpec) => number;
   /** Short memory of owner lookups (owner-cache.ts); absent = Redis on every routed request. */
   readonly ownerCache?: OwnerCache | null;
+  /** The instance's inbound classifier (inbound-forward.ts), shared with request logging; default: one of its own. */
+  readonly inbound?: InboundClassifier;
 }
 
 export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
@@ -76,23 +79,10 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
     }
   };
 
-  // ROUTE-3: the secret is checked in constant time (SHA-256 digests, timingSafeEqual). A connection
-  // that presented the right secret is remembered with it: later requests on the same connection that
-  // present the same string skip the hashing. Anything else gets the full check; another connection,
-  // even from the same peer, starts unknown.
-  const secretMatches = createForwardSecretCheck(deps.secret);
-  const provenConnections = new WeakMap<object, string>();
-  const inboundSecretCheck = (request: FastifyRequest): ((presented: string | undefined) => boolean) => (presented) => {
-    const socket = request.raw.socket as object | null;
-    if (socket !== null && presented !== undefined && provenConnections.get(socket) === presented) return true;
-    if (!secretMatches(presented)) return false;
-    if (socket !== null && presented !== undefined) provenConnections.set(socket, presented);
-    return true;
-  };
+  const classify = deps.inbound ?? createInboundClassifier(deps.secret);
 
   return async ({ route, request, reply }) => {
-    const marker = request.headers[FORWARD_HEADERS.marker];
-    const inbound = marker === undefined ? 'direct' : classifyInbound(marker, request.headers[FORWARD_HEADERS.secret], inboundSecretCheck(request));
+    const inbound = classify(request);
     if (inbound === 'forwarded') {
       request.log.debug(
         { from: request.headers[FORWARD_HEADERS.marker], forwardId: request.headers[FORWARD_HEADERS.forwardId], url: request.originalUrl },

@@ -53,6 +53,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   const limits = { ...DEFAULT_HTTP_LIMITS, ...deps.limits };
   const bodyLimit = limits.bodyLimit;
   let closing = false;
+  const isVerifiedForward = deps.isVerifiedForward ?? (() => false);
   // Cluster mode: the edge (edge.ts) forwards requests it can decide from memory before fastify runs.
   const edge =
     deps.edgeRouting === undefined || deps.edgeRouting === null
@@ -67,9 +68,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     return503OnClosing: true,
     // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the
     // operator called; its owner does not log it again at info (two JSON lines, two writes per request).
-    // The owner-routing hook logs it at debug with its forward id, and a forged marker is logged as a
-    // warning there, so nothing arrives unlogged.
-    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined }),
+    // Only a forward whose secret verified counts (SPEC SEC-4): the marker alone, without the right
+    // secret, is logged like any other request (and refused 4605 by the routing hook).
+    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined && isVerifiedForward(req) }),
     // Malformed URLs and similar are rejected by the router before any hook: answer with an envelope too.
     frameworkErrors: (error, request, reply) => {
       const { httpStatus, body } = errorResponse(new BadParameterError('url', error.message));

@@ -90,6 +90,11 @@ export interface HttpDeps {
   /** Platform UTC offset for zoned API times (e.g. 480 = UTC+8). */
   readonly utcOffsetMinutes: number;
   readonly ownerRouting?: OwnerRoutingHook;
+  /**
+   * True for a request forwarded by another instance whose secret verified (SPEC ROUTE-3, SEC-4): the
+   * instance the operator called logs it, so this one does not. Absent = every request is logged.
+   */
+  readonly isVerifiedForward?: (request: FastifyRequest) => boolean;
   /** Cluster mode: the edge fast path of owner routing (edge.ts); absent = every request through fastify. */
   readonly edgeRouting?: EdgeRouting | null;
   /** Live view, playback, download and media hooks; absent when the SIP side is replaced (tests). */
