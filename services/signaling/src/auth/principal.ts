@@ -1,4 +1,3 @@
-import { TenantForbiddenError } from '../errors/catalog.ts';
 import type { TenantId } from '../devices/device.types.ts';
 
 /**
@@ -21,11 +20,6 @@ export const isOperator = (principal: Principal): boolean => principal.role === 
 
 /** SPEC SEC-2: true when `principal` may see or change a resource of `tenantId`. */
 export const mayAccessTenant = (principal: Principal, tenantId: TenantId): boolean => principal.role === 'operator' || principal.tenantId === tenantId;
-
-/** SPEC §12: a device of another tenant → 403 (the operator role sees every tenant). */
-export function assertSameTenant(principal: Principal, device: { readonly deviceId: string; readonly tenantId: TenantId }): void {
-  if (!mayAccessTenant(principal, device.tenantId)) throw new TenantForbiddenError(device.deviceId);
-}
 
 /** Tenant ids fit gb_device.tenant_id VARCHAR(12); the default tenant is `000000`. */
 export const TENANT_ID = /^[A-Za-z0-9_-]{1,12}$/;

@@ -36,6 +36,7 @@ import type { SessionDirectory, SnDirectory } from './device-index.port.ts';
 import { createRedisDeviceKeyIndex } from './device-index.redis.ts';
 import { ChannelMemory } from './channel-memory.ts';
 import { createDeviceResolver } from './device-resolver.ts';
+import { DeviceTenants } from './device-tenants.ts';
 import { forwardReadTimeoutMs } from './forward-timeouts.ts';
 import { createClusterNodeDirectory } from './node-directory.cluster.ts';
 import { createNodeHeartbeat, type NodeHeartbeat } from './node-heartbeat.ts';
@@ -210,6 +211,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
 
     const channelMemory = new ChannelMemory({ clock });
     const inbound = createInboundClassifier(sip.nodeForwardSecret);
+    const tenants = new DeviceTenants({ devices: d.devices, clock });
     const ownerRouting = createOwnerRouting({
       instanceId: sip.instanceId,
       secret: sip.nodeForwardSecret,
@@ -217,6 +219,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       owners: config.redis === null ? null : store,
       recorder,
       resolver: createDeviceResolver({ devices: d.devices, sessions, sns, channelMemory }),
+      tenants,
       nodes: tracker,
       forwarder,
       readTimeoutMs: forwardReadTimeoutMs,
@@ -227,7 +230,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     const edgeRouting =
       config.redis === null || tracker === null || forwarder === null
         ? null
-        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, channelMemory, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
+        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, channelMemory, tenants, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
 
     let heartbeat: NodeHeartbeat | null = null;
     let closed: Promise<void> | null = null;

@@ -5,7 +5,10 @@
 //
 //  1. Marked as forwarded? Right secret → run locally, never route again; otherwise 4605 (403).
 //  2. Standalone (no ownership store): local, with no Redis round trip (ROUTE-8).
-//  3. Resolve the device from the routing key; none → local (the handler answers 400/404).
+//  3. Resolve the device from the routing key; none → local (the handler answers 400/403/404).
+//     SPEC SEC-2: the device must be the caller's tenant's (any tenant for the operator role), else 403,
+//     before anything about its owner is said (4601..4604 would tell whether it is online and where).
+//     An unknown device answers a tenant the same 403 (no existence oracle).
 //  4. Owner from the store (Redis down → this instance's own leases, FAIL-3). No owner, but this
 //     instance serves the device (a live lease from its verified flow): the claim vanished (empty Redis
 //     restart), re-claim it (SET NX) and go on with whoever owns it now.
@@ -18,10 +21,12 @@
 // forward secret is hashed once per keep-alive connection of the forwarding instance, not per request.
 import { FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
 import type { FastifyRequest } from 'fastify';
-import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, type VmsError } from '../errors/catalog.ts';
+import { isOperator, mayAccessTenant } from '../auth/principal.ts';
+import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, TenantForbiddenError, type VmsError } from '../errors/catalog.ts';
 import type { OwnerRoutingHook } from '../http/handler.types.ts';
 import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
 import type { DeviceResolver } from './device-resolver.ts';
+import type { DeviceTenants } from './device-tenants.ts';
 import { createInboundClassifier, type InboundClassifier } from './inbound-forward.ts';
 import { forwardToOwner, type ForwardToOwnerDeps } from './forward-to-owner.ts';
 import type { NodeTracker } from './node-tracker.ts';
@@ -37,6 +42,8 @@ export interface OwnerRoutingDeps {
   readonly owners: OwnershipStore | null;
   readonly recorder: OwnershipRecorder;
   readonly resolver: DeviceResolver;
+  /** The tenant of a device, remembered briefly (device-tenants.ts): the tenant check before routing. */
+  readonly tenants: DeviceTenants;
   readonly nodes: NodeTracker | null;
   /** null when no secret is configured. */
   readonly forwarder: ForwardClient | null;
@@ -81,7 +88,7 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
 
   const classify = deps.inbound ?? createInboundClassifier(deps.secret);
 
-  return async ({ route, request, reply }) => {
+  return async ({ route, principal, request, reply }) => {
     const inbound = classify(request);
     if (inbound === 'forwarded') {
       request.log.debug(
@@ -105,6 +112,11 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
       throw new DeviceOfflineError(routingKeyOf(route, request.query as Record<string, unknown>) ?? '');
     }
     if (deviceId === null) return 'local';
+    // SPEC SEC-2: the tenant check comes before any routing answer
+    const tenant = await deps.tenants.tenantOf(deviceId);
+    if (tenant === null ? !isOperator(principal) : !mayAccessTenant(principal, tenant)) {
+      throw new TenantForbiddenError(routingKeyOf(route, request.query as Record<string, unknown>) ?? deviceId);
+    }
 
     let lookup = await lookupOwner(deps.owners, deviceId, request);
     if (lookup.kind === 'none') {

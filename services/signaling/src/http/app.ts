@@ -12,7 +12,7 @@ import { createEdge } from './edge.ts';
 import { boundedServerFactory, DEFAULT_HTTP_LIMITS } from './http-server.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { ok } from './envelope.ts';
-import { errorResponse, toVmsError } from './errors.ts';
+import { errorResponse, refusalLogFields, toVmsError } from './errors.ts';
 import { publishApiFailure } from '../metrics/channels.ts';
 import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
 import type { RawParams } from './params.ts';
@@ -136,7 +136,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     const { httpStatus, body } = errorResponse(err);
     publishApiFailure(err.code);
     if (httpStatus >= 500) request.log.error({ err: raw, code: err.code }, 'request failed');
-    else request.log.info({ code: err.code, reason: err.message }, 'request refused');
+    else request.log.info(refusalLogFields(err), 'request refused');
     return reply.status(httpStatus).type('application/json; charset=utf-8').send(body);
   });
 

@@ -54,6 +54,8 @@ export interface EdgeRequest {
   /** Path and query exactly as received (ROUTE-3, ROUTE-7). */
   readonly url: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The caller, from a token that passed the full verification before. */
+  readonly principal: Principal;
   readonly log: FastifyBaseLogger;
   /** The request body as received (null when empty); read at most once. */
   body(): Promise<Buffer | null>;

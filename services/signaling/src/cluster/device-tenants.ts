@@ -1,0 +1,41 @@
+// Which tenant a device belongs to, for the tenant check that comes before any routing answer (SPEC
+// SEC-2): the instance a request enters must refuse another tenant's device before it says anything
+// about its owner (4601..4604 would tell whether the device is online and which node holds it). The
+// routing hook reads the device's row (the same read the handler does on the owner); the answer is
+// remembered for as long as an owner-cache entry (OWNER_CACHE_TTL_MS), so an operator's PTZ sequence
+// costs one read a second, and the HTTP edge (edge-routing.ts) can check the tenant without I/O.
+// A device re-provisioned to another tenant is seen with its old tenant at most that long, the same
+// bound a moved device has. Bounded: the oldest entry goes first.
+import type { Clock } from '../core/clock.ts';
+import type { DeviceRepository } from '../devices/device-repository.port.ts';
+import type { DeviceId, TenantId } from '../devices/device.types.ts';
+import { BoundedTtlMap } from './bounded-ttl-map.ts';
+import { OWNER_CACHE_MAX_ENTRIES, OWNER_CACHE_TTL_MS } from './owner-cache.ts';
+
+/** The tenant of a device, or `null` when there is no such device. */
+export type DeviceTenant = TenantId | null;
+
+export class DeviceTenants {
+  readonly #devices: Pick<DeviceRepository, 'getDevice'>;
+  readonly #entries: BoundedTtlMap<TenantId>;
+
+  constructor(o: { readonly devices: Pick<DeviceRepository, 'getDevice'>; readonly clock: Clock; readonly ttlMs?: number; readonly maxEntries?: number }) {
+    this.#devices = o.devices;
+    this.#entries = new BoundedTtlMap(o.clock, o.ttlMs ?? OWNER_CACHE_TTL_MS, o.maxEntries ?? OWNER_CACHE_MAX_ENTRIES);
+  }
+
+  /** From memory only: the tenant if read less than ttlMs ago, else undefined (unknown devices are not remembered). */
+  peek(deviceId: DeviceId): TenantId | undefined {
+    return this.#entries.get(deviceId);
+  }
+
+  /** The tenant of `deviceId` (null: no such device); reads the device store on a miss. Rejects with its errors. */
+  async tenantOf(deviceId: DeviceId): Promise<DeviceTenant> {
+    const known = this.#entries.get(deviceId);
+    if (known !== undefined) return known;
+    const device = await this.#devices.getDevice(deviceId);
+    if (device === null) return null; // not remembered: a device that registers now is known at once
+    this.#entries.set(deviceId, device.tenantId);
+    return device.tenantId;
+  }
+}
