@@ -44,7 +44,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...recordHandlers(deps, access),
     ...playHandlers(deps, access),
     ...playbackHandlers(deps, access),
-    ...platformHandlers(deps.platforms),
+    ...platformHandlers(deps.platforms, deps.devices),
   };
 }
 
