@@ -18,6 +18,8 @@ export type DeviceTenant = TenantId | null;
 export class DeviceTenants {
   readonly #devices: Pick<DeviceRepository, 'getDevice'>;
   readonly #entries: BoundedTtlMap<TenantId>;
+  /** Reads in flight: concurrent requests for one device share one read (a burst is one query). */
+  readonly #reading = new Map<DeviceId, Promise<DeviceTenant>>();
 
   constructor(o: { readonly devices: Pick<DeviceRepository, 'getDevice'>; readonly clock: Clock; readonly ttlMs?: number; readonly maxEntries?: number }) {
     this.#devices = o.devices;
@@ -33,9 +35,19 @@ export class DeviceTenants {
   async tenantOf(deviceId: DeviceId): Promise<DeviceTenant> {
     const known = this.#entries.get(deviceId);
     if (known !== undefined) return known;
-    const device = await this.#devices.getDevice(deviceId);
-    if (device === null) return null; // not remembered: a device that registers now is known at once
-    this.#entries.set(deviceId, device.tenantId);
-    return device.tenantId;
+    const pending = this.#reading.get(deviceId);
+    if (pending !== undefined) return pending;
+    const read = (async (): Promise<DeviceTenant> => {
+      try {
+        const device = await this.#devices.getDevice(deviceId);
+        if (device === null) return null; // not remembered: a device that registers now is known at once
+        this.#entries.set(deviceId, device.tenantId);
+        return device.tenantId;
+      } finally {
+        this.#reading.delete(deviceId);
+      }
+    })();
+    this.#reading.set(deviceId, read);
+    return read;
   }
 }

@@ -112,13 +112,15 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
       throw new DeviceOfflineError(routingKeyOf(route, request.query as Record<string, unknown>) ?? '');
     }
     if (deviceId === null) return 'local';
-    // SPEC SEC-2: the tenant check comes before any routing answer
+    // SPEC SEC-2: the tenant check comes before any routing answer. Both reads start together (the
+    // owner's never rejects, see lookupOwner); the owner is looked at only once the tenant passed.
+    const owned = lookupOwner(deps.owners, deviceId, request);
     const tenant = await deps.tenants.tenantOf(deviceId);
     if (tenant === null ? !isOperator(principal) : !mayAccessTenant(principal, tenant)) {
       throw new TenantForbiddenError(routingKeyOf(route, request.query as Record<string, unknown>) ?? deviceId);
     }
 
-    let lookup = await lookupOwner(deps.owners, deviceId, request);
+    let lookup = await owned;
     if (lookup.kind === 'none') {
       const owner = await deps.recorder.reclaimIfVacant(deviceId);
       if (owner !== null) lookup = { kind: 'owner', node: owner };
