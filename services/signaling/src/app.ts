@@ -246,6 +246,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       utcOffsetMinutes,
       ownerRouting: deps.ownerRouting ?? cluster.ownerRouting,
       edgeRouting: deps.ownerRouting === undefined ? cluster.edgeRouting : null, // a replaced hook replaces the edge too
+      isVerifiedForward: (request) => cluster.inbound(request) === 'forwarded',
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
       limits: httpLimits(config.limits),

@@ -34,11 +34,11 @@ describe('createApp', () => {
     assert.match(text, /^vms_cascade_leader 1$/m, 'alone, it leads (CASC-5)');
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);
     assert.equal((await fetch(`${running.httpUrl}/blade-iot/metrics`)).status, 200);
-    const token = await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60 }, KEY, Date.now());
+    const token = await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60, role: 'operator' }, KEY, Date.now());
     const nodes = (await (await fetch(`${running.httpUrl}/vms/nodes`, { headers: { 'Blade-Auth': `bearer ${token}` } })).json()) as { data: { nodes: { internalBaseUrl: string }[] } };
     assert.equal(nodes.data.nodes[0]?.internalBaseUrl, running.internalBaseUrl);
     const info = (await (await fetch(`${running.httpUrl}/vms/device/info?deviceId=34020000001320000001`, { headers: { 'Blade-Auth': `bearer ${token}` } })).json()) as { code: number };
-    assert.equal(info.code, 404, 'no such device yet');
+    assert.equal(info.code, 404, 'no such device yet (the operator role: 404; a tenant gets 403)');
     await Promise.all([app.close(), app.close()]);
     await app.close();
     await assert.rejects(fetch(`${running.httpUrl}/healthz`));

@@ -7,6 +7,7 @@ export const ErrorCodes = {
   BAD_PARAMETER: 'VMS_ERR_BAD_PARAMETER',
   UNAUTHORIZED: 'VMS_ERR_UNAUTHORIZED',
   TENANT_FORBIDDEN: 'VMS_ERR_TENANT_FORBIDDEN',
+  ROLE_FORBIDDEN: 'VMS_ERR_ROLE_FORBIDDEN',
   ROUTE_NOT_FOUND: 'VMS_ERR_ROUTE_NOT_FOUND',
   DEVICE_NOT_FOUND: 'VMS_ERR_DEVICE_NOT_FOUND',
   CHANNEL_NOT_FOUND: 'VMS_ERR_CHANNEL_NOT_FOUND',
@@ -76,10 +77,23 @@ export class UnauthorizedError extends VmsError {
   }
 }
 
+/**
+ * SPEC SEC-2: the resource is not the caller's tenant's. A tenant token gets exactly this answer for
+ * another tenant's device and for one that does not exist (no existence oracle), so the message never
+ * says which; `resource` (the id asked for) is for the log only.
+ */
 export class TenantForbiddenError extends VmsError {
   readonly code = ErrorCodes.TENANT_FORBIDDEN;
-  constructor(readonly deviceId: string) {
-    super('device belongs to another tenant');
+  constructor(readonly resource: string) {
+    super('not found or not this tenant\'s');
+  }
+}
+
+/** SPEC SEC-2: an endpoint for the all-tenant operator role (its explicit `role` claim) only. */
+export class RoleForbiddenError extends VmsError {
+  readonly code = ErrorCodes.ROLE_FORBIDDEN;
+  constructor(readonly what: string) {
+    super(`${what} requires the operator role`);
   }
 }
 
@@ -137,7 +151,7 @@ export class ForwardingDisabledError extends VmsError {
     readonly deviceId: string,
     readonly ownerNode: string,
   ) {
-    super(`device ${deviceId} is owned by node ${ownerNode} and forwarding is disabled (no node-forward-secret)`);
+    super(`device ${deviceId} is owned by another node and forwarding is disabled (no node-forward-secret)`);
   }
 }
 
@@ -148,7 +162,7 @@ export class OwnerNodeOfflineError extends VmsError {
     readonly deviceId: string,
     readonly ownerNode: string,
   ) {
-    super(`owner node ${ownerNode} of device ${deviceId} is offline`);
+    super(`the owner node of device ${deviceId} is offline`);
   }
 }
 
@@ -160,7 +174,7 @@ export class OwnerUnreachableError extends VmsError {
     readonly phase: 'connect' | 'response',
     options?: { cause?: unknown },
   ) {
-    super(`owner node ${ownerNode} did not answer (${phase})`, options);
+    super(`the owner node did not answer (${phase})`, options);
   }
 }
 

@@ -12,7 +12,7 @@ import { createEdge } from './edge.ts';
 import { boundedServerFactory, DEFAULT_HTTP_LIMITS } from './http-server.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { ok } from './envelope.ts';
-import { errorResponse, toVmsError } from './errors.ts';
+import { errorResponse, refusalLogFields, toVmsError } from './errors.ts';
 import { publishApiFailure } from '../metrics/channels.ts';
 import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
 import type { RawParams } from './params.ts';
@@ -45,7 +45,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...recordHandlers(deps, access),
     ...playHandlers(deps, access),
     ...playbackHandlers(deps, access),
-    ...platformHandlers(deps.platforms),
+    ...platformHandlers(deps.platforms, deps.devices),
     ...routingHandlers(deps.routing),
   };
 }
@@ -55,6 +55,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   const limits = { ...DEFAULT_HTTP_LIMITS, ...deps.limits };
   const bodyLimit = limits.bodyLimit;
   let closing = false;
+  const isVerifiedForward = deps.isVerifiedForward ?? (() => false);
   // Cluster mode: the edge (edge.ts) forwards requests it can decide from memory before fastify runs.
   const edge =
     deps.edgeRouting === undefined || deps.edgeRouting === null
@@ -69,9 +70,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     return503OnClosing: true,
     // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the
     // operator called; its owner does not log it again at info (two JSON lines, two writes per request).
-    // The owner-routing hook logs it at debug with its forward id, and a forged marker is logged as a
-    // warning there, so nothing arrives unlogged.
-    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined }),
+    // Only a forward whose secret verified counts (SPEC SEC-4): the marker alone, without the right
+    // secret, is logged like any other request (and refused 4605 by the routing hook).
+    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined && isVerifiedForward(req) }),
     // Malformed URLs and similar are rejected by the router before any hook: answer with an envelope too.
     frameworkErrors: (error, request, reply) => {
       const { httpStatus, body } = errorResponse(new BadParameterError('url', error.message));
@@ -137,7 +138,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     const { httpStatus, body } = errorResponse(err);
     publishApiFailure(err.code);
     if (httpStatus >= 500) request.log.error({ err: raw, code: err.code }, 'request failed');
-    else request.log.info({ code: err.code, reason: err.message }, 'request refused');
+    else request.log.info(refusalLogFields(err), 'request refused');
     return reply.status(httpStatus).type('application/json; charset=utf-8').send(body);
   });
 

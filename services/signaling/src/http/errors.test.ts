@@ -13,6 +13,7 @@ describe('error → envelope table', () => {
         VMS_ERR_BAD_PARAMETER: [400, 400],
         VMS_ERR_UNAUTHORIZED: [401, 401],
         VMS_ERR_TENANT_FORBIDDEN: [403, 403],
+        VMS_ERR_ROLE_FORBIDDEN: [403, 403],
         VMS_ERR_ROUTE_NOT_FOUND: [404, 404],
         VMS_ERR_DEVICE_NOT_FOUND: [404, 404],
         VMS_ERR_CHANNEL_NOT_FOUND: [404, 404],
@@ -58,7 +59,11 @@ describe('error → envelope table', () => {
       const r = errorResponse(err);
       assert.equal(r.httpStatus, status, err.code);
       assert.deepEqual(r.body, { code, success: false, msg: err.message, data: null });
+      // SPEC SEC-2: node names are infrastructure; a tenant's answers never carry them
+      assert.doesNotMatch(r.body.msg, /node-b/, err.code);
     }
+    // one answer for another tenant's resource and a missing one: the message cannot tell them apart
+    assert.equal(new E.TenantForbiddenError('34020000001320000001').message, new E.TenantForbiddenError('34020000001320000009').message);
     assert.deepEqual(ok({ a: 1 }), { code: 200, success: true, msg: 'ok', data: { a: 1 } });
   });
 

@@ -13,6 +13,7 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.BAD_PARAMETER]: { httpStatus: 400, code: 400 },
   [ErrorCodes.UNAUTHORIZED]: { httpStatus: 401, code: 401 },
   [ErrorCodes.TENANT_FORBIDDEN]: { httpStatus: 403, code: 403 },
+  [ErrorCodes.ROLE_FORBIDDEN]: { httpStatus: 403, code: 403 },
   [ErrorCodes.ROUTE_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.DEVICE_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.CHANNEL_NOT_FOUND]: { httpStatus: 404, code: 404 },
@@ -50,6 +51,12 @@ export function toVmsError(err: unknown): VmsError {
   if (isClientError(err) && err.statusCode === 413) return new BodyTooLargeError({ cause: err });
   if (isClientError(err)) return new BadParameterError('request', err.message);
   return new InternalError({ cause: err });
+}
+
+/** Log fields of a refusal: the node a routing failure concerns goes to the log, never to the answer (SPEC SEC-2). */
+export function refusalLogFields(err: VmsError): { code: string; reason: string; ownerNode?: string } {
+  const ownerNode = (err as { ownerNode?: unknown }).ownerNode;
+  return { code: err.code, reason: err.message, ...(typeof ownerNode === 'string' ? { ownerNode } : {}) };
 }
 
 export function errorResponse(err: VmsError): { readonly httpStatus: number; readonly body: Envelope<never> } {

@@ -55,6 +55,8 @@ export interface EdgeRequest {
   /** Path and query exactly as received (ROUTE-3, ROUTE-7). */
   readonly url: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The caller, from a token that passed the full verification before. */
+  readonly principal: Principal;
   readonly log: FastifyBaseLogger;
   /** The request body as received (null when empty); read at most once. */
   body(): Promise<Buffer | null>;
@@ -91,6 +93,11 @@ export interface HttpDeps {
   /** Platform UTC offset for zoned API times (e.g. 480 = UTC+8). */
   readonly utcOffsetMinutes: number;
   readonly ownerRouting?: OwnerRoutingHook;
+  /**
+   * True for a request forwarded by another instance whose secret verified (SPEC ROUTE-3, SEC-4): the
+   * instance the operator called logs it, so this one does not. Absent = every request is logged.
+   */
+  readonly isVerifiedForward?: (request: FastifyRequest) => boolean;
   /** Cluster mode: the edge fast path of owner routing (edge.ts); absent = every request through fastify. */
   readonly edgeRouting?: EdgeRouting | null;
   /** Live view, playback, download and media hooks; absent when the SIP side is replaced (tests). */

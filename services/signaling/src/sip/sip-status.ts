@@ -21,6 +21,7 @@ export const SIP_STATUS_BY_ERROR: { readonly [C in ErrorCode]: number } = {
   // SIP 401 must carry a challenge; a request we refuse for its identity is 403 (RFC 3261 §21.4.4).
   [ErrorCodes.UNAUTHORIZED]: SipStatus.Forbidden,
   [ErrorCodes.TENANT_FORBIDDEN]: SipStatus.Forbidden,
+  [ErrorCodes.ROLE_FORBIDDEN]: SipStatus.Forbidden,
   [ErrorCodes.ROUTE_NOT_FOUND]: SipStatus.NotFound,
   [ErrorCodes.DEVICE_NOT_FOUND]: SipStatus.NotFound,
   [ErrorCodes.CHANNEL_NOT_FOUND]: SipStatus.NotFound,

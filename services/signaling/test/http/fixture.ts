@@ -126,7 +126,9 @@ export async function buildFixture(
     ...(options.media === undefined ? {} : { media: options.media }),
   };
   const app = buildHttpApp(deps);
-  const token = (tenantId = TENANT, ttlSec = 3600) => signToken({ tenantId, userId: 'u1', ttlSec }, KEY, NOW);
+  const token = (tenantId = TENANT, ttlSec = 3600, role: 'tenant' | 'operator' = 'tenant') => signToken({ tenantId, userId: 'u1', ttlSec, role }, KEY, NOW);
   const auth = async (tenantId = TENANT) => ({ 'blade-auth': `bearer ${await token(tenantId)}` });
-  return { app, devices, clock, ...fake, token, auth };
+  /** A token with the all-tenant operator role (SPEC SEC-2). */
+  const operatorAuth = async (tenantId = TENANT) => ({ 'blade-auth': `bearer ${await token(tenantId, 3600, 'operator')}` });
+  return { app, devices, clock, ...fake, token, auth, operatorAuth };
 }

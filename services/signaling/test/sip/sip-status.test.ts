@@ -23,6 +23,7 @@ describe('SIP status table', () => {
       [ErrorCodes.BAD_PARAMETER]: 400,
       [ErrorCodes.UNAUTHORIZED]: 403,
       [ErrorCodes.TENANT_FORBIDDEN]: 403,
+      [ErrorCodes.ROLE_FORBIDDEN]: 403,
       [ErrorCodes.ROUTE_NOT_FOUND]: 404,
       [ErrorCodes.DEVICE_NOT_FOUND]: 404,
       [ErrorCodes.CHANNEL_NOT_FOUND]: 404,

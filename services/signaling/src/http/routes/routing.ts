@@ -3,8 +3,7 @@
 // shadow mode on/off and its report. Answered on any instance from the routing store (not owner-routed).
 //
 // Operator role: these endpoints change every tenant's routing, so they need the all-tenant operator
-// role (SPEC SEC-2: an explicit claim). The token's `role: "operator"` claim is read by requireOperator;
-// until tokens carry it (the tenants work adds it), every request here is refused with 403.
+// role (SPEC SEC-2: an explicit claim, `npm run token -- --operator`); a tenant token gets 403.
 import {
   ALGORITHMS,
   isRoutingError,
@@ -17,9 +16,9 @@ import {
   type MatchField,
   type RoutingTable,
 } from '@vms/routing';
-import type { Principal } from '../../auth/principal.ts';
 import type { RoutingWiring } from '../../routing/routing-wiring.ts';
-import { BadParameterError, ControlUnavailableError, TenantForbiddenError } from '../../errors/catalog.ts';
+import { BadParameterError, ControlUnavailableError } from '../../errors/catalog.ts';
+import { operatorRole } from '../access.ts';
 import type { HandlerContext, RouteHandler, RouteHandlers } from '../handler.types.ts';
 import { optionalInt, optionalText, requiredText } from '../params.ts';
 
@@ -44,10 +43,6 @@ type RoutingRouteId =
 const MAX_MEMBERS = 1000;
 
 /** SPEC SEC-2: the all-tenant operator role is an explicit claim, `role: "operator"`. */
-export function requireOperator(principal: Principal | null): void {
-  const role = (principal as { readonly role?: unknown } | null)?.role;
-  if (role !== 'operator') throw new TenantForbiddenError('routing');
-}
 
 function objectBody(ctx: HandlerContext): Record<string, unknown> {
   const b = ctx.body;
@@ -150,7 +145,7 @@ function explain(table: RoutingTable, ctx: HandlerContext, now: number): unknown
 export function routingHandlers(routing: RoutingWiring | undefined): Pick<RouteHandlers, RoutingRouteId> {
   const guarded = (h: (ctx: HandlerContext, r: RoutingWiring) => Promise<unknown>): RouteHandler => {
     return async (ctx) => {
-      requireOperator(ctx.principal);
+      operatorRole(ctx, 'routing administration');
       if (routing === undefined) throw new ControlUnavailableError('routing administration');
       try {
         return await h(ctx, routing);
