@@ -6,7 +6,7 @@ import pino from 'pino';
 import { FakeClock } from '@vms/clock';
 import type { Principal } from '../../auth/principal.ts';
 import type { Config } from '../../config/config.types.ts';
-import { TenantForbiddenError, type BadParameterError } from '../../errors/catalog.ts';
+import { RoleForbiddenError, type BadParameterError } from '../../errors/catalog.ts';
 import { openRouting } from '../../routing/routing-wiring.ts';
 import type { HandlerContext } from '../handler.types.ts';
 import { routingHandlers } from './routing.ts';
@@ -24,8 +24,8 @@ describe('routing administration', () => {
     const routing = await open();
     const h = routingHandlers(routing);
     for (const p of [{ tenantId: '000000', userId: 'u' } as Principal, null]) {
-      await assert.rejects(h['routing.draft'](ctx({ principal: p })), TenantForbiddenError);
-      await assert.rejects(h['routing.publish'](ctx({ principal: p })), TenantForbiddenError);
+      await assert.rejects(h['routing.draft'](ctx({ principal: p })), RoleForbiddenError);
+      await assert.rejects(h['routing.publish'](ctx({ principal: p })), RoleForbiddenError);
     }
     await routing.close();
   });
