@@ -11,12 +11,15 @@
  *    deadline also covers waiting for a connection;
  *  - a connection whose statement timed out is destroyed, never returned to the pool (its answer may
  *    still arrive and would be read as the next statement's);
- *  - at most `queueLimit` callers wait for a connection; more are refused at once (POOL_QUEUE_FULL).
+ *  - at most `queueLimit` callers wait for a connection; more are refused at once (POOL_QUEUE_FULL);
+ *  - after a timeout, statements are refused at once but for one probe at a time until the server
+ *    answers (mysql-gate.ts), so a request reading twice waits one statement timeout, not two.
  * The errors carry codes that @vms/mysql-errors classifies as 'unavailable' (retry later).
  */
 import { POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL, mysqlErrorCode } from '@vms/mysql-errors';
 import { createPool, type Pool, type PoolConnection, type PoolOptions } from 'mysql2/promise';
 import { InvalidStoreUrlError } from './errors.ts';
+import { StatementGate, type GateAdmission } from './mysql-gate.ts';
 import { instrumentMysqlPool } from './store-diagnostics.ts';
 
 export interface MysqlPoolOptions {
@@ -145,7 +148,24 @@ export function boundPool(pool: Pool, o: { statementTimeoutMs: number; queueLimi
     }
   };
 
-  const onPool = (method: 'query' | 'execute') => async (sql: Sql, values?: unknown) => {
+  const gate = new StatementGate(o.statementTimeoutMs);
+  const outOfTime = (err: unknown): boolean => isTimeout(err) || (err instanceof PoolWaitError && err.code === POOL_ACQUIRE_TIMEOUT);
+  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const admission: GateAdmission = gate.admit(performance.now());
+    if (admission === 'refuse') throw new PoolWaitError(POOL_ACQUIRE_TIMEOUT, 'MySQL did not answer a statement in time: refused at once until one gets through');
+    try {
+      const r = await fn();
+      gate.answered(admission);
+      return r;
+    } catch (err) {
+      if (outOfTime(err)) gate.timedOut(performance.now(), admission);
+      else gate.answered(admission);
+      throw err;
+    }
+  };
+
+  const onPool = (method: 'query' | 'execute') => (sql: Sql, values?: unknown) => guarded(() => onPoolUnguarded(method, sql, values));
+  const onPoolUnguarded = async (method: 'query' | 'execute', sql: Sql, values?: unknown) => {
     const deadline = performance.now() + o.statementTimeoutMs;
     const conn = await acquire(deadline);
     let destroyed = false;
@@ -160,9 +180,11 @@ export function boundPool(pool: Pool, o: { statementTimeoutMs: number; queueLimi
   };
 
   const borrowed = (conn: PoolConnection): PoolConnection => {
-    const statement = (method: 'query' | 'execute') => (sql: Sql, values?: unknown) => run(conn, method, sql, values, performance.now() + o.statementTimeoutMs);
+    const statement = (method: 'query' | 'execute') => (sql: Sql, values?: unknown) => guarded(() => run(conn, method, sql, values, performance.now() + o.statementTimeoutMs));
+    // ROLLBACK is never refused by the gate: a connection must not go back to the pool inside a transaction.
     const plain = (sql: string) => async () => {
-      await run(conn, 'query', sql, undefined, performance.now() + o.statementTimeoutMs);
+      const once = () => run(conn, 'query', sql, undefined, performance.now() + o.statementTimeoutMs);
+      await (sql === 'ROLLBACK' ? once() : guarded(once));
     };
     const overrides: Record<string, unknown> = {
       query: statement('query'),
@@ -183,7 +205,7 @@ export function boundPool(pool: Pool, o: { statementTimeoutMs: number; queueLimi
   const overrides: Record<string, unknown> = {
     query: onPool('query'),
     execute: onPool('execute'),
-    getConnection: async () => borrowed(await acquire(performance.now() + o.statementTimeoutMs)),
+    getConnection: async () => borrowed(await guarded(() => acquire(performance.now() + o.statementTimeoutMs))),
   };
   return new Proxy(pool, {
     get(target, prop) {
