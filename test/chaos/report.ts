@@ -67,5 +67,5 @@ export function renderTable(rows: readonly ChaosRow[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join(' | ');
   const passed = rows.filter((r) => r.pass).length;
-  return `\nchaos (issue #10): ${passed}/${rows.length} scenarios pass\n${line(head)}\n${widths.map((w) => '-'.repeat(Math.min(w, 40))).join('-+-')}\n${body.map(line).join('\n')}\n`;
+  return `\nchaos (issue #10): ${passed}/${rows.length} scenarios pass\n${line(head)}\n${widths.map((w, i) => '-'.repeat(i === widths.length - 1 ? 4 : w)).join('-+-')}\n${body.map(line).join('\n')}\n`;
 }

@@ -22,11 +22,11 @@ import { chaosScenario, rssMb, type ScenarioRun } from './scenario.ts';
  * attack at all under a load average of 20), not for an event loop blocked by the attack.
  */
 const HEALTH_BOUND_MS = 2000;
-/** Catalog responses in the flood, each just under the 64 KB SIP/TCP message limit (~300 items each). */
-const FLOOD_MESSAGES = 200;
-const FLOOD_MESSAGE_BYTES = 63 * 1024;
-/** Channels one device may have (issue #10 channel cap, default max channels per device); the flood offers more. */
+/** Channels one device may have (issue #10 channel cap, default max channels per device). */
 const CHANNEL_CAP = 50_000;
+/** Channels the flood offers, in Catalog responses just under the 64 KB SIP/TCP message limit (~210 items each). */
+const FLOOD_CHANNELS = CHANNEL_CAP + 10_000;
+const FLOOD_MESSAGE_BYTES = 63 * 1024;
 /** Connections each hold opens. */
 const HOLD_CONNECTIONS = 300;
 /** One byte per connection every this, ms: never idle long enough for an idle timer. */
@@ -146,16 +146,17 @@ describe('chaos: resource exhaustion from the network', () => {
       const sn = Number(query ?? 1);
       const itemBytes = catalogBody(FLOOD_DEVICE, sn, 0, 0, 2).length - catalogBody(FLOOD_DEVICE, sn, 0, 0, 1).length;
       const perMessage = Math.floor((FLOOD_MESSAGE_BYTES - 1200) / itemBytes);
+      const messages = Math.ceil(FLOOD_CHANNELS / perMessage);
       const health = watchHealth(`${instance.httpUrl}/healthz`, HEALTH_BOUND_MS);
       const t0 = performance.now();
       let sent = 0;
-      for (let m = 0; m < FLOOD_MESSAGES && !peer.closed; m++) {
-        const body = catalogBody(FLOOD_DEVICE, sn, FLOOD_MESSAGES * perMessage, m * perMessage, perMessage);
+      for (let m = 0; m < messages && !peer.closed; m++) {
+        const body = catalogBody(FLOOD_DEVICE, sn, messages * perMessage, m * perMessage, perMessage);
         const bytes = deviceMessage({ deviceId: FLOOD_DEVICE, serverId: SERVER_ID, sentBy: `127.0.0.1:${peer.localPort}`, transport: 'TCP', cseq: 10 + m, body });
         if (!peer.socket.write(bytes)) await new Promise((r) => peer.socket.once('drain', r));
         sent += bytes.length;
       }
-      run.note(`flood: ${FLOOD_MESSAGES} × ${(sent / FLOOD_MESSAGES / 1024).toFixed(1)} KB (${FLOOD_MESSAGES * perMessage} channels offered) written in ${(performance.now() - t0).toFixed(0)} ms${peer.closed ? ', connection closed by the server' : ''}`);
+      run.note(`flood: ${messages} × ${(sent / messages / 1024).toFixed(1)} KB (${messages * perMessage} channels offered) written in ${(performance.now() - t0).toFixed(0)} ms${peer.closed ? ', connection closed by the server' : ''}`);
       // the platform reads what is left, then the sync ends one way or another
       const settled = await waitFor(
         async () => {
