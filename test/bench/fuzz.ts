@@ -15,7 +15,7 @@ import { fuzzTargets, loadCorpus } from './fuzz/targets.ts';
 
 const FULL_ITERATIONS = 1_000_000;
 const QUICK_ITERATIONS = 20_000;
-/** Wall clock per input: typical inputs take microseconds; the margin absorbs GC pauses on a shared box. */
+/** CPU per input: typical inputs take microseconds; the margin absorbs GC pauses. */
 const MAX_MS_PER_INPUT = 1000;
 /** Heap growth over one parser's whole run (after a full GC) above this is a leak. */
 const MAX_HEAP_GROWTH_MB = 32;

@@ -53,19 +53,19 @@ let request: Awaited<ReturnType<typeof controlRequestFactory>>;
 before(async () => {
   stores = await startStores();
   relay = await startTcpRelay();
-  const [a, b, c, d] = await Promise.all([
-    startInstance(stores, 'node-a', { cascade: true, env: FAST }),
-    startInstance(stores, 'node-b', { cascade: true, env: { ...FAST, VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${relay.port}` } }),
-    startInstance(stores, 'node-c', { env: FAST }),
-    startInstance(stores, 'node-d', { env: FAST }),
-  ]);
-  Object.assign(inst, { a, b, c, d });
-  relay.target = b.httpPort;
+  // one after the other: four tsx start-ups at once on a busy 2-core machine missed the 60 s start timeout
+  inst.a = await startInstance(stores, 'node-a', { cascade: true, env: FAST });
+  inst.b = await startInstance(stores, 'node-b', { cascade: true, env: { ...FAST, VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${relay.port}` } });
+  relay.target = inst.b.httpPort;
+  inst.c = await startInstance(stores, 'node-c', { env: FAST });
+  inst.d = await startInstance(stores, 'node-d', { env: FAST });
   await waitForOnline(d, ['node-a', 'node-b', 'node-c', 'node-d']);
-  let n = 0;
-  for (const key of ['a', 'b', 'c', 'd'] as const) {
-    for (let k = 0; k < 2; k++) owned[key].push(await deviceOn(stores, inst[key], `340200000013200002${String(++n).padStart(2, '0')}`));
-  }
+  // two devices per instance, the instances in parallel
+  await Promise.all(
+    (['a', 'b', 'c', 'd'] as const).map(async (key, i) => {
+      for (let k = 1; k <= 2; k++) owned[key].push(await deviceOn(stores, inst[key], `340200000013200002${i}${k}`));
+    }),
+  );
   request = await controlRequestFactory();
 });
 

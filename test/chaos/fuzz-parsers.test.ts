@@ -8,7 +8,7 @@ import { fuzzTargets, loadCorpus } from '../bench/fuzz/targets.ts';
 
 const ITERATIONS = 20_000;
 const SEED = Number(process.env['FUZZ_SEED'] ?? 0x28181) >>> 0;
-/** Per input, wall clock: a hang or a blow-up, not a slow shared CI machine. */
+/** CPU per input: a hang or a blow-up, not a slow shared CI machine. */
 const MAX_MS_PER_INPUT = 1000;
 const MAX_HEAP_GROWTH_MB = 32;
 

@@ -37,10 +37,11 @@ before(async () => {
   stores = await startStores();
   [a, b] = await Promise.all([startInstance(stores, 'node-a', { cascade: true, env: FAST }), startInstance(stores, 'node-b', { env: FAST })]);
   await waitForOnline(b, ['node-a', 'node-b']);
-  let n = 0;
-  for (const on of [a, b]) {
-    for (let k = 0; k < 2; k++) devices.push(await deviceOn(stores, on, `340200000013200003${String(++n).padStart(2, '0')}`));
-  }
+  await Promise.all(
+    [a, b].map(async (on, i) => {
+      for (let k = 1; k <= 2; k++) devices.push(await deviceOn(stores, on, `340200000013200003${i}${k}`));
+    }),
+  );
   request = await controlRequestFactory();
 });
 
