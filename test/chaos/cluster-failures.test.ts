@@ -59,13 +59,11 @@ before(async () => {
   relay.target = inst.b.httpPort;
   inst.c = await startInstance(stores, 'node-c', { env: FAST });
   inst.d = await startInstance(stores, 'node-d', { env: FAST });
-  await waitForOnline(d, ['node-a', 'node-b', 'node-c', 'node-d']);
-  // two devices per instance, the instances in parallel
-  await Promise.all(
-    (['a', 'b', 'c', 'd'] as const).map(async (key, i) => {
-      for (let k = 1; k <= 2; k++) owned[key].push(await deviceOn(stores, inst[key], `340200000013200002${i}${k}`));
-    }),
-  );
+  await waitForOnline(inst.d, ['node-a', 'node-b', 'node-c', 'node-d']);
+  // one at a time: four catalog syncs at once on a busy machine missed the 20 s wait once
+  for (const [i, key] of (['a', 'b', 'c', 'd'] as const).entries()) {
+    for (let k = 1; k <= 2; k++) owned[key].push(await deviceOn(stores, inst[key], `340200000013200002${i}${k}`));
+  }
   request = await controlRequestFactory();
 });
 

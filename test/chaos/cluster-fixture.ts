@@ -24,8 +24,11 @@ export async function deviceOn(stores: Stores, instance: Instance, deviceId: str
       const [r] = await stores.pool.query('SELECT COUNT(*) AS n FROM gb_channel WHERE device_id = ?', [deviceId]);
       return Number((r as { n: number }[])[0]?.n ?? 0) >= channels;
     },
-    { timeoutMs: 20_000, intervalMs: 100, description: `${channels} channels of ${deviceId} stored` },
-  );
+    { timeoutMs: 30_000, intervalMs: 100, description: `${channels} channels of ${deviceId} stored` },
+  ).catch(async (err: unknown) => {
+    const progress = await api(instance, `/vms/device/catalog/sync?deviceId=${deviceId}`).catch(() => null);
+    throw new Error(`${deviceId} on ${instance.code}: catalog ${JSON.stringify(progress?.json.data ?? null)}`, { cause: err });
+  });
   return device;
 }
 

@@ -37,11 +37,9 @@ before(async () => {
   stores = await startStores();
   [a, b] = await Promise.all([startInstance(stores, 'node-a', { cascade: true, env: FAST }), startInstance(stores, 'node-b', { env: FAST })]);
   await waitForOnline(b, ['node-a', 'node-b']);
-  await Promise.all(
-    [a, b].map(async (on, i) => {
-      for (let k = 1; k <= 2; k++) devices.push(await deviceOn(stores, on, `340200000013200003${i}${k}`));
-    }),
-  );
+  for (const [i, on] of [a, b].entries()) {
+    for (let k = 1; k <= 2; k++) devices.push(await deviceOn(stores, on, `340200000013200003${i}${k}`));
+  }
   request = await controlRequestFactory();
 });
 

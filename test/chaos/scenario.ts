@@ -36,7 +36,10 @@ export class ScenarioRun {
 
   /** RSS of `processes` now; read again when the scenario ends. */
   track(processes: readonly Tracked[]): void {
-    for (const p of processes) this.#rss.push({ name: p.name, pid: p.pid, beforeMb: rssMb(p.pid()) ?? 0 });
+    for (const p of processes) {
+      const beforeMb = rssMb(p.pid());
+      if (beforeMb !== null) this.#rss.push({ name: p.name, pid: p.pid, beforeMb }); // a process killed earlier has no row
+    }
   }
 
   /** Records a check; a false one fails the row and the test, with `failure` as the reason. */
