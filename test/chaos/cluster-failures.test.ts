@@ -10,7 +10,7 @@
 //      heals when the link does;
 //   4. Redis restarted empty: each owner re-claims its devices (OWN-1) and answers for them again.
 import assert from 'node:assert/strict';
-import { after, before, describe } from 'node:test';
+import { after, describe } from 'node:test';
 import { ownershipKey } from '@vms/cluster';
 import type { SimulatedDevice } from '@vms/device-sim';
 import { sleep, waitFor } from '@vms/harness';
@@ -18,7 +18,7 @@ import { startInstance, startStores, waitForOnline, type Instance, type Stores }
 import { controlRequestFactory, deviceOn, leaderConverged, leadersNamed, lost, sqlRows } from './cluster-fixture.ts';
 import { startLoad, type LoadResult } from './load.ts';
 import { startTcpRelay, type TcpRelay } from './relays.ts';
-import { chaosScenario, type ScenarioRun } from './scenario.ts';
+import { chaosBefore, chaosScenario, type ScenarioRun } from './scenario.ts';
 
 /** Control requests (device.info, catalog progress) must be answered within this, ms (issue #10: 3 s). */
 const CONTROL_BOUND_MS = 3000;
@@ -50,7 +50,7 @@ const inst: Record<'a' | 'b' | 'c' | 'd', Instance> = {} as Record<'a' | 'b' | '
 const owned: Record<'a' | 'b' | 'c' | 'd', SimulatedDevice[]> = { a: [], b: [], c: [], d: [] };
 let request: Awaited<ReturnType<typeof controlRequestFactory>>;
 
-before(async () => {
+chaosBefore(async () => {
   stores = await startStores();
   relay = await startTcpRelay();
   // one after the other: four tsx start-ups at once on a busy 2-core machine missed the 60 s start timeout

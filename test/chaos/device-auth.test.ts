@@ -5,13 +5,13 @@
 //     the device's controls still go to the device, from the address it registered from;
 //   - digest replay: the captured REGISTER Authorization replayed from another port, and with Expires: 0,
 //     is refused with 401 stale=true and the device stays online where it was.
-import { after, before, describe } from 'node:test';
+import { after, describe } from 'node:test';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { waitFor } from '@vms/harness';
 import type { SipResponse } from '@vms/sip';
 import { PASSWORD, SERVER_ID, startInstance, waitOnline, type DeviceView, type Instance } from '../integration/signaling-fixture.ts';
 import { deviceMessage, keepaliveBody, replayedRegister, udpPeer, type UdpPeer } from './raw-sip.ts';
-import { chaosScenario, type ScenarioRun } from './scenario.ts';
+import { chaosBefore, chaosScenario, type ScenarioRun } from './scenario.ts';
 import { startUdpTap, type UdpTap } from './relays.ts';
 
 /** A SIP request of the attacker or an API control request must be answered within this, ms. */
@@ -29,7 +29,7 @@ let instance: Instance;
 let attacker: UdpPeer;
 const closers: (() => Promise<unknown>)[] = [];
 
-before(async () => {
+chaosBefore(async () => {
   instance = await startInstance({ VMS_GB28181_SIP_KEEPALIVE_INTERVAL: '2' });
   attacker = await udpPeer(instance.sipPort);
 });

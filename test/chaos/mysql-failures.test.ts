@@ -7,13 +7,13 @@
 //   - MariaDB SIGSTOPped for 30 s (the issue's figure: the server hangs, connections stay open): still
 //     every request answered within the bound with an error (query timeouts ≤ 3 s, bounded pool queue),
 //     and the pool heals after SIGCONT.
-import { after, before, describe } from 'node:test';
+import { after, describe } from 'node:test';
 import type { SimulatedDevice } from '@vms/device-sim';
 import { sleep, waitFor } from '@vms/harness';
 import { startInstance, startStores, waitForOnline, type Instance, type Stores } from '../integration/routing-cluster.ts';
 import { controlRequestFactory, deviceOn, lost, sqlRows } from './cluster-fixture.ts';
 import { startLoad, type ControlRequest } from './load.ts';
-import { chaosScenario, type ScenarioRun } from './scenario.ts';
+import { chaosBefore, chaosScenario, type ScenarioRun } from './scenario.ts';
 
 /** Every control request is answered within this while the database is gone or hung, ms (issue #10: 3 s). */
 const CONTROL_BOUND_MS = 3000;
@@ -33,7 +33,7 @@ let b: Instance;
 const devices: SimulatedDevice[] = [];
 let request: Awaited<ReturnType<typeof controlRequestFactory>>;
 
-before(async () => {
+chaosBefore(async () => {
   stores = await startStores();
   [a, b] = await Promise.all([startInstance(stores, 'node-a', { cascade: true, env: FAST }), startInstance(stores, 'node-b', { env: FAST })]);
   await waitForOnline(b, ['node-a', 'node-b']);

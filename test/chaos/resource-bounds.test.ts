@@ -9,12 +9,12 @@
 //   - HTTP slow-body hold: hundreds of connections trickle a body to /vms/webhook/*: each is closed by the
 //     HTTP request timeout (or refused by the connection cap).
 import { connect, type Socket } from 'node:net';
-import { after, before, describe } from 'node:test';
+import { after, describe } from 'node:test';
 import { sleep, waitFor } from '@vms/harness';
 import { PASSWORD, SERVER_ID, startInstance, type DeviceView, type Instance } from '../integration/signaling-fixture.ts';
 import { watchHealth } from './load.ts';
 import { catalogBody, deviceMessage, registerOverTcp, tcpPeer } from './raw-sip.ts';
-import { chaosScenario, rssMb, type ScenarioRun } from './scenario.ts';
+import { chaosBefore, chaosScenario, rssMb, type ScenarioRun } from './scenario.ts';
 
 /**
  * /healthz must answer within this throughout every attack, ms. Unloaded it answers in a few ms; the
@@ -48,7 +48,7 @@ const SYNC_SETTLE_MS = 20_000;
 let instance: Instance;
 let httpPort: number;
 
-before(async () => {
+chaosBefore(async () => {
   instance = await startInstance();
   httpPort = Number(new URL(instance.httpUrl).port);
 });

@@ -2,7 +2,7 @@
 // states its checks; the row is recorded whatever happens (a thrown set-up error is a failed row with the
 // error as its note), and the test fails when any check failed, so a broken bound fails `npm test`.
 import { readFileSync } from 'node:fs';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { recordRow, type ChaosRow } from './report.ts';
 import type { LoadResult } from './load.ts';
 
@@ -85,8 +85,34 @@ export class ScenarioRun {
   }
 }
 
+/** Scenarios declared in this file with their bounds, and those whose row was recorded. */
+const declared = new Map<string, number>();
+const recorded = new Set<string>();
+
+/**
+ * The file's set-up (stores, instances, devices): when it fails, node:test cancels the scenarios, so their
+ * rows are recorded here as failed, naming the set-up error, and the table still has every row.
+ */
+export function chaosBefore(setUp: () => Promise<void>): void {
+  before(async () => {
+    try {
+      await setUp();
+    } catch (err) {
+      for (const [name, boundMs] of declared) {
+        if (recorded.has(name)) continue;
+        const run = new ScenarioRun(boundMs);
+        run.check(false, `set-up failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+        recorded.add(name);
+        recordRow(run.row(name));
+      }
+      throw err;
+    }
+  });
+}
+
 /** Declares the scenario as a test; its row is recorded even when the body throws. */
 export function chaosScenario(name: string, o: { boundMs: number; timeoutMs: number }, body: (run: ScenarioRun) => Promise<void>): void {
+  declared.set(name, o.boundMs);
   it(name, { timeout: o.timeoutMs }, async () => {
     const run = new ScenarioRun(o.boundMs);
     try {
@@ -95,6 +121,7 @@ export function chaosScenario(name: string, o: { boundMs: number; timeoutMs: num
       run.check(false, `error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
       throw err;
     } finally {
+      recorded.add(name);
       recordRow(run.row(name));
     }
     if (run.failed) throw new Error(`${name}: ${run.failures.join('; ')}`);
