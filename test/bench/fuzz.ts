@@ -4,7 +4,7 @@
 // input (base64, also saved under test/bench/fuzz/crashes/) and the seed that reproduces it.
 //
 //   npx tsx test/bench/fuzz.ts                  1,000,000 inputs (run it niced on a shared machine)
-//   npx tsx test/bench/fuzz.ts --quick          20,000 inputs
+//   npx tsx test/bench/fuzz.ts --quick          20,000 inputs (also VMS_BENCH_QUICK=1; npm run bench runs it so)
 //   npx tsx test/bench/fuzz.ts --iterations 200000 --seed 12345
 //   FUZZ_ITERATIONS=50000 FUZZ_SEED=7 npx tsx test/bench/fuzz.ts
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderStats, runFuzz } from './fuzz/engine.ts';
 import { fuzzTargets, loadCorpus } from './fuzz/targets.ts';
+import { isQuick, printSummary } from './summary.ts';
 
 const FULL_ITERATIONS = 1_000_000;
 const QUICK_ITERATIONS = 20_000;
@@ -25,7 +26,7 @@ const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const iterations = Number(flag('--iterations') ?? process.env['FUZZ_ITERATIONS'] ?? (args.includes('--quick') ? QUICK_ITERATIONS : FULL_ITERATIONS));
+const iterations = Number(flag('--iterations') ?? process.env['FUZZ_ITERATIONS'] ?? (isQuick() ? QUICK_ITERATIONS : FULL_ITERATIONS));
 const seed = Number(flag('--seed') ?? process.env['FUZZ_SEED'] ?? Date.now() % 0x7fffffff) >>> 0;
 if (!Number.isInteger(iterations) || iterations <= 0) throw new Error(`bad iteration count ${iterations}`);
 
@@ -39,7 +40,8 @@ const { stats, crashes } = runFuzz({
   maxHeapGrowthMb: MAX_HEAP_GROWTH_MB,
   onTarget: (s) => console.log(`  ${s.target}: ${s.inputs} inputs, ${s.crashes} crashes, ${s.inputsPerSec.toFixed(0)}/s`),
 });
-console.log(`\n${renderStats(stats, seed)}in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const seconds = (performance.now() - t0) / 1000;
+console.log(`\n${renderStats(stats, seed)}in ${seconds.toFixed(1)} s`);
 if (crashes.length > 0) {
   const dir = join(dirname(fileURLToPath(import.meta.url)), 'fuzz', 'crashes');
   mkdirSync(dir, { recursive: true });
@@ -50,3 +52,12 @@ if (crashes.length > 0) {
   }
   process.exitCode = 1;
 }
+
+const rates = stats.map((s) => s.inputsPerSec);
+printSummary({
+  bench: 'fuzz',
+  what: `${stats.length} inbound parsers, mutated captures + grammar`,
+  figures: `${iterations} inputs, ${crashes.length} crashes, ${Math.round(Math.min(...rates))}–${Math.round(Math.max(...rates))} inputs/s per parser, seed ${seed}`,
+  target: '0 crashes',
+  met: crashes.length === 0,
+});
