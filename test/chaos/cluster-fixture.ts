@@ -1,6 +1,7 @@
 // What the chaos files on real stores share, on top of test/integration/routing-cluster.ts (redis-server,
 // mariadbd, signaling instances as child processes): simulated devices registered on a given instance,
 // the rows they left in MySQL, the cascade leader each instance names, and control requests with a token.
+import { ownershipKey } from '@vms/cluster';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { waitFor } from '@vms/harness';
 import { api, nodes, SERVER_ID, token, type Instance, type Stores } from '../integration/routing-cluster.ts';
@@ -17,6 +18,12 @@ export async function deviceOn(stores: Stores, instance: Instance, deviceId: str
   });
   await device.start();
   await waitFor(() => device.registered, { timeoutMs: 15_000, description: `${deviceId} registered on ${instance.code}` });
+  // the REGISTER is answered before the claim is written (OWN-1): route to the device once it is
+  await waitFor(async () => (await stores.redisClient.get(ownershipKey(deviceId))) === instance.code, {
+    timeoutMs: 15_000,
+    intervalMs: 50,
+    description: `${deviceId} owned by ${instance.code}`,
+  });
   const sync = await api(instance, `/vms/device/catalog/sync?deviceId=${deviceId}`, { method: 'POST' });
   if (!sync.json.success) throw new Error(`catalog sync of ${deviceId}: ${JSON.stringify(sync.json)}`);
   await waitFor(
