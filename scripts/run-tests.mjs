@@ -6,7 +6,11 @@
 // (node's --test-timeout applies to each file), handles a file leaves open do not keep it alive
 // (--test-force-exit), and the whole package is killed, process group and all, after
 // VMS_TEST_PACKAGE_TIMEOUT_MS, naming what it was doing. CI then reports a failure instead of timing out.
-import { readdirSync, statSync, existsSync } from 'node:fs';
+//
+// Test files run in separate processes; a suite that reports across files (the chaos table, test/chaos)
+// writes `*.txt` reports into VMS_TEST_REPORT_DIR, a fresh directory per run, printed here at the end.
+import { readdirSync, statSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -36,6 +40,18 @@ if (files.length === 0) {
   process.exit(0);
 }
 
+const reportDir = mkdtempSync(join(tmpdir(), 'vms-test-report-'));
+const printReports = () => {
+  try {
+    for (const name of readdirSync(reportDir).sort()) {
+      if (name.endsWith('.txt')) process.stdout.write(readFileSync(join(reportDir, name), 'utf8'));
+    }
+    rmSync(reportDir, { recursive: true, force: true });
+  } catch {
+    // a report is a convenience; the test results stand without it
+  }
+};
+
 const child = spawn(
   process.execPath,
   [
@@ -49,7 +65,7 @@ const child = spawn(
     ...files,
   ],
   // its own process group, so a timeout kills the test files' processes and what they started
-  { stdio: 'inherit', env: { ...process.env, FORCE_COLOR: '0' }, detached: true },
+  { stdio: 'inherit', env: { ...process.env, FORCE_COLOR: '0', VMS_TEST_REPORT_DIR: reportDir }, detached: true },
 );
 
 const killGroup = (signal) => {
@@ -80,5 +96,6 @@ watchdog.unref();
 child.on('exit', (code, signal) => {
   clearTimeout(watchdog);
   killGroup('SIGKILL'); // anything a test file left behind in the group
+  printReports();
   process.exit(code ?? (signal ? 1 : 0));
 });

@@ -122,9 +122,13 @@ export function parseGbId(id: string): GbId {
   return out;
 }
 
-/** Non-throwing check: a 20-digit code (or an 18-digit legacy one when `allowLegacy`). */
-export function isGbId(id: string, allowLegacy = false): boolean {
-  return /^\d{20}$/.test(id) || (allowLegacy && /^\d{18}$/.test(id));
+/**
+ * Non-throwing check: a 20-digit code (or an 18-digit legacy one when `allowLegacy`). Takes anything:
+ * callers validate JSON bodies with it, and RegExp.test would convert a non-string (an object whose
+ * `toString` is not a function throws TypeError there).
+ */
+export function isGbId(id: unknown, allowLegacy = false): boolean {
+  return typeof id === 'string' && (/^\d{20}$/.test(id) || (allowLegacy && /^\d{18}$/.test(id)));
 }
 
 /** The SIP domain of a platform: centre code + industry code, the first 10 digits of its id (Annex D). */

@@ -1,5 +1,6 @@
 // Mutation fuzzing of every parser of the package (STYLE §10), seeded from the captures plus a few
-// built bodies, with a deterministic PRNG so a failure reproduces. Contract: whatever the input, the
+// built bodies, with a deterministic PRNG so a failure reproduces (mutations from @vms/harness/fuzz,
+// shared with test/bench/fuzz.ts). Contract: whatever the input, the
 // only exceptions that escape are the package's typed errors, and no input takes long.
 import assert from 'node:assert/strict';
 import {
@@ -19,6 +20,7 @@ import {
   parseSdp,
   parseSsrc,
 } from '../src/index.ts';
+import { mutateMarkup as mutate, prng } from '@vms/harness/fuzz';
 import { fillTemplate } from './samples.ts';
 import { allSamples, test } from './support.ts';
 
@@ -37,88 +39,6 @@ const MAX_MS_PER_INPUT = 1000;
  * that grown inputs hit GB_ERR_TOO_LARGE instead of spending the time budget in the XML parser.
  */
 const FUZZ_MAX_BYTES = 8 * 1024;
-
-/** mulberry32: tiny, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const TOKENS = [
-  '<', '>', '&', '&amp;', '&#0;', '&#x110000;', '&lt;', '"', "'", ']]>', '<![CDATA[', '<!--', '-->', '<?xml version="1.0"?>',
-  '<!DOCTYPE a>', '<!ENTITY x "y">', '&x;', '<Item>', '</Item>', '<Item/>', '<DeviceList Num="2">', '<SumNum>', '</SumNum>',
-  'encoding="GBK"', 'encoding="UTF-8"', '<CmdType>Catalog</CmdType>', '<SN>1</SN>', '<__proto__>', '<constructor/>',
-  '<Info>', '</Info>', '\0', '\r\n', ' ', 'y=0100000001', 'f=v/2/4///a///', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 PS/90000',
-  'c=IN IP4 1.2.3.4', 't=1 2', 'Range: npt=', 'Scale: ', 'CSeq: 1', '\uFFFD', '中', '\u{1F600}',
-];
-const INTERESTING_BYTES = [0x00, 0xff, 0x3c, 0x3e, 0x26, 0x22, 0x80, 0xa1, 0xd6, 0xe4, 0x0a, 0x0d];
-
-function mutate(input: Buffer, rnd: () => number, pool: readonly Buffer[]): Buffer {
-  let buf = input;
-  const int = (n: number): number => Math.floor(rnd() * n);
-  const steps = 1 + int(4);
-  for (let s = 0; s < steps; s++) {
-    const at = int(buf.length + 1);
-    switch (int(9)) {
-      case 0: { // bit flips
-        buf = Buffer.from(buf);
-        for (let i = 0, n = 1 + int(8); i < n && buf.length > 0; i++) {
-          const j = int(buf.length);
-          buf[j] = (buf[j] as number) ^ (1 << int(8));
-        }
-        break;
-      }
-      case 1: // truncation
-        buf = buf.subarray(0, at);
-        break;
-      case 2: // token insertion
-        buf = Buffer.concat([buf.subarray(0, at), Buffer.from(TOKENS[int(TOKENS.length)] as string), buf.subarray(at)]);
-        break;
-      case 3: { // random bytes insertion
-        const junk = Buffer.from(Array.from({ length: 1 + int(16) }, () => int(256)));
-        buf = Buffer.concat([buf.subarray(0, at), junk, buf.subarray(at)]);
-        break;
-      }
-      case 4: // range deletion
-        buf = Buffer.concat([buf.subarray(0, at), buf.subarray(Math.min(buf.length, at + 1 + int(32)))]);
-        break;
-      case 5: // interesting byte overwrite
-        if (buf.length > 0) {
-          buf = Buffer.from(buf);
-          buf[int(buf.length)] = INTERESTING_BYTES[int(INTERESTING_BYTES.length)] as number;
-        }
-        break;
-      case 6: { // tag (or line) duplication
-        const text = buf.toString('latin1');
-        const spans = [...text.matchAll(/<([A-Za-z]+)[^<>]*>[^<]*<\/\1>|^[a-zA-Z]=.*$/gm)];
-        const span = spans[int(spans.length)];
-        if (span !== undefined && span.index !== undefined) {
-          const end = span.index + span[0].length;
-          const copies = 1 + int(3);
-          buf = Buffer.concat([buf.subarray(0, end), ...Array.from({ length: copies }, () => Buffer.from(span[0], 'latin1')), buf.subarray(end)]);
-        }
-        break;
-      }
-      case 7: { // splice with another seed
-        const other = pool[int(pool.length)] as Buffer;
-        buf = Buffer.concat([buf.subarray(0, at), other.subarray(int(other.length + 1))]);
-        break;
-      }
-      default: { // chunk repetition (growth, sometimes past the size limits)
-        const len = 1 + int(64);
-        const chunk = buf.subarray(at, at + len);
-        buf = Buffer.concat([buf.subarray(0, at), ...Array.from({ length: 1 + int(200) }, () => chunk), buf.subarray(at)]);
-      }
-    }
-  }
-  return buf;
-}
 
 interface Stats {
   ok: number;

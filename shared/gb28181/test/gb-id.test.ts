@@ -45,6 +45,15 @@ test('18-digit ids of the 2013 Hikvision capture are accepted as legacy', () => 
   assert.equal(isGbId('130909113319427420', true), true);
 });
 
+test('isGbId answers false for anything but a string, never throws (JSON bodies reach it)', () => {
+  // Found by the fuzz bench (test/bench/fuzz.ts --quick --seed 1, input 946): RegExp.test converts its
+  // argument, and an object whose toString is not callable throws TypeError there.
+  for (const v of [JSON.parse('{"toString":false}'), JSON.parse('{"toString":"34020000001320000001"}'), Object.create(null), 34020000001320000001, null, undefined, ['34020000001320000001']]) {
+    assert.equal(isGbId(v), false);
+    assert.equal(isGbId(v, true), false);
+  }
+});
+
 test('anything else is refused with GB_ERR_ID', () => {
   for (const bad of ['', '3402000000132000000', '340200000013200000012', '3402000000132000000a', '${querydeviceID}', '2133', ' 34020000001320000001']) {
     throwsGb(() => parseGbId(bad), 'GB_ERR_ID');

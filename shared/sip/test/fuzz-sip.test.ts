@@ -1,4 +1,5 @@
-// Fuzzing the message layer with mutated captures (deterministic, seeded). The contract: whatever the
+// Fuzzing the message layer with mutated captures (deterministic, seeded; the mutations live in
+// @vms/harness/fuzz, shared with test/bench/fuzz.ts). The contract: whatever the
 // bytes, parseSipMessage, SipStreamFramer, the accessors and the digest parsers either succeed or
 // throw SipParseError; an answerable error really can be answered; nothing hangs or goes quadratic.
 import assert from 'node:assert/strict';
@@ -8,106 +9,12 @@ import {
   getExpires, getFrom, getMaxForwards, getRouteSet, getTo, getTopVia, getVias, parseDigestChallenge,
   parseDigestCredentials, parseSipMessage, serializeSipMessage, SipParseError, SipStreamFramer, type SipMessage,
 } from '../src/index.ts';
+import { mutateSip as mutate, prng } from '@vms/harness/fuzz';
 import { loadAllSamples } from './message-fixtures/samples.ts';
 
 const ITERATIONS = 100_000;
 const FRAMER_RUNS = 4_000;
 const SEED = 0x5eed2818;
-
-/** mulberry32: small, fast, good enough to drive mutations reproducibly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const TOKENS = [
-  '<', '>', '"', '\\', ';', ',', '@', ':', '[', ']', '%', '=', '?', '&', '*', ' ', '\t', '\r', '\n', '\r\n', '\r\n ',
-  '\r\n\r\n', 'sip:', 'tel:', 'SIP/2.0', ';tag=', ';branch=z9hG4bK', ';rport', 'Content-Length: ', 'l: ', 'Via: ',
-  'v: SIP/2.0/UDP [::1]:5060', 'Contact: *', 'Digest ', 'nonce="', 'qop=auth', '\x00', '\xff', '\xe6\x91\x84',
-];
-const NUMBERS = ['99999999999999999999', '-1', '4294967296', '2147483648', '0', '000000000000000000001', 'NaN', '1e9', '65536', ''];
-
-function mutate(src: Buffer, rnd: () => number, corpus: Buffer[]): Buffer {
-  let b = Buffer.from(src);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const at = (): number => Math.floor(rnd() * (b.length + 1));
-  const rounds = 1 + Math.floor(rnd() * 4);
-  for (let r = 0; r < rounds; r++) {
-    switch (Math.floor(rnd() * 12)) {
-      case 0: // bit flip
-        if (b.length > 0) b[Math.floor(rnd() * b.length)]! ^= 1 << Math.floor(rnd() * 8);
-        break;
-      case 1: // random byte
-        if (b.length > 0) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
-        break;
-      case 2: { // insert a syntax-significant token
-        const i = at();
-        b = Buffer.concat([b.subarray(0, i), Buffer.from(pick(TOKENS), 'latin1'), b.subarray(i)]);
-        break;
-      }
-      case 3: { // delete a range
-        const i = at();
-        b = Buffer.concat([b.subarray(0, i), b.subarray(i + 1 + Math.floor(rnd() * 16))]);
-        break;
-      }
-      case 4: // truncate
-        b = b.subarray(0, at());
-        break;
-      case 5: { // duplicate a header line, possibly many times
-        const lines = b.toString('latin1').split('\r\n');
-        const i = 1 + Math.floor(rnd() * Math.max(1, lines.length - 1));
-        const copies = rnd() < 0.03 ? 200 : 1 + Math.floor(rnd() * 3);
-        lines.splice(i, 0, ...Array<string>(copies).fill(lines[i] ?? ''));
-        b = Buffer.from(lines.join('\r\n'), 'latin1');
-        break;
-      }
-      case 6: { // replace a run of digits with an extreme number
-        const s = b.toString('latin1');
-        const digits = [...s.matchAll(/\d+/g)];
-        if (digits.length === 0) break;
-        const m = pick(digits);
-        b = Buffer.from(s.slice(0, m.index) + pick(NUMBERS) + s.slice(m.index + m[0].length), 'latin1');
-        break;
-      }
-      case 7: { // swap two lines
-        const lines = b.toString('latin1').split('\r\n');
-        const i = Math.floor(rnd() * lines.length);
-        const j = Math.floor(rnd() * lines.length);
-        [lines[i], lines[j]] = [lines[j] ?? '', lines[i] ?? ''];
-        b = Buffer.from(lines.join('\r\n'), 'latin1');
-        break;
-      }
-      case 8: // CRLF -> LF everywhere
-        b = Buffer.from(b.toString('latin1').replaceAll('\r\n', '\n'), 'latin1');
-        break;
-      case 9: { // repeat a chunk, sometimes 2000 times (size blow-up: must stay linear)
-        const i = Math.floor(rnd() * b.length);
-        const chunk = b.subarray(i, i + 1 + Math.floor(rnd() * 8));
-        const times = rnd() < 0.05 ? 2000 : 1 + Math.floor(rnd() * 50);
-        b = Buffer.concat([b.subarray(0, i), ...Array<Buffer>(times).fill(chunk), b.subarray(i)]);
-        break;
-      }
-      case 10: { // splice with another message
-        const other = pick(corpus);
-        b = Buffer.concat([b.subarray(0, at()), other.subarray(Math.floor(rnd() * other.length))]);
-        break;
-      }
-      default: { // random bytes
-        const i = at();
-        const junk = Buffer.alloc(1 + Math.floor(rnd() * 8));
-        for (let k = 0; k < junk.length; k++) junk[k] = Math.floor(rnd() * 256);
-        b = Buffer.concat([b.subarray(0, i), junk, b.subarray(i)]);
-      }
-    }
-  }
-  return b;
-}
 
 const digestServer = new DigestServer({ realm: '3402000000', secret: 'fuzz', qop: true });
 

@@ -84,6 +84,29 @@ describe('upstream platform records', () => {
     assert.throws(() => validateSharedChannel({ ...ok, channelId: 'a b', catalogGroupId: '1' }), (e: CascadeError) => e.code === 'CASCADE_ERR_INVALID_CHANNEL' && /channelId.*catalogGroupId/.test(e.message));
   });
 
+  it('JSON bodies with objects where strings belong are refused with CascadeError, not TypeError', () => {
+    // Found by the fuzz bench (test/bench/fuzz.ts --quick --seed 1, "control api json", inputs 213, 946,
+    // 999): RegExp.test converted the object, and `{"toString": false}` has no callable toString.
+    const bodies = [
+      '{"name":{},"host":{"toString":false,"serverId":[]},"localId":"34020000002000000009"}',
+      '{"serverId":"330306675750","host":"434815753716","localId":{"toString":"34020000002000000009"}}',
+      '{"domain":{"toString":["34020000002000000009",[null]]},"host":"10.1.2.3"}',
+    ];
+    for (const text of bodies) {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      assert.throws(
+        () => upstreamPlatform({ ...required, ...body } as never),
+        (err: CascadeError) => err.code === 'CASCADE_ERR_INVALID_PLATFORM',
+        text,
+      );
+    }
+    const odd = JSON.parse('{"toString":false}') as unknown;
+    assert.throws(
+      () => validateSharedChannel({ deviceId: odd as string, channelId: odd as string, catalogGroupId: odd as string, parentId: odd as string }),
+      (err: CascadeError) => err.code === 'CASCADE_ERR_INVALID_CHANNEL',
+    );
+  });
+
   it('memory repository stores frozen copies: a caller mutating its object changes nothing', async () => {
     const repo = createMemoryPlatformRepository();
     const p = { ...upstreamPlatform(required), catalog: { groupId: null, groupName: null as string | null } };

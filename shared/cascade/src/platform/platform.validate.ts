@@ -114,7 +114,9 @@ export function validateSharedChannel(c: SharedChannel): SharedChannel {
   if (c.catalogGroupId !== null && !(typeof c.catalogGroupId === 'string' && isGbId(c.catalogGroupId))) problems.push(['catalogGroupId', 'must be null or a 20-digit id']);
   if (c.parentId !== null && !id(c.parentId, 64)) problems.push(['parentId', 'must be null or 1-64 characters of [A-Za-z0-9_.-]']);
   if (problems.length > 0) {
-    const key = `${String(c.deviceId).slice(0, 20)}/${String(c.channelId).slice(0, 64)}`;
+    // String() of an object whose toString is not callable throws TypeError: JSON bodies reach here
+    const text = (v: unknown): string => (typeof v === 'string' ? v : `(${typeof v})`);
+    const key = `${text(c.deviceId).slice(0, 20)}/${text(c.channelId).slice(0, 64)}`;
     throw new CascadeError('CASCADE_ERR_INVALID_CHANNEL', `shared channel ${JSON.stringify(key)}: ${problems.map(([f, m]) => `${f} ${m}`).join('; ')}`, {
       fields: problems.map(([f]) => f),
     });

@@ -40,6 +40,20 @@ function objectBody(ctx: HandlerContext): Record<string, unknown> {
   return b as Record<string, unknown>;
 }
 
+/** Ids are JSON strings; anything else is '' and refused by validation (String() of `{"toString":false}` throws). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** One element of a `PUT …/channels` body as a shared channel; throws CascadeError when invalid. */
+export function sharedChannelFromBody(c: unknown): SharedChannel {
+  const o = (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
+  return validateSharedChannel({
+    deviceId: text(o.deviceId),
+    channelId: text(o.channelId),
+    catalogGroupId: typeof o.catalogGroupId === 'string' ? o.catalogGroupId : null,
+    parentId: typeof o.parentId === 'string' ? o.parentId : null,
+  });
+}
+
 /** CascadeError: validation → the API's bad-parameter answer naming the fields, unknown platform → not found (404); the rest propagate. */
 async function translated<T>(serverId: string, work: () => Promise<T>): Promise<T> {
   try {
@@ -158,17 +172,7 @@ export function platformHandlers(admin: PlatformAdmin | undefined, devices: Pick
       if (!Array.isArray(raw)) throw new BadParameterError('channels', 'must be an array of {deviceId, channelId, catalogGroupId?, parentId?}');
       if (raw.length > MAX_SHARED_CHANNELS_PER_PUT) throw new BadParameterError('channels', `at most ${MAX_SHARED_CHANNELS_PER_PUT} channels per request`);
       const platform = await existing(principal, serverId);
-      const channels = await translated(serverId, async () =>
-        raw.map((c: unknown): SharedChannel => {
-          const o = (c ?? {}) as Record<string, unknown>;
-          return validateSharedChannel({
-            deviceId: typeof o.deviceId === 'string' ? o.deviceId : '',
-            channelId: typeof o.channelId === 'string' ? o.channelId : '',
-            catalogGroupId: typeof o.catalogGroupId === 'string' ? o.catalogGroupId : null,
-            parentId: typeof o.parentId === 'string' ? o.parentId : null,
-          });
-        }),
-      );
+      const channels = await translated(serverId, async () => raw.map(sharedChannelFromBody));
       await checkChannelTenants(principal, platform, channels);
       await translated(serverId, () => platforms.replaceChannels(serverId, channels));
       return platforms.listChannels(serverId);
