@@ -10,6 +10,7 @@ import { parseMediaNodes } from '../media/media-nodes.config.ts';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
+  DEFAULT_DATA_DIR,
   DEFAULT_HTTP_PORT,
   DEFAULT_SERVER_ID,
   DEFAULT_SIP_PORT,
@@ -60,6 +61,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   signingKey: P.parseSigningKey,
   logLevel: P.parseLogLevel,
   mediaNodes: parseMediaNodes,
+  path: P.parsePath,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -204,6 +206,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     http: { address: get('server.address') ?? '0.0.0.0', port: httpPort },
     redis: get('redis.url') ?? null,
     mysql: get('mysql.url') ?? null,
+    dataDir: get('vms.data-dir') ?? DEFAULT_DATA_DIR,
     auth: {
       signingKey: configuredKey ?? devSigningKey(serverId),
       signingKeySource: configuredKey === undefined ? 'dev-default' : 'configured',

@@ -71,7 +71,7 @@ export type EdgeRouting = (request: EdgeRequest) => boolean;
 export interface HttpDeps {
   readonly instanceId: string;
   readonly signingKey: string;
-  readonly storage: 'memory' | 'mysql';
+  readonly storage: 'memory' | 'embedded' | 'mysql';
   readonly devices: DeviceRepository;
   readonly control: DeviceControlService;
   readonly nodes: NodeDirectory;

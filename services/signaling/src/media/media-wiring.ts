@@ -1,4 +1,4 @@
-// Builds the media side of one instance: the node registry (MySQL when configured, else memory)
+// Builds the media side of one instance: the node registry (MySQL when configured, else the embedded store)
 // seeded from `vms.media.nodes`, SSRCs (memory alone; Redis in a cluster, with a local fallback), the
 // media plane and its API probe loop, INVITE signaling on the device side's SIP stack, the session
 // manager (with stream → holder records in a cluster), MediaStatus from the device events, and the
@@ -24,7 +24,9 @@ import type { Clock } from '../core/clock.ts';
 import type { DeviceEvents } from '../events/device-events.ts';
 import type { DeviceSide } from '../sip/device-side.ts';
 import { DEFAULT_QUERY_TIMEOUTS } from '../sip/query-timeouts.ts';
+import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { createHookReceiver, type HookReceiver } from './media-hooks.ts';
+import { createSqliteMediaNodeRegistry } from './media-node-registry.sqlite.ts';
 import { createMediaPlane } from './media-plane.ts';
 import { createMediaProber } from './media-prober.ts';
 import { createMediaSessionManager, type MediaSessionManager } from './media-session-manager.ts';
@@ -58,6 +60,8 @@ export interface MediaWiringDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly inviteTimeoutMs?: number;
+  /** Without MySQL: the embedded store the node list is kept in; null/absent = memory (tests). */
+  readonly embedded?: EmbeddedDb | null;
 }
 
 /** The health policy from `vms.media.probe-after` / `failure-threshold` (suspect at twice probe-after). */
@@ -75,6 +79,8 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
     closers.push(() => pool.end());
     registry = createMysqlMediaNodeRegistry(pool); // table from deploy/sql V003, migrated at start
+  } else if (d.embedded !== undefined && d.embedded !== null) {
+    registry = createSqliteMediaNodeRegistry(d.embedded);
   } else {
     registry = createMemoryMediaNodeRegistry();
   }
