@@ -14,8 +14,10 @@ import { ok } from './envelope.ts';
 import { errorResponse, toVmsError } from './errors.ts';
 import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
 import type { RawParams } from './params.ts';
+import { registerOpenApi } from './openapi.ts';
 import { isWebhookPath, stripServicePrefix } from './paths.ts';
 import { ROUTES } from './route-table.ts';
+import { ROUTE_SCHEMAS } from './schemas/routes.ts';
 import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
 import { healthHandlers } from './routes/health.ts';
@@ -76,6 +78,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.decorateRequest('principal', null);
   app.decorateRequest('rawBody', null);
   installBodyParsers(app);
+  registerOpenApi(app); // before the routes: it collects them as they are declared
 
   app.addHook('preClose', async () => {
     closing = true;
@@ -97,27 +100,31 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   };
 
   const handlers = createRouteHandlers(deps);
-  for (const route of ROUTES) {
-    const handler = handlers[route.id];
-    app.route({
-      method: route.method,
-      url: route.path,
-      config: { route },
-      ...(route.routedBy === null ? {} : { preHandler: routingPreHandler }),
-      handler: async (request) =>
-        ok(
-          await handler({
-            query: request.query as RawParams,
-            params: request.params as RawParams,
-            body: request.body,
-            principal: request.principal,
-            log: request.log,
-          }),
-        ),
-    });
-  }
-
-  if (deps.media !== undefined) registerWebhookRoute(app, deps.media);
+  // Declared in a plugin, so they load after the OpenAPI generator (plugins load in order at ready())
+  // and inherit every hook and handler set on `app` here and by the caller before it starts.
+  void app.register(async (api) => {
+    for (const route of ROUTES) {
+      const handler = handlers[route.id];
+      api.route({
+        method: route.method,
+        url: route.path,
+        config: { route },
+        schema: ROUTE_SCHEMAS[route.id], // validated before owner routing; published at /openapi.json
+        ...(route.routedBy === null ? {} : { preHandler: routingPreHandler }),
+        handler: async (request) =>
+          ok(
+            await handler({
+              query: request.query as RawParams,
+              params: request.params as RawParams,
+              body: request.body,
+              principal: request.principal,
+              log: request.log,
+            }),
+          ),
+      });
+    }
+    if (deps.media !== undefined) registerWebhookRoute(api, deps.media);
+  });
 
   app.setNotFoundHandler(async (request) => {
     throw new RouteNotFoundError(request.method, request.url.split('?')[0] ?? '/');

@@ -84,7 +84,7 @@ const channel = (channelId: string): ChannelInput => ({
   parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {},
 });
 
-export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook; edgeRouting?: EdgeRouting } = {}) {
+export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook; edgeRouting?: EdgeRouting; media?: HttpDeps['media'] } = {}) {
   const clock = new FakeClock(NOW);
   const devices = createMemoryDeviceRepository();
   const reg = { transport: 'UDP' as const, remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: NOW };
@@ -112,6 +112,7 @@ export async function buildFixture(options: { control?: Partial<DeviceControlSer
     utcOffsetMinutes: 480,
     ...(options.ownerRouting === undefined ? {} : { ownerRouting: options.ownerRouting }),
     ...(options.edgeRouting === undefined ? {} : { edgeRouting: options.edgeRouting }),
+    ...(options.media === undefined ? {} : { media: options.media }),
   };
   const app = buildHttpApp(deps);
   const token = (tenantId = TENANT, ttlSec = 3600) => signToken({ tenantId, userId: 'u1', ttlSec }, KEY, NOW);

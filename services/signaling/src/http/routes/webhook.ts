@@ -5,9 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { MediaWiring } from '../../media/media-wiring.ts';
 import { WEBHOOK_PREFIX } from '../paths.ts';
+import { WEBHOOK_SCHEMA } from '../schemas/webhook.ts';
 
 export function registerWebhookRoute(app: FastifyInstance, media: Pick<MediaWiring, 'receiveHook'>): void {
-  app.post<{ Params: { hook: string } }>(`${WEBHOOK_PREFIX}:hook`, async (request, reply) => {
+  app.post<{ Params: { hook: string } }>(`${WEBHOOK_PREFIX}:hook`, { schema: WEBHOOK_SCHEMA }, async (request, reply) => {
     const answer = await media.receiveHook({
       name: request.params.hook,
       body: request.body,
