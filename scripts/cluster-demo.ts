@@ -132,12 +132,14 @@ async function main(): Promise<void> {
   }
 
   const token = await signToken({ tenantId: '000000', userId: 'demo', ttlSec: 7 * 24 * 3600 }, signingKey, Date.now());
+  // the node table is infrastructure: the operator role only (SPEC SEC-2)
+  const operatorToken = await signToken({ tenantId: '000000', userId: 'demo-ops', ttlSec: 7 * 24 * 3600, role: 'operator' }, signingKey, Date.now());
   const a = running[0];
   const b = running[1];
   if (a === undefined || b === undefined) throw new Error('cluster did not start');
   await waitFor(
     async () => {
-      const res = await fetch(`http://${HOST}:${a.httpPort}/vms/nodes`, { headers: { 'Blade-Auth': `bearer ${token}` } });
+      const res = await fetch(`http://${HOST}:${a.httpPort}/vms/nodes`, { headers: { 'Blade-Auth': `bearer ${operatorToken}` } });
       const body = (await res.json()) as { data?: { nodes?: { online: boolean }[] } };
       return (body.data?.nodes ?? []).filter((x) => x.online).length === running.length;
     },
@@ -164,8 +166,8 @@ async function main(): Promise<void> {
     }
   }
 
-  const api = (port: number, path: string, method = 'GET'): string =>
-    `curl -s${method === 'GET' ? '' : ` -X ${method}`} -H "Blade-Auth: bearer $TOKEN" 'http://${HOST}:${port}${path}'`;
+  const api = (port: number, path: string, method = 'GET', variable = 'TOKEN'): string =>
+    `curl -s${method === 'GET' ? '' : ` -X ${method}`} -H "Blade-Auth: bearer $${variable}" 'http://${HOST}:${port}${path}'`;
   const firstDevice = '34020000001320000001';
   say();
   say('================ local GB28181 signaling cluster ================');
@@ -179,11 +181,12 @@ async function main(): Promise<void> {
   }
   if (demoDevices.length > 0) say(`Simulated cameras (SIPp, answer DeviceInfo): ${demoDevices.join(', ')}`);
   say();
-  say('Operator token (any node accepts it):');
+  say('Tokens (any node accepts them): tenant 000000, and the all-tenant operator role');
   say(`  export TOKEN=${token}`);
+  say(`  export OPS_TOKEN=${operatorToken}`);
   say();
   say('Try (any node answers for any device; others forward to the owner):');
-  say(`  ${api(a.httpPort, '/vms/nodes')}`);
+  say(`  ${api(a.httpPort, '/vms/nodes', 'GET', 'OPS_TOKEN')}`);
   say(`  ${api(b.httpPort, '/vms/devices')}`);
   say(`  ${api(b.httpPort, `/vms/device/info?deviceId=${firstDevice}`)}`);
   say(`  ${api(a.httpPort, `/blade-iot/vms/device/control?deviceId=${firstDevice}&action=guard`, 'POST')}`);

@@ -40,6 +40,9 @@ const DEVICES = Number(arg('devices', QUICK ? '1000' : '10000'));
 const WARMUP = Number(arg('warmup', QUICK ? '3000' : '20000'));
 const COUNT = Number(arg('count', QUICK ? '1000' : '5000'));
 
+/** SEC-1: the devices are bound to the flow they registered from; the driver sends from that port. */
+const DEVICE_PORT = Number(arg('device-port', '0'));
+
 const deviceIdOf = (i: number): string => `3402000000132${String(i + 1).padStart(7, '0')}`;
 
 /** Server mode, under valgrind: the device side with DEVICES registered devices, or a bare echo. */
@@ -62,10 +65,10 @@ async function serve(kind: string): Promise<void> {
   const events = createDeviceEvents(log);
   const side = await startDeviceSide({ sip: config.sip, devices, events, clock: systemClock, log, utcOffsetMinutes: 480, userAgent: 'vms-signaling/0.1.0' });
   const now = Date.now();
-  const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: 5070, localAddress: '127.0.0.1', localPort: side.sipPort };
+  const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: DEVICE_PORT, localAddress: '127.0.0.1', localPort: side.sipPort };
   for (let i = 0; i < DEVICES; i++) {
     const deviceId = deviceIdOf(i);
-    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: 5070, expiresSec: 3600, at: now });
+    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: DEVICE_PORT, expiresSec: 3600, at: now });
     side.flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: now, expiresAt: now + 3600_000 });
   }
   process.stdout.write(`READY ${side.sipPort}\n`);
@@ -92,9 +95,9 @@ function keepalive(k: number, localPort: number): Buffer {
 }
 
 /** Sends keepalives first..first+n-1 one at a time (resent after 2 s if unanswered); returns the non-200 count. */
-async function drive(port: number, first: number, n: number, echo: boolean): Promise<number> {
+async function drive(port: number, first: number, n: number, echo: boolean, devicePort: number): Promise<number> {
   const sock = dgram.createSocket('udp4');
-  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => sock.bind(devicePort, '127.0.0.1', () => r()));
   const localPort = sock.address().port;
   const expected = echo ? 'MESSAGE ' : 'SIP/2.0 200 ';
   let k = first;
@@ -122,6 +125,16 @@ async function drive(port: number, first: number, n: number, echo: boolean): Pro
   return bad;
 }
 
+function freeUdpPort(): Promise<number> {
+  const s = dgram.createSocket('udp4');
+  return new Promise((resolve) =>
+    s.bind(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    }),
+  );
+}
+
 function control(pid: number, ...args: string[]): void {
   const r = spawnSync('callgrind_control', [...args, String(pid)], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${r.stderr}`);
@@ -136,6 +149,7 @@ interface Count {
 
 async function measure(kind: 'keepalive' | 'echo', dir: string): Promise<Count> {
   const out = join(dir, `callgrind.${kind}`);
+  const devicePort = await freeUdpPort();
   const child = spawn(
     'valgrind',
     [
@@ -150,6 +164,8 @@ async function measure(kind: 'keepalive' | 'echo', dir: string): Promise<Count> 
       kind,
       '--devices',
       String(DEVICES),
+      '--device-port',
+      String(devicePort),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -168,10 +184,10 @@ async function measure(kind: 'keepalive' | 'echo', dir: string): Promise<Count> 
   const pid = child.pid as number;
   let bad = 0;
   try {
-    bad += await drive(port, 0, WARMUP, kind === 'echo');
+    bad += await drive(port, 0, WARMUP, kind === 'echo', devicePort);
     control(pid, '-z');
     control(pid, '-i', 'on');
-    bad += await drive(port, WARMUP, COUNT, kind === 'echo');
+    bad += await drive(port, WARMUP, COUNT, kind === 'echo', devicePort);
     control(pid, '-i', 'off');
     control(pid, '-d');
   } finally {

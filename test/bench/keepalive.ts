@@ -176,12 +176,15 @@ async function main(): Promise<void> {
 
   try {
     process.stdout.write(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), server pid ${pid}, SIP ${remote}\n`);
+    // SEC-1: a device is bound to the flow it registered from, so registrations and keepalives leave
+    // from the same local port (the SIPp runs follow each other).
+    const devicePort = await freePort({ udp: true });
     // REGISTER is idempotent: a pass that lost some (a busy machine) is simply run again.
     for (let pass = 1; ; pass++) {
       const reg = await sipp({
         scenario: join(SIPP, 'register-only.xml'),
         remote,
-        localPort: await freePort({ udp: true }),
+        localPort: devicePort,
         transport: 'u1',
         calls: DEVICES,
         rate: 2000,
@@ -205,7 +208,7 @@ async function main(): Promise<void> {
       const r = await sipp({
         scenario: join(SIPP, 'keepalive.xml'),
         remote,
-        localPort: await freePort({ udp: true }),
+        localPort: devicePort,
         transport: 'u1',
         calls,
         rate,

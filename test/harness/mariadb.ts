@@ -54,6 +54,10 @@ export interface MariaDbServer {
   kill(): Promise<void>;
   /** Stops if running, then starts again on the same port and datadir. */
   restart(): Promise<void>;
+  /** SIGSTOP: connections stay open and new ones are accepted by the kernel, but nothing answers (hung server). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
 }
 
 export interface MariaDbTimings {
@@ -213,6 +217,8 @@ function handle(
     async kill() {
       await proc.kill();
     },
+    pause: () => proc.signal('SIGSTOP'),
+    resume: () => proc.signal('SIGCONT'),
     async restart() {
       if (stopped) throw new Error(`mariadbd:${port} was stopped for good; start a new one`);
       await proc.stop({ timeoutMs: 10_000 });

@@ -52,6 +52,7 @@ export function platformRepositoryContract(label: string, make: () => Promise<Pl
 
     it('stores every field and reads it back unchanged; lists ordered by server id, enabled only where asked', async () => {
       const full = platform(UP2, {
+        tenantId: 'tenant_B-01', // V006 (SPEC SEC-2)
         name: '省厅平台 "A"',
         domain: 'gb.example.org',
         host: 'fd00::7',
@@ -71,6 +72,10 @@ export function platformRepositoryContract(label: string, make: () => Promise<Pl
       assert.deepEqual((await repo.listAll()).map((p) => p.serverId), [UP1, UP2]);
       assert.deepEqual((await repo.listEnabled()).map((p) => p.serverId), [UP1]);
       assert.deepEqual(await repo.get(UP1), platform(UP1));
+      assert.equal((await repo.get(UP1))?.tenantId, '000000', 'the default tenant');
+      await repo.upsert({ ...full, tenantId: '100001' });
+      assert.equal((await repo.get(UP2))?.tenantId, '100001', 'an upsert may move it (the API decides who may)');
+      await assert.rejects(repo.upsert({ ...full, tenantId: 'x'.repeat(13) }), code('CASCADE_ERR_INVALID_PLATFORM'));
     });
 
     it('upsert replaces the record; an invalid one is refused and nothing changes', async () => {

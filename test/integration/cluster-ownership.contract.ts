@@ -42,6 +42,17 @@ export function ownershipContract(label: string, make: (keyPrefix: string) => Pr
       assert.equal(await store.ownerOf('d1'), 'node-b');
     });
 
+    it('claimIfVacant claims a vacant device, never overwrites a holder, and reports the owner', async () => {
+      assert.equal(await store.claimIfVacant('d1', 'node-a', 60_000), 'node-a');
+      assert.equal(await store.ownerOf('d1'), 'node-a');
+      await store.claim('d1', 'node-b', 60_000); // the device moved meanwhile (OWN-4)
+      assert.equal(await store.claimIfVacant('d1', 'node-a', 60_000), 'node-b');
+      assert.equal(await store.ownerOf('d1'), 'node-b');
+      await store.claimIfVacant('short', 'node-a', 200);
+      await fx.advance(300);
+      assert.equal(await store.ownerOf('short'), null, 'with the TTL given');
+    });
+
     it('releaseIfOwner deletes only its own claim (OWN-3)', async () => {
       await store.claim('d1', 'node-b', 60_000);
       assert.equal(await store.releaseIfOwner('d1', 'node-a'), false, 'old owner must not delete the new claim');

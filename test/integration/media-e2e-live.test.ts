@@ -141,7 +141,7 @@ describe('live view on one instance', () => {
     const bad = await call(stack.instance, 'POST', `/vms/play/start?channelId=${ch[0]}&streamMode=sctp`, true);
     assert.equal(bad.code, 400);
     const unknown = await call(stack.instance, 'POST', '/vms/play/start?channelId=34020000001319999999', true);
-    assert.equal(unknown.code, 404);
+    assert.equal(unknown.code, 403, 'an unknown channel answers a tenant like another tenant\'s (SPEC SEC-2)');
   });
 
   it('snapshot of a playing channel comes from the media node (JPEG)', async () => {

@@ -131,12 +131,12 @@ export async function seedOwner(stores: Stores, deviceId: string, node: string, 
 
 const tokens = new Map<string, Promise<string>>();
 
-/** An operator token of `tenantId`, signed once per test process (valid for an hour). */
-export function token(tenantId = TENANT): Promise<string> {
-  let t = tokens.get(tenantId);
+/** A token of `tenantId` (with the all-tenant operator role if asked), signed once per test process (valid for an hour). */
+export function token(tenantId = TENANT, role: 'tenant' | 'operator' = 'tenant'): Promise<string> {
+  let t = tokens.get(`${tenantId}/${role}`);
   if (t === undefined) {
-    t = signToken({ tenantId, userId: 'it', ttlSec: 3600 }, SIGNING_KEY, Date.now());
-    tokens.set(tenantId, t);
+    t = signToken({ tenantId, userId: 'it', ttlSec: 3600, role }, SIGNING_KEY, Date.now());
+    tokens.set(`${tenantId}/${role}`, t);
   }
   return t;
 }
@@ -152,9 +152,9 @@ export interface ApiAnswer {
 export async function api(
   instance: { httpUrl: string },
   path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number; token?: string } = {},
 ): Promise<ApiAnswer> {
-  const auth = `bearer ${await token()}`;
+  const auth = `bearer ${init.token ?? (await token())}`;
   const t0 = performance.now();
   const res = await fetch(`${instance.httpUrl}${path}`, {
     method: init.method ?? 'GET',
@@ -172,9 +172,9 @@ interface NodeListing {
   nodes: { nodeCode: string; online: boolean; onlineDeviceCount: number; self: boolean; internalBaseUrl: string }[];
 }
 
-/** GET /vms/nodes on `instance`. */
+/** GET /vms/nodes on `instance` (the operator role only, SPEC SEC-2). */
 export async function nodes(instance: { httpUrl: string }): Promise<NodeListing> {
-  return (await api(instance, '/vms/nodes')).json.data as NodeListing;
+  return (await api(instance, '/vms/nodes', { token: await token(TENANT, 'operator') })).json.data as NodeListing;
 }
 
 /** Waits until `instance` sees exactly `online` as the online nodes. */

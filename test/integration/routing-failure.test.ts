@@ -15,6 +15,7 @@ import {
   startDevice,
   startInstance,
   startStores,
+  token,
   waitForOnline,
   type ApiAnswer,
   type Instance,
@@ -189,7 +190,7 @@ describe('MySQL outage (FAIL-4)', () => {
       // longer than the node online window (3 × 0.5 s): every heartbeat in it fails
       const ttlAtKill = await stores.redisClient.pttl(ownershipKey(DEV4));
       await new Promise((r) => setTimeout(r, 3000));
-      const listing = await api(c, '/vms/nodes');
+      const listing = await api(c, '/vms/nodes', { token: await token('000000', 'operator') }); // the operator role (SPEC SEC-2)
       assert.equal(listing.status, 200, 'the last good node listing is served');
       assert.equal((listing.json.data as { cascadeLeader: string }).cascadeLeader, before.leader);
       // the device's keepalives were answered all along: its claim kept being renewed

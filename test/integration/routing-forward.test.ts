@@ -113,7 +113,7 @@ describe('owner routing between instances', () => {
   it('no secret on D: remote devices refused with a clear message, its own work, inbound forwards refused; one warning', async () => {
     const remote = await api(d, `/vms/device/info?deviceId=${DEV_A}`);
     assert.deepEqual([remote.status, remote.json.code, remote.json.success], [200, 4602, false]);
-    assert.match(remote.json.msg, /owned by node node-a and forwarding is disabled \(no node-forward-secret\)/);
+    assert.match(remote.json.msg, /owned by another node and forwarding is disabled \(no node-forward-secret\)/);
     const local = await api(d, `/vms/device/info?deviceId=${DEV_D}`);
     assert.equal(local.json.code, 200, local.bytes.toString());
     // and no instance forwards to D without D accepting: D refuses even a well-formed forward
@@ -126,8 +126,10 @@ describe('owner routing between instances', () => {
   });
 
   it('a device nobody owns is offline (4601); GET /vms/nodes lists every node with counts and the cascade leader', async () => {
-    const none = await api(c, '/vms/device/info?deviceId=34020000001320000099');
+    // an id unknown to the database: the operator role is routed (4601), a tenant is refused first (SPEC SEC-2)
+    const none = await api(c, '/vms/device/info?deviceId=34020000001320000099', { token: await token('000000', 'operator') });
     assert.deepEqual([none.status, none.json.code], [200, 4601]);
+    assert.equal((await api(c, '/vms/device/info?deviceId=34020000001320000099')).status, 403);
     const listing = await nodes(c);
     assert.equal(listing.cascadeLeader, 'node-a');
     assert.deepEqual(listing.nodes.map((n) => [n.nodeCode, n.online, n.self]), [

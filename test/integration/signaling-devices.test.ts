@@ -143,7 +143,7 @@ describe('signaling instance with SIPp devices (embedded store)', () => {
     );
     assert.equal(result.items[2]?.fileSize, 2097152);
     const unknown = await fetch(`${instance.httpUrl}/vms/record/result?sn=00000000-1`, { headers: { 'Blade-Auth': `bearer ${operatorToken()}` } });
-    assert.equal(unknown.status, 404);
+    assert.equal(unknown.status, 403, 'an unknown SN answers a tenant like another tenant\'s (SPEC SEC-2)');
 
     const trace = await finish(run);
     assert.match(trace.messages, /<CmdType>RecordInfo<\/CmdType>[\s\S]*<StartTime>2025-06-01T00:00:00<\/StartTime>/);
@@ -165,7 +165,7 @@ describe('signaling instance with SIPp devices (embedded store)', () => {
     assert.equal(result.ok, false);
     assert.match(result.errors, /SIP\/2\.0 403 Forbidden/);
     const r = await instance.api('GET', `/vms/devices/${DEV_BAD}`);
-    assert.equal(r.code, 404);
+    assert.equal(r.code, 403, 'unknown to a tenant token: the same answer as another tenant\'s device');
   });
 
   it('a registered device that stopped answering: 4606 once the request deadline passes', async () => {

@@ -114,7 +114,11 @@ export async function runDevice(o: DeviceRunOptions): Promise<SippRun> {
     injectionFiles: [writeInjectionCsv([[o.deviceId]])],
     keys: { server: SERVER_ID, realm: REALM, device: o.deviceId, ...o.keys },
     timeoutMs: 90_000,
-    extraArgs: ['-oocsf', join(SIPP_DIR, o.ooc), '-au', o.deviceId, '-ap', o.password ?? PASSWORD, '-d', String(o.keepaliveMs ?? 1000)],
+    // SIPp digests `sip:<remote ip>:<port>` unless told; the platform checks the digest uri against the
+    // Request-URI (RFC 2617 §3.2.2.5, SPEC SEC-1), as real devices send it (samples 01, 02, 03)
+    extraArgs: [
+      '-oocsf', join(SIPP_DIR, o.ooc), '-au', o.deviceId, '-ap', o.password ?? PASSWORD, '-auth_uri', `${SERVER_ID}@${REALM}`, '-d', String(o.keepaliveMs ?? 1000),
+    ],
   });
 }
 

@@ -1,7 +1,9 @@
 // Keepalive (GB/T 28181-2016 §9.6.1): a Notify/Keepalive MESSAGE every interval while registered;
-// after `keepaliveMaxFailures` unanswered (or non-2xx) in a row the device registers again.
+// after `keepaliveMaxFailures` unanswered (or non-2xx) in a row the device registers again. A 401 means
+// the platform does not take this flow as ours (SPEC SEC-1: after our NAT mapping changed, or its
+// restart): the device registers again at once, as the platform asks.
 import { buildKeepalive, type SnGenerator } from '@vms/gb28181';
-import type { SipLogger, TimerHandle } from '@vms/sip';
+import { SipStatus, type SipLogger, type TimerHandle } from '@vms/sip';
 import type { ResolvedDeviceOptions } from './options.ts';
 import type { PlatformLink } from './platform-link.ts';
 import type { Registration } from './registration.ts';
@@ -59,6 +61,12 @@ export class Keepalive {
     this.deps.onResult(status);
     if (status !== undefined && status >= 200 && status < 300) {
       this.#failures = 0;
+      return;
+    }
+    if (status === SipStatus.Unauthorized) {
+      log.info({ status }, 'device keepalive challenged, registering again');
+      this.#failures = 0;
+      registration.renew();
       return;
     }
     if (++this.#failures >= o.keepaliveMaxFailures) {

@@ -108,6 +108,18 @@ describe('registration', () => {
     }
   });
 
+  it('a keepalive answered 401 (the platform does not take this flow, SEC-1): registers again at once', async () => {
+    const platform = await TestPlatform.start({ keepaliveStatus: 401 });
+    const device = await registeredDevice(platform, { keepaliveIntervalS: 0.05, keepaliveMaxFailures: 1000 });
+    try {
+      await platform.waitFor(() => device.registrationCount >= 2, 're-registration after the first 401');
+      assert.ok(platform.messagesOf('Keepalive').length <= 3, 'not after keepaliveMaxFailures (1000) failures');
+    } finally {
+      await device.close();
+      await platform.close();
+    }
+  });
+
   it('start() against a platform that is down: not registered, keeps retrying; close() is idempotent', async () => {
     const platform = await TestPlatform.start();
     const port = platform.port;

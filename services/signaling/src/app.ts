@@ -14,7 +14,10 @@ import { createUnavailableDeviceControl } from './control/device-control.unavail
 import { createDeviceEvents, type DeviceEvents } from './events/device-events.ts';
 import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import { openRouting } from './routing/routing-wiring.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
+import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
 import { systemClock, type Clock } from './core/clock.ts';
@@ -23,7 +26,7 @@ import { createSqliteDeviceRepository } from './devices/device-repository.sqlite
 import type { DeviceRepository } from './devices/device-repository.port.ts';
 import { ShuttingDownError } from './errors/catalog.ts';
 import { buildHttpApp } from './http/app.ts';
-import type { OwnerRoutingHook } from './http/handler.types.ts';
+import type { OwnerRoutingHook, Readiness } from './http/handler.types.ts';
 import { createLogger } from './logging/logger.ts';
 import { createStandaloneNodeDirectory } from './nodes/node-directory.standalone.ts';
 import type { NodeDirectory } from './nodes/node-directory.port.ts';
@@ -99,6 +102,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   let started: Promise<RunningApp> | null = null;
   let closed: Promise<void> | null = null;
   let leaveCluster: (() => Promise<void>) | null = null;
+  let phase: Readiness['phase'] = 'starting'; // /readyz
 
   // Without MySQL, devices, platforms and media nodes live in one SQLite file in the data directory,
   // opened at the first use (a test replacing the device store and the SIP side never opens it).
@@ -119,18 +123,20 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       const repo = createSqliteDeviceRepository({
         db: embeddedDb(),
         clock,
+        maxChannelsPerDevice: config.limits.deviceMaxChannels,
         onKeepaliveFlushError: (err, size) => log.warn({ err, size }, 'keepalive batch write failed, will retry'),
       });
       closers.push(() => repo.close());
       return repo;
     }
-    const pool: Pool = createMysqlPool(config.mysql.url);
+    const pool: Pool = createMysqlPool(config.mysql.url, mysqlPoolLimits(config.limits));
     closers.push(() => pool.end());
     const { applied } = await migrate(pool, SQL_DIR);
     if (applied.length > 0) log.info({ applied: applied.map((m) => m.version) }, 'schema migrations applied');
     const repo = createMysqlDeviceRepository({
       pool,
       clock,
+      maxChannelsPerDevice: config.limits.deviceMaxChannels,
       onKeepaliveFlushError: (err, size) => log.warn({ err, size }, 'keepalive batch write failed, will retry'),
     });
     closers.push(() => repo.close());
@@ -175,6 +181,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         utcOffsetMinutes,
         userAgent: `vms-signaling/${SERVICE_VERSION}`,
         snIndex: cluster.sns,
+        limits: config.limits,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -187,9 +194,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     // Live view, playback, download (SPEC §8 media, §9): INVITEs go out of the device side's stack;
     // session ids are written to the cluster's session index so any instance routes them.
+    // The routing engine (SPEC §10): the published table, reloaded without restart, drives node choices.
+    const routing = await openRouting({ config, redis: cluster.redis, clock, log });
+    closers.push(() => routing.close());
     let media: MediaWiring | undefined;
     if (side !== null) {
-      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, embedded: config.mysql === null ? embeddedDb() : null });
+      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing, embedded: config.mysql === null ? embeddedDb() : null });
       media = m;
       closers.push(() => m.close());
     }
@@ -218,6 +228,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       onNodeRead = (read) => c.onNodeRead(read);
       side.interceptMessages(c.upstreamMessages);
     }
+    // Prometheus metrics (docs/metrics.md): subscribers only; nothing on the hot paths changes.
+    const metrics = createMetrics({
+      instanceId: config.sip.instanceId,
+      version: SERVICE_VERSION,
+      events,
+      devicesOnline: cluster.mode === 'cluster' ? () => cluster.recorder.localCount() : () => devices.countOnlineDevices(),
+      isLeader: () => cluster.cascadeLeader() === config.sip.instanceId,
+      media: () => media?.sessions.stats ?? null,
+    });
+    closers.push(async () => metrics.close());
     let boundPort = config.http.port;
     const internalBaseUrl = (): string =>
       config.sources['vms.gb28181.sip.internal-base-url'] === 'default' && config.http.port === 0
@@ -244,13 +264,18 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           devices,
         }),
       owners: deps.owners ?? cluster.owners ?? createSelfOwnerDirectory(config.sip.instanceId),
+      readiness: () => ({ phase, redis: cluster.redis?.status ?? null }),
+      metrics,
       clock,
       logger: log,
       utcOffsetMinutes,
       ownerRouting: deps.ownerRouting ?? cluster.ownerRouting,
       edgeRouting: deps.ownerRouting === undefined ? cluster.edgeRouting : null, // a replaced hook replaces the edge too
+      isVerifiedForward: (request) => cluster.inbound(request) === 'forwarded',
       ...(media === undefined ? {} : { media }),
       ...(cascade === null ? {} : { platforms: cascade }),
+      limits: httpLimits(config.limits),
+      routing,
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered
@@ -282,6 +307,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     side?.scanner.start();
     await cluster.startHeartbeat(internalBaseUrl); // NODE-1: own row upserted before we report started
     if (cluster.nodes === null) cascade?.observeStandalone(); // no node table: alone, so leader (CASC-5)
+    if (closed === null) phase = 'ready';
     log.info(running, 'signaling instance started');
     return running;
   };
@@ -294,6 +320,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       return started;
     },
     close() {
+      phase = 'draining';
       closed ??= (async () => {
         await started?.catch(() => {}); // a failed start is reported by start(); close what it opened
         // First tell the cluster (node table): the others move on while this instance drains.

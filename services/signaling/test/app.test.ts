@@ -29,11 +29,23 @@ describe('createApp', () => {
     assert.equal(running.internalBaseUrl, `http://127.0.0.1:${running.httpPort}`, 'derived from the bound port');
     const health = await fetch(`${running.httpUrl}/blade-iot/healthz`);
     assert.deepEqual(await health.json(), { code: 200, success: true, msg: 'ok', data: { status: 'UP', instanceId: 'node-t', storage: 'embedded' } });
-    const token = await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60 }, KEY, Date.now());
+    const ready = await fetch(`${running.httpUrl}/readyz`);
+    assert.equal(ready.status, 200, 'ready once started');
+    assert.deepEqual(await ready.json(), { code: 200, success: true, msg: 'ok', data: { status: 'READY', instanceId: 'node-t', redis: null } });
+    const scrape = await fetch(`${running.httpUrl}/metrics`); // no token: aggregates only
+    assert.equal(scrape.status, 200);
+    assert.match(scrape.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await scrape.text();
+    assert.match(text, /^vms_instance_info\{instance_id="node-t",version="[^"]+"\} 1$/m);
+    assert.match(text, /^vms_devices_online 0$/m);
+    assert.match(text, /^vms_cascade_leader 1$/m, 'alone, it leads (CASC-5)');
+    assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+    assert.equal((await fetch(`${running.httpUrl}/blade-iot/metrics`)).status, 200);
+    const token = await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60, role: 'operator' }, KEY, Date.now());
     const nodes = (await (await fetch(`${running.httpUrl}/vms/nodes`, { headers: { 'Blade-Auth': `bearer ${token}` } })).json()) as { data: { nodes: { internalBaseUrl: string }[] } };
     assert.equal(nodes.data.nodes[0]?.internalBaseUrl, running.internalBaseUrl);
     const info = (await (await fetch(`${running.httpUrl}/vms/device/info?deviceId=34020000001320000001`, { headers: { 'Blade-Auth': `bearer ${token}` } })).json()) as { code: number };
-    assert.equal(info.code, 404, 'no such device yet');
+    assert.equal(info.code, 404, 'no such device yet (the operator role: 404; a tenant gets 403)');
     await Promise.all([app.close(), app.close()]);
     await app.close();
     await assert.rejects(fetch(`${running.httpUrl}/healthz`));

@@ -47,10 +47,13 @@ export type CascadeErrorCode = keyof typeof CASCADE_ERROR_INFO;
 export class CascadeError extends Error {
   override readonly name: string = 'CascadeError';
   readonly code: CascadeErrorCode;
+  /** For validation errors: the record fields at fault (`host`, `port`, `catalog.groupId`…), in order. */
+  readonly fields: readonly string[];
 
-  constructor(code: CascadeErrorCode, message: string, options?: ErrorOptions) {
+  constructor(code: CascadeErrorCode, message: string, options?: ErrorOptions & { readonly fields?: readonly string[] }) {
     super(message, options);
     this.code = code;
+    this.fields = options?.fields ?? [];
   }
 
   get transient(): boolean {

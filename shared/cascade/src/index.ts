@@ -5,6 +5,7 @@
 export { CASCADE_ERROR_INFO, CascadeError, CascadeSendError, isCascadeError, type CascadeErrorCode } from './errors.ts';
 
 export {
+  DEFAULT_TENANT_ID,
   UPSTREAM_PLATFORM_DEFAULTS,
   domainOf,
   type CatalogGroupOptions,
@@ -17,6 +18,8 @@ export {
 } from './platform/platform.ts';
 export {
   PLATFORM_LIMITS,
+  TENANT_ID_RE,
+  isPlatformHost,
   upstreamPlatform,
   validateSharedChannel,
   validateUpstreamPlatform,

@@ -31,7 +31,8 @@ export { parseRedisUrl, type RedisTarget, type RedisEndpoint } from './redis-url
 export type { NodeInfo, NodeRow, NodeRegistry } from './node-table.port.ts';
 export { createMemoryNodeRegistry, type MemoryNodeRegistryOptions } from './node-table.memory.ts';
 export { createMysqlNodeRegistry } from './node-table.mysql.ts';
-export { createMysqlPool, parseMysqlUrl, type MysqlPoolOptions } from './mysql-pool.ts';
+export { createMysqlPool, parseMysqlUrl, DEFAULT_MYSQL_QUEUE_LIMIT, DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL, type MysqlPoolOptions } from './mysql-pool.ts';
+export { STORE_CHANNELS, type StoreCommandEvent, type StoreConnectionErrorEvent, type StoreKind } from './store-diagnostics.ts';
 export { isTransientMysqlError } from './mysql-errors.ts';
 export { migrate, type MigrateOptions, type MigrationResult } from './migrate.mysql.ts';
 export { retryTransient, type RetryOptions } from './retry.ts';

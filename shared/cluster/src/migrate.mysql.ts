@@ -45,6 +45,13 @@ interface VersionRecord extends RowDataPacket {
   checksum: string;
 }
 
+/**
+ * Migration statements (DDL on big tables, waiting for the lock) may take long: they name their own
+ * timeout, which the bounded pool (mysql-pool.ts) keeps instead of its short per-statement default.
+ */
+const MIGRATION_STATEMENT_TIMEOUT_MS = 10 * 60_000;
+const slow = (sql: string): { sql: string; timeout: number } => ({ sql, timeout: MIGRATION_STATEMENT_TIMEOUT_MS });
+
 export async function migrate(pool: Pool, dir: string, opts: MigrateOptions = {}): Promise<MigrationResult> {
   const names = await readdir(dir).catch((err: unknown) => {
     throw new MigrationError(`cannot read migrations directory ${dir}`, { cause: err });
@@ -63,11 +70,11 @@ export async function migrate(pool: Pool, dir: string, opts: MigrateOptions = {}
   });
   let locked = false;
   try {
-    const [lock] = await conn.query<RowDataPacket[]>(`SELECT GET_LOCK(${LOCK_NAME_SQL}, ?) AS got`, [opts.lockTimeoutS ?? 60]);
+    const [lock] = await conn.query<RowDataPacket[]>(slow(`SELECT GET_LOCK(${LOCK_NAME_SQL}, ?) AS got`), [opts.lockTimeoutS ?? 60]);
     if (lock[0]?.got !== 1) throw new MigrationError('another instance holds the migration lock');
     locked = true;
-    await conn.query(CREATE_VERSION_TABLE);
-    const [rows] = await conn.query<VersionRecord[]>('SELECT version, checksum FROM schema_version');
+    await conn.query(slow(CREATE_VERSION_TABLE));
+    const [rows] = await conn.query<VersionRecord[]>(slow('SELECT version, checksum FROM schema_version'));
     const done = new Map(rows.map((r) => [r.version, r.checksum]));
 
     const applied: MigrationResult['applied'] = [];
@@ -80,7 +87,7 @@ export async function migrate(pool: Pool, dir: string, opts: MigrateOptions = {}
         continue;
       }
       await applyScript(conn, s.fileName, s.text);
-      await conn.query('INSERT INTO schema_version (version, name, checksum) VALUES (?, ?, ?)', [s.version, s.name, s.checksum]);
+      await conn.query(slow('INSERT INTO schema_version (version, name, checksum) VALUES (?, ?, ?)'), [s.version, s.name, s.checksum]);
       applied.push({ version: s.version, name: s.name });
     }
     const current = Math.max(0, ...done.keys(), ...applied.map((a) => a.version));
@@ -96,7 +103,7 @@ export async function migrate(pool: Pool, dir: string, opts: MigrateOptions = {}
 async function applyScript(conn: PoolConnection, fileName: string, text: string): Promise<void> {
   for (const statement of splitSqlStatements(text)) {
     try {
-      await conn.query(statement);
+      await conn.query(slow(statement));
     } catch (err) {
       const e = toNodeRegistryError(err, fileName);
       // a lost connection is worth retrying later; a bad statement is the file's fault

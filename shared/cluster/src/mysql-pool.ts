@@ -3,16 +3,36 @@
  * SPEC FAIL-4: a short connect timeout so a dead server fails fast instead of hanging a heartbeat,
  * and every session on UTC (`time_zone = '+00:00'` plus the driver's `timezone: 'Z'`), so DATETIME
  * values written with NOW(3) read back as the right instant whatever the server's or host's zone.
+ *
+ * Every wait is bounded (SPEC SEC-3), so a server that stops answering (stopped, partitioned) costs
+ * each caller at most `statementTimeoutMs`, not a hang, and the pool heals when it answers again:
+ *  - each statement (`query`, `execute`, and on a borrowed connection also `beginTransaction`,
+ *    `commit`, `rollback`) gets mysql2's per-command `timeout` unless it names its own, and its
+ *    deadline also covers waiting for a connection;
+ *  - a connection whose statement timed out is destroyed, never returned to the pool (its answer may
+ *    still arrive and would be read as the next statement's);
+ *  - at most `queueLimit` callers wait for a connection; more are refused at once (POOL_QUEUE_FULL).
+ * The errors carry codes that @vms/mysql-errors classifies as 'unavailable' (retry later).
  */
-import { createPool, type Pool, type PoolOptions } from 'mysql2/promise';
+import { POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL, mysqlErrorCode } from '@vms/mysql-errors';
+import { createPool, type Pool, type PoolConnection, type PoolOptions } from 'mysql2/promise';
 import { InvalidStoreUrlError } from './errors.ts';
+import { instrumentMysqlPool } from './store-diagnostics.ts';
 
 export interface MysqlPoolOptions {
   /** Default 10. */
   connectionLimit?: number;
-  /** Default 2000 ms. */
+  /** Default 1500 ms. */
   connectTimeoutMs?: number;
+  /** Deadline of one statement, from asking for a connection to its result. Default 2500 ms. */
+  statementTimeoutMs?: number;
+  /** Callers waiting for a connection at most; default 100. */
+  queueLimit?: number;
 }
+
+export { POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL };
+export const DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS = 2500;
+export const DEFAULT_MYSQL_QUEUE_LIMIT = 100;
 
 export function parseMysqlUrl(url: string): Pick<PoolOptions, 'host' | 'port' | 'user' | 'password' | 'database'> {
   let u: URL;
@@ -35,11 +55,13 @@ export function parseMysqlUrl(url: string): Pick<PoolOptions, 'host' | 'port' | 
 }
 
 export function createMysqlPool(url: string, opts: MysqlPoolOptions = {}): Pool {
+  const queueLimit = opts.queueLimit ?? DEFAULT_MYSQL_QUEUE_LIMIT;
   const pool = createPool({
     ...parseMysqlUrl(url),
     connectionLimit: opts.connectionLimit ?? 10,
-    connectTimeout: opts.connectTimeoutMs ?? 2000,
+    connectTimeout: opts.connectTimeoutMs ?? 1500,
     waitForConnections: true,
+    queueLimit,
     enableKeepAlive: true,
     timezone: 'Z',
     dateStrings: false,
@@ -49,5 +71,125 @@ export function createMysqlPool(url: string, opts: MysqlPoolOptions = {}): Pool 
   pool.pool.on('connection', (conn) => {
     conn.query("SET time_zone = '+00:00'", () => undefined);
   });
-  return pool;
+  const bounded = boundPool(pool, { statementTimeoutMs: opts.statementTimeoutMs ?? DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, queueLimit, connectionLimit: opts.connectionLimit ?? 10 });
+  return instrumentMysqlPool(bounded); // vms.store.command events (store-diagnostics.ts)
+}
+
+class PoolWaitError extends Error {
+  constructor(
+    readonly code: typeof POOL_ACQUIRE_TIMEOUT | typeof POOL_QUEUE_FULL,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PoolWaitError';
+  }
+}
+
+type Sql = string | { sql: string; timeout?: number; [k: string]: unknown };
+type Runner = (sql: Sql, values?: unknown) => Promise<unknown>;
+
+/** The statement with a timeout: its own when it names one, else what is left of the deadline. */
+const timed = (sql: Sql, deadline: number): Sql => {
+  const timeout = Math.max(1, deadline - performance.now());
+  return typeof sql === 'string' ? { sql, timeout } : { ...sql, timeout: sql.timeout ?? timeout };
+};
+
+const isTimeout = (err: unknown): boolean => mysqlErrorCode(err) === 'PROTOCOL_SEQUENCE_TIMEOUT';
+
+/** `pool` with every statement and every wait for a connection bounded (see the header). */
+export function boundPool(pool: Pool, o: { statementTimeoutMs: number; queueLimit: number; connectionLimit: number }): Pool {
+  /**
+   * getConnection calls not settled yet, abandoned ones included: those being connected (at most
+   * connectionLimit) and those queued, so the driver's queue never exceeds queueLimit.
+   */
+  let acquiring = 0;
+
+  const acquire = (deadline: number): Promise<PoolConnection> => {
+    if (acquiring >= o.queueLimit + o.connectionLimit) {
+      return Promise.reject(new PoolWaitError(POOL_QUEUE_FULL, `${acquiring} statements already wait for a MySQL connection`));
+    }
+    acquiring++;
+    const got = pool.getConnection();
+    void got.then(
+      () => acquiring--,
+      () => acquiring--,
+    );
+    return new Promise((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new PoolWaitError(POOL_ACQUIRE_TIMEOUT, `no MySQL connection within ${o.statementTimeoutMs} ms`));
+      }, Math.max(1, deadline - performance.now()));
+      got.then(
+        (conn) => {
+          clearTimeout(timer);
+          if (late) conn.release(); // the caller gave up: the slot goes back at once
+          else resolve(conn);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  };
+
+  /** One statement on `conn`; a timed-out connection is destroyed (the pool opens a fresh one). */
+  const run = async (conn: PoolConnection, method: 'query' | 'execute', sql: Sql, values: unknown, deadline: number): Promise<unknown> => {
+    try {
+      const fn = conn[method].bind(conn) as unknown as Runner;
+      return await (values === undefined ? fn(timed(sql, deadline)) : fn(timed(sql, deadline), values));
+    } catch (err) {
+      if (isTimeout(err)) conn.destroy();
+      throw err;
+    }
+  };
+
+  const onPool = (method: 'query' | 'execute') => async (sql: Sql, values?: unknown) => {
+    const deadline = performance.now() + o.statementTimeoutMs;
+    const conn = await acquire(deadline);
+    let destroyed = false;
+    try {
+      return await run(conn, method, sql, values, deadline);
+    } catch (err) {
+      destroyed = isTimeout(err);
+      throw err;
+    } finally {
+      if (!destroyed) conn.release();
+    }
+  };
+
+  const borrowed = (conn: PoolConnection): PoolConnection => {
+    const statement = (method: 'query' | 'execute') => (sql: Sql, values?: unknown) => run(conn, method, sql, values, performance.now() + o.statementTimeoutMs);
+    const plain = (sql: string) => async () => {
+      await run(conn, 'query', sql, undefined, performance.now() + o.statementTimeoutMs);
+    };
+    const overrides: Record<string, unknown> = {
+      query: statement('query'),
+      execute: statement('execute'),
+      beginTransaction: plain('START TRANSACTION'),
+      commit: plain('COMMIT'),
+      rollback: plain('ROLLBACK'),
+    };
+    return new Proxy(conn, {
+      get(target, prop) {
+        if (typeof prop === 'string' && prop in overrides) return overrides[prop];
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  };
+
+  const overrides: Record<string, unknown> = {
+    query: onPool('query'),
+    execute: onPool('execute'),
+    getConnection: async () => borrowed(await acquire(performance.now() + o.statementTimeoutMs)),
+  };
+  return new Proxy(pool, {
+    get(target, prop) {
+      if (typeof prop === 'string' && prop in overrides) return overrides[prop];
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

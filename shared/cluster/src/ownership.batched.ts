@@ -32,6 +32,7 @@ export function withClaimBatching(store: OwnershipStore, opts: ClaimBatchingOpti
       assertTtl(ttlMs); // one bad TTL must not fail the whole batch it would join
       return batcher.claim(deviceId, instanceId, ttlMs);
     },
+    claimIfVacant: (deviceId, instanceId, ttlMs) => store.claimIfVacant(deviceId, instanceId, ttlMs),
     claimMany: (claims, instanceId) => store.claimMany(claims, instanceId),
     ownerOf: (deviceId) => store.ownerOf(deviceId),
     ownersOf: (deviceIds) => store.ownersOf(deviceIds),

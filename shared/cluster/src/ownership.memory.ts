@@ -37,6 +37,14 @@ export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): O
       assertTtl(ttlMs);
       put(deviceId, instanceId, ttlMs);
     },
+    async claimIfVacant(deviceId, instanceId, ttlMs) {
+      open();
+      assertTtl(ttlMs);
+      const owner = live(deviceId);
+      if (owner !== null) return owner;
+      put(deviceId, instanceId, ttlMs);
+      return instanceId;
+    },
     async claimMany(claims: readonly OwnershipClaim[], instanceId) {
       open();
       for (const c of claims) assertTtl(c.ttlMs);

@@ -12,6 +12,13 @@ export interface OwnershipClaim {
 export interface OwnershipStore {
   /** OWN-1 / OWN-4: owner(deviceId) = instanceId for ttlMs, overwriting any other owner. */
   claim(deviceId: string, instanceId: string, ttlMs: number): Promise<void>;
+  /**
+   * owner(deviceId) = instanceId for ttlMs only if nobody holds a live claim (atomic, `SET … NX PX`).
+   * Resolves with the owner afterwards: instanceId when it claimed, else the holder. For an instance
+   * re-asserting a device it still serves after the claim vanished (an empty Redis restart), never
+   * overwriting a move made meanwhile (OWN-4).
+   */
+  claimIfVacant(deviceId: string, instanceId: string, ttlMs: number): Promise<string>;
   /** OWN-5: many claims for one instance in one round trip (pipelined). */
   claimMany(claims: readonly OwnershipClaim[], instanceId: string): Promise<void>;
   /** The current owner, or null when nobody holds a live claim. */

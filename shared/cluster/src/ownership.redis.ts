@@ -32,6 +32,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+// Claim unless someone holds it; either way return the owner. One script: SET NX and the GET of the
+// holder are atomic together (a plain SET NX GET needs Redis 7 and is refused on some proxies).
+const CLAIM_IF_VACANT = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return ARGV[1]
+end
+return redis.call('GET', KEYS[1])`;
+
 // OWN-5 on a single server: many claims of one instance, one script per chunk. ARGV[1] = owner,
 // ARGV[i + 1] = TTL (ms) of KEYS[i].
 const CLAIM_MANY = `
@@ -66,6 +74,14 @@ export function createRedisOwnershipStore(client: RedisClient, opts: RedisOwners
       return run('claim', async () => {
         // OWN-1 / OWN-4: overwrite whoever held it; value and TTL in one command
         await client.set(key(deviceId), instanceId, 'PX', ttlMs);
+      });
+    },
+
+    async claimIfVacant(deviceId, instanceId, ttlMs) {
+      assertTtl(ttlMs);
+      return run('claimIfVacant', async () => {
+        const owner = await client.eval(CLAIM_IF_VACANT, 1, key(deviceId), instanceId, ttlMs);
+        return typeof owner === 'string' ? owner : instanceId;
       });
     },
 

@@ -8,6 +8,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { OwnershipUnavailableError } from './errors.ts';
 import { parseRedisUrl } from './redis-url.ts';
+import { instrumentRedisClient } from './store-diagnostics.ts';
 
 export type RedisClient = Redis | Cluster;
 
@@ -71,6 +72,7 @@ export function createRedisClient(url: string, opts: RedisClientOptions = {}): R
     });
   }
   client.on('error', (err: Error) => opts.onConnectionError?.(err));
+  instrumentRedisClient(client); // vms.store.command events (store-diagnostics.ts)
   return client;
 }
 

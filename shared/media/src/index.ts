@@ -77,3 +77,10 @@ export {
 } from './ssrc-allocator.redis.ts';
 export { probeTargets, judgeProbe, type ProbeOutcome, type ProbeVerdict } from './node-probe.ts';
 export { streamUrls, type StreamUrls, type StreamUrlNode } from './stream-urls.ts';
+export {
+  createRoutingMediaSelector,
+  defaultMediaTable,
+  MEDIA_ROUTING_GROUP,
+  type RoutingMediaSelector,
+  type RoutingMediaSelectorOptions,
+} from './routing-selector.ts';

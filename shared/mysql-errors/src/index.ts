@@ -6,6 +6,10 @@
  *  - 'missing-parent': a foreign key names a row that does not exist.
  *  - 'query': anything else (missing table, bad grant, syntax).
  */
+/** Codes of the bounded pool's own errors (see TRANSIENT_CODES). */
+export const POOL_ACQUIRE_TIMEOUT = 'VMS_MYSQL_ACQUIRE_TIMEOUT';
+export const POOL_QUEUE_FULL = 'VMS_MYSQL_QUEUE_FULL';
+
 const TRANSIENT_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -23,6 +27,10 @@ const TRANSIENT_CODES = new Set([
   'ER_LOCK_DEADLOCK',
   'ER_LOCK_WAIT_TIMEOUT',
   'ER_CANT_CONNECT_TO_SERVER', // unused by mysql2 today, kept for drivers that report it
+  // Raised by @vms/cluster's bounded pool (createMysqlPool), not by mysql2: no connection came free
+  // within the statement's deadline, or too many statements already wait for one (SPEC SEC-3).
+  POOL_ACQUIRE_TIMEOUT,
+  POOL_QUEUE_FULL,
 ]);
 
 const MISSING_PARENT_CODES = new Set(['ER_NO_REFERENCED_ROW_2', 'ER_NO_REFERENCED_ROW']);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { classifyMysqlError, codeSuffix } from '../src/index.ts';
+import { classifyMysqlError, codeSuffix, POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL } from '../src/index.ts';
 
 describe('classifyMysqlError', () => {
   it('reads the driver code, never the message', () => {
@@ -13,6 +13,9 @@ describe('classifyMysqlError', () => {
     assert.equal(classifyMysqlError({ code: 'ER_PARSE_ERROR', fatal: true }), 'unavailable');
     assert.equal(classifyMysqlError('boom'), 'query');
     assert.equal(classifyMysqlError(null), 'query');
+  });
+  it("a statement timeout and the bounded pool's own refusals are unavailable (retry later)", () => {
+    for (const code of ['PROTOCOL_SEQUENCE_TIMEOUT', POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL]) assert.equal(classifyMysqlError({ code }), 'unavailable', code);
   });
   it('formats the code for messages', () => {
     assert.equal(codeSuffix({ code: 'ETIMEDOUT' }), ' (ETIMEDOUT)');

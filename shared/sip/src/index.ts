@@ -34,7 +34,8 @@ export type { DigestChallenge, DigestCredentials } from './auth/digest.header.ts
 export { computeDigestResponse, checkDigestResponse, formatNonceCount } from './auth/digest.compute.ts';
 export type { DigestAlgorithm, DigestInput } from './auth/digest.compute.ts';
 export { DigestServer, DEFAULT_NONCE_TTL_MS, gbRealmFromServerId } from './auth/digest.server.ts';
-export type { DigestServerOptions, DigestFailure, DigestVerifyResult, DigestVerifyInput } from './auth/digest.server.ts';
+export type { DigestServerOptions, DigestFailure, DigestVerifyResult, DigestVerifyInput, ChallengeOptions } from './auth/digest.server.ts';
+export { digestUriMatches } from './auth/digest-uri.ts';
 export { buildAuthorization } from './auth/digest.client.ts';
 export type { AuthorizationOptions } from './auth/digest.client.ts';
 // --- transport, transactions, dialogs, user agent (owner: stack) ---
@@ -55,8 +56,15 @@ export { flowKey, isFlow } from './transport/flow.ts';
 export type { Flow, HostTarget, SendTarget, TransportName } from './transport/flow.ts';
 export { SIP_CHANNELS } from './transport/diagnostics.ts';
 export type {
-  MessageInEvent, MessageOutEvent, ParseErrorEvent, DroppedEvent, DropReason, ConnectionEvent, TransactionTimeoutEvent,
+  MessageInEvent, MessageOutEvent, ParseErrorEvent, DroppedEvent, DropReason, ConnectionEvent, TransactionTimeoutEvent, DatagramAnswerEvent,
   TransportCounters,
 } from './transport/diagnostics.ts';
 export { silentLogger } from './transport/logger.ts';
+export {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_TCP_CONNECTIONS,
+  DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
+  DEFAULT_TCP_IDLE_TIMEOUT_MS,
+  DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+} from './transport/transport.ts';
 export type { SipLogger } from './transport/logger.ts';

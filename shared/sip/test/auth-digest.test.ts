@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   buildAuthorization, checkDigestResponse, computeDigestResponse, DigestServer, formatDigestChallenge,
-  gbRealmFromServerId, parseDigestChallenge, parseDigestCredentials, parseSipMessage, SipError, SipParseError,
+  digestUriMatches, gbRealmFromServerId, parseDigestChallenge, parseDigestCredentials, parseSipMessage, SipError, SipParseError,
 } from '../src/index.ts';
 import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
 
@@ -122,18 +122,69 @@ describe('DigestServer (stateless nonce, time passed in)', () => {
     assert.deepEqual(verify(s, answer(s, NOW), NOW + 2_000), { ok: true, username: device.username });
   });
 
-  it('round trip with qop=auth; an answer without qop is then refused', () => {
+  it('round trip with qop=auth; an RFC 2069 answer (no qop, as devices that ignore qop send) verifies too', () => {
     const s = server(true);
     assert.deepEqual(parseDigestChallenge(s.challengeHeader(NOW)).qop, ['auth']);
     assert.deepEqual(verify(s, answer(s, NOW), NOW + 2_000), { ok: true, username: device.username });
     const nonce = parseDigestChallenge(s.challengeHeader(NOW)).nonce;
     const noQop = buildAuthorization(`Digest realm="3402000000", nonce="${nonce}"`, device);
-    assert.deepEqual(verify(s, noQop, NOW), { ok: false, reason: 'qop', stale: false });
+    assert.deepEqual(verify(s, noQop, NOW), { ok: true, username: device.username });
   });
 
-  it('any other instance holding the same secret accepts the nonce', () => {
-    const other = server();
-    assert.equal(verify(other, answer(server(), NOW), NOW).ok, true);
+  it('qop=auth without cnonce, with a malformed or zero nc, or another qop: refused', () => {
+    const s = server(true);
+    const good = answer(s, NOW);
+    assert.deepEqual(verify(s, good.replace(/, cnonce="[0-9a-f]+"/, ''), NOW), { ok: false, reason: 'qop', stale: false });
+    assert.deepEqual(verify(s, answer(s, NOW).replace('nc=00000001', 'nc=1'), NOW), { ok: false, reason: 'qop', stale: false });
+    assert.deepEqual(verify(s, answer(s, NOW).replace('nc=00000001', 'nc=00000000'), NOW), { ok: false, reason: 'qop', stale: false });
+    assert.deepEqual(verify(s, answer(s, NOW).replace('qop=auth', 'qop=auth-int'), NOW), { ok: false, reason: 'qop', stale: false });
+  });
+
+  it('SEC-1: an answer is accepted once; a replay gets stale=true (no qop: the nonce is used up)', () => {
+    const s = server();
+    const auth = answer(s, NOW);
+    assert.equal(verify(s, auth, NOW).ok, true);
+    assert.deepEqual(verify(s, auth, NOW + 1_000), { ok: false, reason: 'replay', stale: true });
+    assert.deepEqual(verify(s, auth, NOW + 1_000, 'guess'), { ok: false, reason: 'response', stale: false }, 'a wrong password is never told stale');
+  });
+
+  it('SEC-1: with qop, nc must increase per nonce; the same nonce+nc is a replay', () => {
+    const s = server(true);
+    const challenge = s.challengeHeader(NOW);
+    const withNc = (nc: number): string => buildAuthorization(challenge, { ...device, nc });
+    assert.equal(verify(s, withNc(1), NOW).ok, true);
+    assert.deepEqual(verify(s, withNc(1), NOW), { ok: false, reason: 'replay', stale: true });
+    assert.equal(verify(s, withNc(2), NOW).ok, true);
+    assert.equal(verify(s, withNc(5), NOW).ok, true);
+    assert.deepEqual(verify(s, withNc(3), NOW), { ok: false, reason: 'replay', stale: true });
+    const noQop = buildAuthorization(challenge.replace(', qop="auth"', ''), device);
+    assert.deepEqual(verify(s, noQop, NOW), { ok: false, reason: 'replay', stale: true }, 'a used nonce cannot be reused without qop');
+  });
+
+  it('SEC-1: a nonce issued for one device id does not verify for another', () => {
+    const s = server();
+    const auth = buildAuthorization(s.challengeHeader(NOW, { subject: '34020000001320000001' }), device);
+    const forOther = s.verify(auth, { method: 'REGISTER', password: device.password, now: NOW, subject: '34020000001320000002' });
+    assert.deepEqual(forOther, { ok: false, reason: 'nonce', stale: false });
+    assert.equal(s.verify(auth, { method: 'REGISTER', password: device.password, now: NOW, subject: '34020000001320000001' }).ok, true);
+    assert.equal(s.checkNonce(parseDigestChallenge(auth).nonce, NOW), 'invalid', 'nor without a subject');
+  });
+
+  it('the username can be required to be a given one', () => {
+    const s = server();
+    const verdict = s.verify(answer(s, NOW, { username: 'admin' }), { method: 'REGISTER', password: device.password, now: NOW, username: device.username });
+    assert.deepEqual(verdict, { ok: false, reason: 'username', stale: false });
+  });
+
+  it('the used-nonce ledger is bounded and forgets nonces once they expired', () => {
+    const s = new DigestServer({ realm: '3402000000', secret: 'k', nonceTtlMs: TTL, maxTrackedNonces: 2 });
+    const auths = [answer(s, NOW), answer(s, NOW), answer(s, NOW)];
+    for (const a of auths) assert.equal(verify(s, a, NOW).ok, true);
+    const replay = { ok: false, reason: 'replay', stale: true };
+    assert.deepEqual(verify(s, auths[2] ?? '', NOW), replay);
+    assert.deepEqual(verify(s, auths[1] ?? '', NOW), replay);
+    assert.equal(verify(s, auths[0] ?? '', NOW).ok, true, 'the oldest entry made room (the only way past the bound)');
+    assert.deepEqual(verify(s, auths[1] ?? '', NOW + TTL + 2_000), { ok: false, reason: 'stale', stale: true }, 'expired: refused as stale, no entry needed');
   });
 
   it('expired nonce with the right password: stale=true, so the device retries silently', () => {
@@ -175,6 +226,8 @@ describe('DigestServer (stateless nonce, time passed in)', () => {
     assert.deepEqual(verify(s, 'Digest username="x"', NOW), { ok: false, reason: 'malformed', stale: false });
     const uriCheck = s.verify(answer(s, NOW), { method: 'REGISTER', password: device.password, now: NOW, requestUri: 'sip:3402000000' });
     assert.deepEqual(uriCheck, { ok: false, reason: 'uri', stale: false });
+    const sameResource = s.verify(answer(s, NOW), { method: 'REGISTER', password: device.password, now: NOW, requestUri: 'SIP:34020000002000000001@3402000000' });
+    assert.equal(sameResource.ok, true, 'RFC 3261 §19.1.4: scheme and host compare case-insensitively');
     const truncated = answer(s, NOW).replace(/response="([0-9a-f]{31})[0-9a-f]"/, 'response="$1"');
     assert.deepEqual(verify(s, truncated, NOW), { ok: false, reason: 'response', stale: false });
   });
@@ -183,4 +236,26 @@ describe('DigestServer (stateless nonce, time passed in)', () => {
     const s = server();
     assert.deepEqual(verify(s, answer(s, NOW, { username: 'admin' }), NOW), { ok: true, username: 'admin' });
   });
+});
+
+describe('digest uri against the Request-URI (RFC 2617 §3.2.2.5, RFC 3261 §19.1.4)', () => {
+  const cases: [string, string, boolean][] = [
+    ['sip:127.0.0.1:5060', 'sip:127.0.0.1:5060', true], // sample 01
+    ['sip:3402000000', 'sip:3402000000', true], // sample 02
+    ['sip:34020000002000000001@3402000000', 'sip:34020000002000000001@3402000000', true],
+    ['sip:34020000002000000001@EXAMPLE.com', 'sip:34020000002000000001@example.com', true],
+    ['sip:34020000002000000001@3402000000;transport=UDP', 'sip:34020000002000000001@3402000000;transport=udp', true],
+    ['sip:34020000002000000001@3402000000;foo=1', 'sip:34020000002000000001@3402000000', true],
+    ['sip:34020000002000000001@3402000000', 'sip:34020000002000000002@3402000000', false],
+    ['sip:34020000002000000001@3402000000', 'sip:34020000002000000001@3402000000:5060', false],
+    ['sip:34020000002000000001@3402000000;transport=tcp', 'sip:34020000002000000001@3402000000', false],
+    ['sip:127.0.0.1:5060', 'sip:127.0.0.1:5061', false],
+    ['sip:3402000000', 'sips:3402000000', false],
+    ['not a uri', 'sip:3402000000', false],
+  ];
+  for (const [digestUri, requestUri, same] of cases) {
+    it(`${digestUri} vs ${requestUri}: ${same ? 'same' : 'different'}`, () => {
+      assert.equal(digestUriMatches(digestUri, requestUri), same);
+    });
+  }
 });

@@ -2,7 +2,9 @@
 // for a retransmission, undefined / a throw falls through to the ordinary handler, TCP and requests the
 // datagram shortcut declines take the parsed path and stay stateless.
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, it } from 'node:test';
+import { SIP_CHANNELS, type DatagramAnswerEvent, type MessageInEvent } from '../src/index.ts';
 import { SipStackError } from '../src/errors.ts';
 import type { StatelessRequest } from '../src/ua/types.ts';
 import { rawRequest, rawTcp, rawUdp, startStack } from './support/stack-fixtures.ts';
@@ -14,6 +16,13 @@ describe('stateless requests', () => {
   it('answers from the datagram without keeping a transaction; a retransmission gets the same To-tag', async () => {
     const stack = await startStack({ userAgent: 'vms-test', forceRport: true });
     const peer = await rawUdp();
+    // the shortcut publishes neither message_in nor message_out: metrics count its answers from datagram_answer
+    const answered: DatagramAnswerEvent[] = [];
+    const parsed: MessageInEvent[] = [];
+    const onAnswer = (e: unknown): void => void answered.push(e as DatagramAnswerEvent);
+    const onIn = (e: unknown): void => void parsed.push(e as MessageInEvent);
+    subscribe(SIP_CHANNELS.datagramAnswer, onAnswer);
+    subscribe(SIP_CHANNELS.messageIn, onIn);
     try {
       const seen: StatelessRequest[] = [];
       stack.onStatelessRequest('MESSAGE', (req) => {
@@ -37,10 +46,14 @@ describe('stateless requests', () => {
       const stats = stack.stats();
       assert.equal(stats.serverTransactions, 0);
       assert.equal(stats.messagesIn, 2);
+      assert.deepEqual(answered, [{ method: 'MESSAGE', status: 200 }, { method: 'MESSAGE', status: 200 }]);
+      assert.equal(parsed.length, 0);
       // Another request, another tag.
       await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, branch: 'z9hG4bKka2', callId: 'ka-2', body: KEEPALIVE }), stack.port);
       assert.notEqual(toTag(await peer.next()), toTag(first));
     } finally {
+      unsubscribe(SIP_CHANNELS.datagramAnswer, onAnswer);
+      unsubscribe(SIP_CHANNELS.messageIn, onIn);
       peer.close();
       await stack.close();
     }

@@ -22,7 +22,7 @@ describe('npm run token', () => {
     assert.equal(r.exitCode, 0);
     assert.equal(r.stderr, '');
     assert.match(r.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
-    assert.deepEqual(await verifyToken(r.stdout.trim(), KEY, NOW + 119_000), { tenantId: '100001', userId: '42' });
+    assert.deepEqual(await verifyToken(r.stdout.trim(), KEY, NOW + 119_000), { tenantId: '100001', userId: '42', role: 'tenant' });
     await assert.rejects(verifyToken(r.stdout.trim(), KEY, NOW + 121_000));
   });
 
@@ -30,7 +30,15 @@ describe('npm run token', () => {
     const yaml = `vms:\n  auth:\n    signing-key: ${KEY}\n`;
     const r = await runTokenCommand(['--tenant', '000000', '--user', 'admin', '--config', 'c.yml'], {}, NOW, io({ 'c.yml': yaml }));
     assert.equal(r.exitCode, 0);
-    assert.deepEqual(await verifyToken(r.stdout.trim(), KEY, NOW), { tenantId: '000000', userId: 'admin' });
+    assert.deepEqual(await verifyToken(r.stdout.trim(), KEY, NOW), { tenantId: '000000', userId: 'admin', role: 'tenant' });
+  });
+
+  it('--operator signs the explicit all-tenant role claim (SPEC SEC-2)', async () => {
+    const r = await runTokenCommand(['--tenant', '000000', '--user', 'ops', '--operator'], { VMS_AUTH_SIGNING_KEY: KEY }, NOW, io());
+    assert.equal(r.exitCode, 0);
+    assert.deepEqual(await verifyToken(r.stdout.trim(), KEY, NOW), { tenantId: '000000', userId: 'ops', role: 'operator' });
+    const payload = JSON.parse(Buffer.from(r.stdout.trim().split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+    assert.equal(payload['role'], 'operator');
   });
 
   it('warns on stderr when signing with the development key', async () => {
@@ -41,7 +49,7 @@ describe('npm run token', () => {
   });
 
   it('explains bad usage and bad configuration on stderr with exit code 2', async () => {
-    for (const argv of [[], ['--tenant', '000000'], ['--user', 'u'], ['--tenant', 'bad tenant!', '--user', 'u'], ['--tenant', 't', '--user', 'u', '--ttl', '0'], ['--tenant', 't', '--user', 'u', '--bogus']]) {
+    for (const argv of [[], ['--tenant', '000000'], ['--user', 'u'], ['--tenant', 'bad tenant!', '--user', 'u'], ['--tenant', 't', '--user', 'has space'], ['--tenant', 't'.repeat(13), '--user', 'u'], ['--tenant', 't', '--user', 'u', '--ttl', '0'], ['--tenant', 't', '--user', 'u', '--bogus']]) {
       const r = await runTokenCommand(argv, {}, NOW, io());
       assert.equal(r.exitCode, 2, argv.join(' '));
       assert.equal(r.stdout, '');

@@ -1,10 +1,10 @@
-// `npm run token -- --tenant T --user U [--ttl 3600] [--config FILE]`: prints an operator token on
-// stdout. The signing key comes through the same config loader as the service.
+// `npm run token -- --tenant T --user U [--operator] [--ttl 3600] [--config FILE]`: prints a token on
+// stdout; `--operator` adds the all-tenant role claim (`role: "operator"`, SPEC SEC-2). The signing key comes through the same config loader as the service.
 import { parseArgs } from 'node:util';
 import { loadConfig, type ConfigIo } from '../config/load.ts';
 import { ConfigError } from '../errors/catalog.ts';
 import { signToken } from './jwt.ts';
-import { TENANT_ID } from './principal.ts';
+import { TENANT_ID, USER_ID } from './principal.ts';
 
 export interface CommandResult {
   readonly exitCode: number;
@@ -12,16 +12,16 @@ export interface CommandResult {
   readonly stderr: string;
 }
 
-const USAGE = 'usage: npm run token -- --tenant TENANT --user USER [--ttl SECONDS] [--config FILE]\n';
+const USAGE = 'usage: npm run token -- --tenant TENANT --user USER [--operator] [--ttl SECONDS] [--config FILE]\n';
 const DEFAULT_TTL_SEC = 3600;
 
 export async function runTokenCommand(argv: readonly string[], env: NodeJS.ProcessEnv, nowMs: number, io?: ConfigIo): Promise<CommandResult> {
   const fail = (message: string, exitCode = 2): CommandResult => ({ exitCode, stdout: '', stderr: `${message}\n${USAGE}` });
-  let values: { tenant?: string; user?: string; ttl?: string; config?: string };
+  let values: { tenant?: string; user?: string; ttl?: string; config?: string; operator?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' }, config: { type: 'string' } },
+      options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' }, config: { type: 'string' }, operator: { type: 'boolean' } },
       strict: true,
       allowPositionals: false,
     }));
@@ -29,7 +29,7 @@ export async function runTokenCommand(argv: readonly string[], env: NodeJS.Proce
     return fail((err as Error).message);
   }
   if (values.tenant === undefined || !TENANT_ID.test(values.tenant)) return fail('--tenant is required: 1-12 characters of A-Z a-z 0-9 _ -');
-  if (values.user === undefined || values.user.trim() === '') return fail('--user is required');
+  if (values.user === undefined || !USER_ID.test(values.user.trim())) return fail('--user is required: 1-64 characters, no spaces');
   const ttlSec = values.ttl === undefined ? DEFAULT_TTL_SEC : Number(values.ttl);
   if (!Number.isInteger(ttlSec) || ttlSec <= 0) return fail('--ttl must be a positive number of seconds');
 
@@ -45,6 +45,6 @@ export async function runTokenCommand(argv: readonly string[], env: NodeJS.Proce
     if (err instanceof ConfigError) return { exitCode: 2, stdout: '', stderr: `${err.message}\n` };
     throw err;
   }
-  const token = await signToken({ tenantId: values.tenant, userId: values.user.trim(), ttlSec }, signingKey, nowMs);
+  const token = await signToken({ tenantId: values.tenant, userId: values.user.trim(), ttlSec, role: values.operator === true ? 'operator' : 'tenant' }, signingKey, nowMs);
   return { exitCode: 0, stdout: `${token}\n`, stderr: warning };
 }

@@ -23,7 +23,7 @@ describe('remembered token verification', () => {
     const c = counting();
     const { verify } = rememberVerifiedTokens(c.verify);
     const token = await signToken({ tenantId: '000000', userId: 'u', ttlSec: 60 }, KEY, NOW);
-    for (let i = 0; i < 5; i++) assert.deepEqual(await verify(token, KEY, NOW + i), { tenantId: '000000', userId: 'u' });
+    for (let i = 0; i < 5; i++) assert.deepEqual(await verify(token, KEY, NOW + i), { tenantId: '000000', userId: 'u', role: 'tenant' });
     assert.equal(c.calls(), 1);
     await assert.rejects(verify(token, KEY, NOW + 60_000), (err: unknown) => err instanceof UnauthorizedError && err.reason === 'expired');
     assert.equal(c.calls(), 2);
@@ -65,7 +65,7 @@ describe('remembered token verification', () => {
     await assert.rejects(tokens.verify(forged, KEY, NOW), UnauthorizedError);
     assert.equal(tokens.peek(forged, KEY, NOW), undefined, 'a failure is never remembered');
     await tokens.verify(token, KEY, NOW);
-    assert.deepEqual(tokens.peek(token, KEY, NOW + 59_999), { tenantId: '000000', userId: 'u' });
+    assert.deepEqual(tokens.peek(token, KEY, NOW + 59_999), { tenantId: '000000', userId: 'u', role: 'tenant' });
     assert.equal(tokens.peek(token, 'another-key-0123456789abcdef0123456789', NOW), undefined);
     assert.equal(tokens.peek(token, KEY, NOW + 60_000), undefined, 'expired');
     assert.equal(c.calls(), 2, 'peek never called the verifier');

@@ -52,6 +52,7 @@ import { createUpstreamMessages } from './upstream-messages.ts';
 import { UpstreamRegistrations } from './upstream-registrations.ts';
 import { UpstreamLiveViews } from './upstream-live.ts';
 import { UpstreamSubscriptions } from './upstream-subscriptions.ts';
+import { mysqlPoolLimits } from '../config/limits.ts';
 
 /** How often the platform list is re-read (edits made through another instance's API), ms. */
 export const PLATFORM_RESYNC_MS = 30_000;
@@ -113,7 +114,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
   const closers: (() => Promise<void>)[] = [];
   let platforms: PlatformRepository;
   if (d.config.mysql !== null) {
-    const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2 });
+    const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(d.config.limits) });
     closers.push(() => pool.end());
     platforms = createMysqlPlatformRepository(pool); // schema applied by the device store's migration
   } else if (d.embedded !== undefined && d.embedded !== null) {

@@ -55,7 +55,7 @@ describe('LiveSource over the control API', () => {
     await source.stop(viewer, '100001');
     assert.deepEqual(calls.map((c) => c.url), ['/vms/play/start?channelId=34020000001310000001', '/vms/play/stop?sessionId=s1']);
     const principal = await verifyToken(calls[0]!.auth.replace(/^bearer /, ''), KEY, NOW);
-    assert.deepEqual(principal, { tenantId: '100001', userId: LIVE_TOKEN_USER });
+    assert.deepEqual(principal, { tenantId: '100001', userId: LIVE_TOKEN_USER, role: 'tenant' });
   });
 
   it('playback: playback/start with the range in ISO form, control by session, playback/stop; download passes its speed', async () => {

@@ -1,5 +1,5 @@
-// PlatformRepository (SPEC CASC-2) in the embedded store of a single instance (storage/
-// embedded-store.sqlite.ts), the counterpart of @vms/cascade's MySQL adapter. Statements prepared
+// PlatformRepository (SPEC CASC-2; a tenant per platform, SEC-2) in the embedded store of a single
+// instance (storage/embedded-store.sqlite.ts), the counterpart of @vms/cascade's MySQL adapter. Statements prepared
 // once; a channel list is written in one transaction (all or nothing, as the port requires). Driver
 // errors become CASCADE_ERR_STORE_QUERY (a local file has no "unavailable" state to wait out).
 import {
@@ -14,13 +14,14 @@ import {
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 
 const COLUMNS =
-  'server_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s, ' +
+  'server_id, tenant_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s, ' +
   'keepalive_max_failures, enabled, charset, local_id, catalog_group_id, catalog_group_name';
 
 const SHARE_COLUMNS = 'platform_id, device_id, channel_id, catalog_group_id, parent_id';
 
 interface PlatformRecord {
   server_id: string;
+  tenant_id: string;
   name: string;
   domain: string;
   host: string;
@@ -53,7 +54,7 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
     exists: db.prepare<[string], { server_id: string }>('SELECT server_id FROM upstream_platform WHERE server_id = ?'),
     upsert: db.prepare(
       `INSERT INTO upstream_platform (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')}) ` +
-        'ON CONFLICT (server_id) DO UPDATE SET name = excluded.name, domain = excluded.domain, host = excluded.host, port = excluded.port, ' +
+        'ON CONFLICT (server_id) DO UPDATE SET tenant_id = excluded.tenant_id, name = excluded.name, domain = excluded.domain, host = excluded.host, port = excluded.port, ' +
         'transport = excluded.transport, password = excluded.password, register_expires_s = excluded.register_expires_s, ' +
         'keepalive_interval_s = excluded.keepalive_interval_s, keepalive_max_failures = excluded.keepalive_max_failures, ' +
         'enabled = excluded.enabled, charset = excluded.charset, local_id = excluded.local_id, ' +
@@ -119,6 +120,7 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
         const p = validateUpstreamPlatform(platform);
         s.upsert.run(
           p.serverId,
+          p.tenantId,
           p.name,
           p.domain,
           p.host,
@@ -161,6 +163,7 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
 function toPlatform(r: PlatformRecord): UpstreamPlatform {
   return Object.freeze({
     serverId: r.server_id,
+    tenantId: r.tenant_id,
     name: r.name,
     domain: r.domain,
     host: r.host,

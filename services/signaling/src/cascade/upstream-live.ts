@@ -153,6 +153,8 @@ export class UpstreamLiveViews {
     const deviceId = await this.#sharedDevice(p, channelId);
     const device = await this.#o.devices.getDevice(deviceId);
     if (device === null) throw new CascadeError('CASCADE_ERR_CHANNEL_NOT_SHARED', `device ${deviceId} unknown`);
+    // SPEC SEC-2: a platform is given only its own tenant's channels (a device moved to another tenant since it was shared)
+    if (device.tenantId !== p.tenantId) throw new CascadeError('CASCADE_ERR_CHANNEL_NOT_SHARED', `channel ${channelId} is not shared with ${p.serverId}`);
     const vlog = log.child({ deviceId });
     vlog.info({ dst: `${offer.address}:${offer.port}`, transport: offer.transport, ssrc: offer.ssrc }, 'upstream live view requested');
     stillWanted();

@@ -61,7 +61,12 @@ export function createUpstreamMessages(o: UpstreamMessagesOptions): UpstreamMess
   const sharedItems = async (p: UpstreamPlatform): Promise<{ items: CatalogItem[]; channels: number }> => {
     const shared = await o.platforms.listChannels(p.serverId);
     const found = new Map<string, CatalogItem>();
+    // SPEC SEC-2: only the platform's own tenant's channels, whatever was shared before (a device moved
+    // to another tenant, shares older than V006 defaulted to tenant 000000)
+    const tenantOf = new Map<string, string | null>();
     for (const s of shared) {
+      if (!tenantOf.has(s.deviceId)) tenantOf.set(s.deviceId, (await o.devices.getDevice(s.deviceId))?.tenantId ?? null);
+      if (tenantOf.get(s.deviceId) !== p.tenantId) continue;
       const c = await o.devices.getChannel(s.deviceId, s.channelId);
       if (c !== null) found.set(`${s.deviceId}/${s.channelId}`, itemFromChannel(c));
     }

@@ -36,15 +36,18 @@ import type { SessionDirectory, SnDirectory } from './device-index.port.ts';
 import { createRedisDeviceKeyIndex } from './device-index.redis.ts';
 import { ChannelMemory } from './channel-memory.ts';
 import { createDeviceResolver } from './device-resolver.ts';
+import { DeviceTenants } from './device-tenants.ts';
 import { forwardReadTimeoutMs } from './forward-timeouts.ts';
 import { createClusterNodeDirectory } from './node-directory.cluster.ts';
 import { createNodeHeartbeat, type NodeHeartbeat } from './node-heartbeat.ts';
 import { NodeTracker, type NodeTableReadResult } from './node-tracker.ts';
 import { createEdgeRouting } from './edge-routing.ts';
 import { OwnerCache } from './owner-cache.ts';
+import { createInboundClassifier, type InboundClassifier } from './inbound-forward.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
+import { mysqlPoolLimits } from '../config/limits.ts';
 
 /** SPEC NODE-1: a node is online while its last heartbeat is at most this many periods old. */
 export const NODE_ONLINE_WINDOW_HEARTBEATS = 3;
@@ -70,6 +73,8 @@ export interface ClusterWiring {
   /** Record-query SN → device, for routing by SN (the SIP device control writes it: its `snIndex`). */
   readonly sns: SnDirectory;
   readonly ownerRouting: OwnerRoutingHook;
+  /** How a request arrived (direct / forwarded with the right secret / forged), for routing and request logging. */
+  readonly inbound: InboundClassifier;
   /** The same routing before fastify for requests decidable from memory (http/edge.ts); null when nothing is forwarded. */
   readonly edgeRouting: EdgeRouting | null;
   /** null without MySQL: the app keeps its standalone node directory. */
@@ -169,7 +174,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     // Node table: MySQL, or (Redis without MySQL) this node alone.
     let registry: NodeRegistry | null = null;
     if (config.mysql !== null) {
-      const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
+      const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(config.limits) });
       closers.push(() => pool.end());
       await migrate(pool, SQL_DIR); // idempotent; the device store normally applied it already
       registry = createMysqlNodeRegistry(pool);
@@ -205,12 +210,16 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     }
 
     const channelMemory = new ChannelMemory({ clock });
+    const inbound = createInboundClassifier(sip.nodeForwardSecret);
+    const tenants = new DeviceTenants({ devices: d.devices, clock });
     const ownerRouting = createOwnerRouting({
       instanceId: sip.instanceId,
       secret: sip.nodeForwardSecret,
+      inbound,
       owners: config.redis === null ? null : store,
       recorder,
       resolver: createDeviceResolver({ devices: d.devices, sessions, sns, channelMemory }),
+      tenants,
       nodes: tracker,
       forwarder,
       readTimeoutMs: forwardReadTimeoutMs,
@@ -221,7 +230,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     const edgeRouting =
       config.redis === null || tracker === null || forwarder === null
         ? null
-        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, channelMemory, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
+        : createEdgeRouting({ instanceId: sip.instanceId, ownerCache, channelMemory, tenants, nodes: tracker, recorder, forwarder, readTimeoutMs: forwardReadTimeoutMs });
 
     let heartbeat: NodeHeartbeat | null = null;
     let closed: Promise<void> | null = null;
@@ -231,6 +240,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       sessions,
       sns,
       ownerRouting,
+      inbound,
       edgeRouting,
       nodes: tracker === null ? null : createClusterNodeDirectory(tracker),
       owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),

@@ -5,8 +5,13 @@
 // bound the hook lives with too), the owner's node from the last node-table listing. A miss, an owner
 // that is this instance, a node not seen online: the request goes to fastify, whose hook reads Redis
 // and the table and answers every refusal (4601..4603), so refusals come from one place.
+// SPEC SEC-2: the edge forwards only a device its memory knows to be the caller's tenant's (the token's
+// principal, any tenant for the operator role); anything else, another tenant's device included, goes
+// to fastify, whose hook answers 403 before any routing answer.
 import type { EdgeRequest, EdgeRouting } from '../http/handler.types.ts';
+import { mayAccessTenant } from '../auth/principal.ts';
 import type { ChannelMemory } from './channel-memory.ts';
+import type { DeviceTenants } from './device-tenants.ts';
 import { forwardToOwner, type ForwardToOwnerDeps } from './forward-to-owner.ts';
 import type { NodeTracker } from './node-tracker.ts';
 import type { OwnerCache } from './owner-cache.ts';
@@ -18,6 +23,8 @@ export interface EdgeRoutingDeps extends ForwardToOwnerDeps {
   /** Channel → device, as the hook's lookups left it; absent = channel routes always go to fastify. */
   readonly channelMemory?: ChannelMemory;
   readonly ownerCache: OwnerCache;
+  /** Device → tenant, as the hook's tenant checks left it. */
+  readonly tenants: Pick<DeviceTenants, 'peek'>;
   readonly nodes: NodeTracker;
   readonly recorder: Pick<OwnershipRecorder, 'observeOwner'>;
 }
@@ -29,6 +36,8 @@ export function createEdgeRouting(deps: EdgeRoutingDeps): EdgeRouting {
   return (request) => {
     const deviceId = deviceOf(request);
     if (deviceId === undefined) return false;
+    const tenant = deps.tenants.peek(deviceId);
+    if (tenant === undefined || !mayAccessTenant(request.principal, tenant)) return false;
     const cached = deps.ownerCache.get(deviceId);
     if (cached === undefined) return false;
     const owner = resolveOwner(deps.instanceId, { kind: 'owner', node: cached }, true);

@@ -32,8 +32,11 @@ describe('forward failure mapping (ROUTE-5, SPEC §12)', () => {
     assert.equal(classifyForwardFailure(new Error('ECONNREFUSED')), 'unexpected');
   });
 
-  it('messages name the owner node', () => {
-    assert.match(FORWARD_FAILURES['connect-refused']('34020000001320000001', 'node-b', null).message, /node-b/);
-    assert.match(FORWARD_FAILURES['read-timeout']('34020000001320000001', 'node-b', null).message, /node-b/);
+  it('the owner node is carried for the log, never in the message a caller reads (SPEC SEC-2)', () => {
+    for (const kind of ['connect-refused', 'read-timeout'] as const) {
+      const err = FORWARD_FAILURES[kind]('34020000001320000001', 'node-b', null);
+      assert.doesNotMatch(err.message, /node-b/);
+      assert.equal((err as unknown as { ownerNode: string }).ownerNode, 'node-b');
+    }
   });
 });

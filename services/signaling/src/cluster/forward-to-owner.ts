@@ -5,6 +5,7 @@ import type { ForwardClient, ForwardResponse } from '@vms/cluster';
 import type { FastifyBaseLogger } from 'fastify';
 import type { VmsError } from '../errors/catalog.ts';
 import type { RouteSpec } from '../http/route-table.ts';
+import { publishForward } from '../metrics/channels.ts';
 import { classifyForwardFailure, FORWARD_FAILURES } from './forward-failures.ts';
 import type { NodeTracker } from './node-tracker.ts';
 import type { OwnerCache } from './owner-cache.ts';
@@ -41,12 +42,14 @@ export async function forwardToOwner(deps: ForwardToOwnerDeps, f: OwnerForward):
     const v = f.headers[name];
     if (typeof v === 'string') headers[name] = v;
   }
+  const startedMs = performance.now();
   try {
     const response = await deps.forwarder.forward(
       { node: f.owner, baseUrl: f.baseUrl },
       { method: f.method, path: f.url, headers, body: f.body, readTimeoutMs: deps.readTimeoutMs(f.route) },
     );
     f.log.debug({ deviceId: f.deviceId, owner: f.owner, forwardId: response.forwardId, status: response.status }, 'forwarded to owner');
+    publishForward(null, startedMs);
     return { ok: true, response };
   } catch (err) {
     const kind = classifyForwardFailure(err);
@@ -54,6 +57,8 @@ export async function forwardToOwner(deps: ForwardToOwnerDeps, f: OwnerForward):
     if (kind === 'connect-refused') deps.nodes?.markRefused(f.owner);
     if (kind === 'unexpected') f.log.error({ err, deviceId: f.deviceId, owner: f.owner }, 'forward failed');
     else f.log.info({ err, kind, deviceId: f.deviceId, owner: f.owner }, 'forward failed');
-    return { ok: false, error: FORWARD_FAILURES[kind](f.deviceId, f.owner, err) };
+    const error = FORWARD_FAILURES[kind](f.deviceId, f.owner, err);
+    publishForward(error.code, startedMs);
+    return { ok: false, error };
   }
 }

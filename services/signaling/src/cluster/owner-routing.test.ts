@@ -32,6 +32,8 @@ import { NodeTracker } from './node-tracker.ts';
 import { ChannelMemory } from './channel-memory.ts';
 import { createEdgeRouting } from './edge-routing.ts';
 import { OWNER_CACHE_TTL_MS, OwnerCache } from './owner-cache.ts';
+import { DeviceTenants } from './device-tenants.ts';
+import { createInboundClassifier } from './inbound-forward.ts';
 import { createOwnerRouting } from './owner-routing.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
 
@@ -102,6 +104,8 @@ async function startNode(
   const fake = fakeControl();
   const readTimeoutMs = (): number => o.readTimeoutMs ?? 2000;
   const channelMemory = new ChannelMemory({ clock: o.cacheClock ?? systemClock });
+  const inbound = createInboundClassifier(secret);
+  const tenants = new DeviceTenants({ devices: s.devices, clock: o.cacheClock ?? systemClock });
   const app = buildHttpApp({
     instanceId: code,
     signingKey: KEY,
@@ -116,19 +120,22 @@ async function startNode(
     clock: systemClock,
     logger: o.logger ?? silent,
     utcOffsetMinutes: 480,
+    isVerifiedForward: (request) => inbound(request) === 'forwarded',
     ownerRouting: createOwnerRouting({
       instanceId: code,
       secret,
+      inbound,
       owners: store,
       recorder,
       resolver: createDeviceResolver({ devices: s.devices, sessions: createMemoryDeviceKeyIndex(systemClock), sns: createMemoryDeviceKeyIndex(systemClock), channelMemory }),
+      tenants,
       nodes: tracker,
       forwarder,
       readTimeoutMs,
       ownerCache: store === null ? null : cache,
     }),
     // wired as in cluster-wiring.ts: only where forwards can happen
-    edgeRouting: store === null || forwarder === null ? null : createEdgeRouting({ instanceId: code, ownerCache: cache, channelMemory, nodes: tracker, recorder, forwarder, readTimeoutMs }),
+    edgeRouting: store === null || forwarder === null ? null : createEdgeRouting({ instanceId: code, ownerCache: cache, channelMemory, tenants, nodes: tracker, recorder, forwarder, readTimeoutMs }),
   });
   let fastifySeen = 0;
   app.addHook('onRequest', async () => {
@@ -266,7 +273,8 @@ describe('owner routing hook (ROUTE-2..8)', () => {
     await s.store.claim(DEV_B, 'node-d', TTL);
     const remote = await call(d, `/vms/device/info?deviceId=${DEV_A}`);
     assert.deepEqual([remote.status, remote.json.code], [200, 4602]);
-    assert.match(remote.json.msg, /node-a.*node-forward-secret/);
+    assert.match(remote.json.msg, /another node.*node-forward-secret/);
+    assert.doesNotMatch(remote.json.msg, /node-a/, 'node names stay in the logs');
     assert.equal((await call(d, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 200);
     const inbound = await call(d, `/vms/device/info?deviceId=${DEV_B}`, { headers: { [FORWARD_HEADERS.marker]: 'node-a', [FORWARD_HEADERS.secret]: SECRET } });
     assert.deepEqual([inbound.status, inbound.json.code], [403, 4605]);
@@ -324,6 +332,22 @@ describe('owner routing hook (ROUTE-2..8)', () => {
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`)).json.code, 4601);
   });
 
+  it('claim vanished (store emptied) while the owner serves the device: the owner re-claims it and runs it, the others forward again', async () => {
+    const s = await shared();
+    const b = await startNode(s, 'node-b');
+    const c = await startNode(s, 'node-c');
+    b.recorder.deviceSeen(DEV_B); // verified REGISTER / keepalive on node-b
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await s.store.ownerOf(DEV_B), 'node-b');
+    await s.store.releaseIfOwner(DEV_B, 'node-b'); // what an empty Redis restart does to the claim
+    const onOwner = await call(b, `/vms/device/info?deviceId=${DEV_B}`);
+    assert.deepEqual([onOwner.status, onOwner.json.code], [200, 200], 'not 4601 until the next keepalive');
+    assert.equal(await s.store.ownerOf(DEV_B), 'node-b');
+    assert.equal((await call(c, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 200, 'forwarded to node-b again');
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_NONE}`)).json.code, 4601, 'a device it does not serve is not claimed');
+    assert.equal(await s.store.ownerOf(DEV_NONE), null);
+  });
+
   it('standalone: no store is consulted, unrouted or unresolvable requests go to the handler (ROUTE-8)', async () => {
     const s = await shared();
     const solo = await startNode(s, 'node-solo', { store: null });
@@ -331,7 +355,7 @@ describe('owner routing hook (ROUTE-2..8)', () => {
     const s2 = await shared();
     const b = await startNode(s2, 'node-b');
     assert.equal((await call(b, '/vms/device/info')).status, 400, 'missing key: the handler says which parameter');
-    assert.equal((await call(b, '/vms/ptz/control?channelId=34020000001310000077&command=left', { method: 'POST' })).status, 404);
+    assert.equal((await call(b, '/vms/ptz/control?channelId=34020000001310000077&command=left', { method: 'POST' })).status, 403, 'unknown channel: answered by the handler, to a tenant as another tenant\'s');
     const moved = b.recorder;
     moved.deviceSeen(DEV_A);
     await s2.store.claim(DEV_A, 'node-z', TTL);
@@ -488,7 +512,7 @@ describe('owner routing at the HTTP edge', () => {
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: other })).json.code, 200); // a token B has not verified
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: t })).json.code, 200);
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: t })).json.code, 200);
-    assert.equal((await call(b, `/vms/ptz/control?channelId=34020000001310000077&command=left&speed=9`, { method: 'POST', token: t })).status, 404);
+    assert.equal((await call(b, `/vms/ptz/control?channelId=34020000001310000077&command=left&speed=9`, { method: 'POST', token: t })).status, 403, 'unknown channel: as another tenant\'s');
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}&deviceId=${DEV_A}`, { token: t })).status, 400);
     assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: t, headers: { [FORWARD_HEADERS.marker]: 'node-x' } })).json.code, 4605);
     assert.equal(b.fastifySeen() - seen, 6);
@@ -541,5 +565,79 @@ describe('owner routing at the HTTP edge', () => {
     assert.equal((await call(b, ptz, { method: 'POST', token: t })).json.code, 200);
     assert.deepEqual(c.calls.at(-1), { op: 'ptz', args: [{ deviceId: DEV_B, channelId: CH_A }, 'up', 3] });
     assert.equal(a.calls.filter((x) => x.op === 'ptz').length, 2);
+  });
+});
+
+describe('tenant check before routing (SPEC SEC-2)', () => {
+  const OTHER = '100001';
+  const DEV_UNKNOWN = '34020000001320000077';
+  const tokenOf = (tenantId: string, role: 'tenant' | 'operator' = 'tenant') => signToken({ tenantId, userId: `u-${tenantId}-${role}`, ttlSec: 600, role }, KEY, Date.now());
+
+  it("another tenant's device or channel: 403 on the entry instance, the same answer as an unknown id, nothing routed", async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    const b = await startNode(s, 'node-b');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const foreign = await tokenOf(OTHER);
+    const seenOnA = a.fastifySeen();
+    const paths = [`/vms/device/info?deviceId=${DEV_A}`, `/vms/device/status?deviceId=${DEV_A}`, `/vms/device/catalog/sync?deviceId=${DEV_A}`];
+    const unknown = await call(b, `/vms/device/info?deviceId=${DEV_UNKNOWN}`, { token: foreign });
+    assert.equal(unknown.status, 403);
+    for (const path of paths) {
+      const r = await call(b, path, { token: foreign });
+      assert.equal(r.status, 403, path);
+      assert.equal(r.json.msg, unknown.json.msg, 'no existence oracle');
+      assert.doesNotMatch(r.bytes.toString(), /node-/);
+    }
+    const ptz = await call(b, `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`, { method: 'POST', token: foreign });
+    const ptzUnknown = await call(b, `/vms/ptz/control?channelId=34020000001310000077&command=left&speed=9`, { method: 'POST', token: foreign });
+    assert.deepEqual([ptz.status, ptz.bytes.toString()], [ptzUnknown.status, ptzUnknown.bytes.toString()]);
+    assert.equal(ptz.status, 403);
+    // an offline device (no owner: 4601 for its own tenant) and a dead owner (4603) answer 403 too
+    await s.store.claim(DEV_B, 'node-ghost', TTL);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`)).json.code, 4603, 'its own tenant learns the routing state');
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_B}`, { token: foreign })).status, 403);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_NONE}`, { token: foreign })).status, 403);
+    assert.equal(a.fastifySeen(), seenOnA, 'nothing was forwarded to the owner');
+    assert.deepEqual([a.calls, b.calls], [[], []]);
+
+    // the owner checks too: a verified forward carrying another tenant's token runs the handler's check
+    const forwarded = await call(a, `/vms/device/info?deviceId=${DEV_A}`, { token: foreign, headers: { [FORWARD_HEADERS.marker]: 'node-b', [FORWARD_HEADERS.secret]: SECRET } });
+    assert.equal(forwarded.status, 403);
+    assert.deepEqual(a.calls, []);
+  });
+
+  it('the edge never forwards another tenant\'s device from memory: fastify answers 403', async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    const b = await startNode(s, 'node-b');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const own = await token();
+    const foreign = await tokenOf(OTHER);
+    // the foreign token is verified once (a request of its own), the owner and tenant of DEV_A are remembered
+    await call(b, `/vms/devices`, { token: foreign });
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: own })).json.code, 200);
+    assert.equal((await call(b, `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`, { method: 'POST', token: own })).json.code, 200);
+    const seen = b.fastifySeen();
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: own })).json.code, 200);
+    assert.equal(b.fastifySeen(), seen, 'own tenant: taken at the edge');
+    const r = await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: foreign });
+    const ptz = await call(b, `/vms/ptz/control?channelId=${CH_A}&command=left&speed=9`, { method: 'POST', token: foreign });
+    assert.deepEqual([r.status, ptz.status], [403, 403]);
+    assert.equal(b.fastifySeen(), seen + 2, 'left to fastify, which refused');
+    assert.equal(a.calls.filter((x) => x.op === 'info').length, 2);
+    assert.equal(a.calls.filter((x) => x.op === 'ptz').length, 1);
+  });
+
+  it('the operator role (explicit claim) reaches every tenant\'s devices; unknown devices are routed as before', async () => {
+    const s = await shared();
+    const a = await startNode(s, 'node-a');
+    const b = await startNode(s, 'node-b');
+    await s.store.claim(DEV_A, 'node-a', TTL);
+    const ops = await tokenOf(OTHER, 'operator');
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: ops })).json.code, 200);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_A}`, { token: ops })).json.code, 200, 'again through the edge');
+    assert.equal(a.calls.filter((x) => x.op === 'info').length, 2);
+    assert.equal((await call(b, `/vms/device/info?deviceId=${DEV_UNKNOWN}`, { token: ops })).json.code, 4601);
   });
 });

@@ -5,8 +5,13 @@
 //
 //  1. Marked as forwarded? Right secret → run locally, never route again; otherwise 4605 (403).
 //  2. Standalone (no ownership store): local, with no Redis round trip (ROUTE-8).
-//  3. Resolve the device from the routing key; none → local (the handler answers 400/404).
-//  4. Owner from the store (Redis down → this instance's own leases, FAIL-3).
+//  3. Resolve the device from the routing key; none → local (the handler answers 400/403/404).
+//     SPEC SEC-2: the device must be the caller's tenant's (any tenant for the operator role), else 403,
+//     before anything about its owner is said (4601..4604 would tell whether it is online and where).
+//     An unknown device answers a tenant the same 403 (no existence oracle).
+//  4. Owner from the store (Redis down → this instance's own leases, FAIL-3). No owner, but this
+//     instance serves the device (a live lease from its verified flow): the claim vanished (empty Redis
+//     restart), re-claim it (SET NX) and go on with whoever owns it now.
 //  5. self → local; nobody → 4601; other without a secret → 4602; other → node online? (4603)
 //  6. Forward with the path exactly as received, the body bytes, the caller's token; write back the
 //     owner's status, Content-Type and body bytes unchanged (ROUTE-4). Failures → 4603/4604.
@@ -14,17 +19,20 @@
 // Per-request cost (README "Performance"): the owner lookup goes through the owner cache (a Redis round
 // trip at most once per device per second, see owner-cache.ts for the staleness bound), and the
 // forward secret is hashed once per keep-alive connection of the forwarding instance, not per request.
-import { createForwardSecretCheck, FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
+import { FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardClient, type OwnershipStore } from '@vms/cluster';
 import type { FastifyRequest } from 'fastify';
-import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, type VmsError } from '../errors/catalog.ts';
+import { isOperator, mayAccessTenant } from '../auth/principal.ts';
+import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, TenantForbiddenError, type VmsError } from '../errors/catalog.ts';
 import type { OwnerRoutingHook } from '../http/handler.types.ts';
 import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
 import type { DeviceResolver } from './device-resolver.ts';
+import type { DeviceTenants } from './device-tenants.ts';
+import { createInboundClassifier, type InboundClassifier } from './inbound-forward.ts';
 import { forwardToOwner, type ForwardToOwnerDeps } from './forward-to-owner.ts';
 import type { NodeTracker } from './node-tracker.ts';
 import type { OwnerCache } from './owner-cache.ts';
 import type { OwnershipRecorder } from './ownership-recorder.ts';
-import { classifyInbound, resolveForward, resolveOwner, type OwnerLookup, type RouteFailure } from './route-decision.ts';
+import { resolveForward, resolveOwner, type OwnerLookup, type RouteFailure } from './route-decision.ts';
 
 export interface OwnerRoutingDeps {
   readonly instanceId: string;
@@ -34,12 +42,16 @@ export interface OwnerRoutingDeps {
   readonly owners: OwnershipStore | null;
   readonly recorder: OwnershipRecorder;
   readonly resolver: DeviceResolver;
+  /** The tenant of a device, remembered briefly (device-tenants.ts): the tenant check before routing. */
+  readonly tenants: DeviceTenants;
   readonly nodes: NodeTracker | null;
   /** null when no secret is configured. */
   readonly forwarder: ForwardClient | null;
   readonly readTimeoutMs: (route: RouteSpec) => number;
   /** Short memory of owner lookups (owner-cache.ts); absent = Redis on every routed request. */
   readonly ownerCache?: OwnerCache | null;
+  /** The instance's inbound classifier (inbound-forward.ts), shared with request logging; default: one of its own. */
+  readonly inbound?: InboundClassifier;
 }
 
 export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
@@ -74,23 +86,10 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
     }
   };
 
-  // ROUTE-3: the secret is checked in constant time (SHA-256 digests, timingSafeEqual). A connection
-  // that presented the right secret is remembered with it: later requests on the same connection that
-  // present the same string skip the hashing. Anything else gets the full check; another connection,
-  // even from the same peer, starts unknown.
-  const secretMatches = createForwardSecretCheck(deps.secret);
-  const provenConnections = new WeakMap<object, string>();
-  const inboundSecretCheck = (request: FastifyRequest): ((presented: string | undefined) => boolean) => (presented) => {
-    const socket = request.raw.socket as object | null;
-    if (socket !== null && presented !== undefined && provenConnections.get(socket) === presented) return true;
-    if (!secretMatches(presented)) return false;
-    if (socket !== null && presented !== undefined) provenConnections.set(socket, presented);
-    return true;
-  };
+  const classify = deps.inbound ?? createInboundClassifier(deps.secret);
 
-  return async ({ route, request, reply }) => {
-    const marker = request.headers[FORWARD_HEADERS.marker];
-    const inbound = marker === undefined ? 'direct' : classifyInbound(marker, request.headers[FORWARD_HEADERS.secret], inboundSecretCheck(request));
+  return async ({ route, principal, request, reply }) => {
+    const inbound = classify(request);
     if (inbound === 'forwarded') {
       request.log.debug(
         { from: request.headers[FORWARD_HEADERS.marker], forwardId: request.headers[FORWARD_HEADERS.forwardId], url: request.originalUrl },
@@ -113,8 +112,19 @@ export function createOwnerRouting(deps: OwnerRoutingDeps): OwnerRoutingHook {
       throw new DeviceOfflineError(routingKeyOf(route, request.query as Record<string, unknown>) ?? '');
     }
     if (deviceId === null) return 'local';
+    // SPEC SEC-2: the tenant check comes before any routing answer. Both reads start together (the
+    // owner's never rejects, see lookupOwner); the owner is looked at only once the tenant passed.
+    const owned = lookupOwner(deps.owners, deviceId, request);
+    const tenant = await deps.tenants.tenantOf(deviceId);
+    if (tenant === null ? !isOperator(principal) : !mayAccessTenant(principal, tenant)) {
+      throw new TenantForbiddenError(routingKeyOf(route, request.query as Record<string, unknown>) ?? deviceId);
+    }
 
-    const lookup = await lookupOwner(deps.owners, deviceId, request);
+    let lookup = await owned;
+    if (lookup.kind === 'none') {
+      const owner = await deps.recorder.reclaimIfVacant(deviceId);
+      if (owner !== null) lookup = { kind: 'owner', node: owner };
+    }
     const owner = resolveOwner(deps.instanceId, lookup, deps.secret !== null && deps.forwarder !== null);
     if (owner.action === 'local') return 'local';
     if (lookup.kind === 'owner') deps.recorder.observeOwner(deviceId, lookup.node); // OWN-4: moved away?

@@ -35,6 +35,31 @@ function setup(store?: OwnershipStore) {
 }
 
 describe('ownership recorder (OWN-1..5)', () => {
+  it('reclaimIfVacant: a live lease writes a vanished claim back with the lease’s remaining TTL, never over another owner', async () => {
+    const { clock, store, recorder, moved } = setup();
+    assert.equal(await recorder.reclaimIfVacant(DEV), null, 'no lease: nothing claimed');
+    assert.equal(await store.ownerOf(DEV), null);
+    recorder.deviceSeen(DEV);
+    await settle();
+    await store.releaseIfOwner(DEV, 'node-a'); // emptied store
+    clock.advance(4000);
+    assert.equal(await recorder.reclaimIfVacant(DEV), 'node-a');
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    clock.advance(TTL - 4000 - 1);
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    clock.advance(1);
+    assert.equal(await store.ownerOf(DEV), null, 'OWN-2: the lease is not extended by a re-claim');
+
+    recorder.deviceSeen(DEV2);
+    await settle();
+    await store.claim(DEV2, 'node-b', TTL); // re-registered on node-b meanwhile
+    assert.equal(await recorder.reclaimIfVacant(DEV2), 'node-b');
+    assert.equal(await store.ownerOf(DEV2), 'node-b');
+    assert.deepEqual(moved, [{ deviceId: DEV2, newOwner: 'node-b' }]);
+    assert.equal(recorder.isLocallyOwned(DEV2), false);
+    await recorder.close();
+  });
+
   it('deviceSeen claims the device for this node with the TTL and renews the local lease (OWN-1)', async () => {
     const { clock, store, recorder } = setup();
     recorder.deviceSeen(DEV);
@@ -109,6 +134,27 @@ describe('ownership recorder (OWN-1..5)', () => {
     assert.equal(await store.ownerOf(DEV), 'node-a');
     clock.advance(1);
     assert.equal(await store.ownerOf(DEV), null, 'never extended beyond the last sighting + TTL');
+    await recorder.close();
+  });
+
+  it('the check re-writes a vanished claim only if still vacant: a device that moved meanwhile keeps its new owner (OWN-4)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const memory = createMemoryOwnershipStore({ clock });
+    // the check's read says "no owner", then node-b claims before the write (a REGISTER on node-b)
+    const racing: OwnershipStore = {
+      ...memory,
+      ownersOf: async () => {
+        await memory.claim(DEV, 'node-b', TTL);
+        return new Map();
+      },
+    };
+    const { recorder, moved } = setup(racing);
+    recorder.deviceSeen(DEV);
+    await settle();
+    await recorder.checkNow();
+    assert.equal(await memory.ownerOf(DEV), 'node-b', 'not overwritten by the old owner');
+    assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+    assert.equal(recorder.isLocallyOwned(DEV), false);
     await recorder.close();
   });
 

@@ -15,7 +15,9 @@
 // (FAIL-3: requests for our own devices still run here), the node's online-device count (NODE-2), and
 // the periodic check that notices a device now owned elsewhere. The same check re-writes a claim that
 // vanished while the lease is still live (Redis restarted), so ownership heals before the next
-// keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2).
+// keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2), and is
+// written only if still vacant (SET NX), never over a device that moved meanwhile (OWN-4). The routing
+// hook does the same at once for a device it finds without owner (reclaimIfVacant).
 import type { OwnershipStore } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
@@ -52,6 +54,15 @@ export interface OwnershipRecorder {
    * an unsubscribe function. Listener errors are logged, never propagated.
    */
   onMoved(listener: (event: OwnershipMoved) => void): () => void;
+  /**
+   * The routing hook found no owner for a device: if this instance holds a live lease on it (seen on
+   * its verified flow within the TTL), the claim vanished (an empty Redis restart) and is written back
+   * at once, only if still vacant (SET NX, keeping the lease's own expiry, OWN-2) — so the owner does
+   * not answer 4601 for its own device until the next keepalive or check. Resolves with the owner now
+   * (this instance, or one that claimed meanwhile: then the device moved, OWN-4), or null when this
+   * instance holds no lease or the store failed. Never rejects.
+   */
+  reclaimIfVacant(deviceId: DeviceId): Promise<string | null>;
   /** Used by the routing hook: the ownership store named `owner` for this device just now. */
   observeOwner(deviceId: DeviceId, owner: string): void;
   /** One pass of the moved / vanished-claim check (the timer runs it every scan period). */
@@ -142,8 +153,19 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
         }
       }
       if (reclaim.length > 0) {
-        await o.store.claimMany(reclaim, o.instanceId);
-        log.info({ devices: reclaim.length }, 'ownership claims re-written after they vanished from the store');
+        // SET NX per device (OWN-4): a device that re-registered elsewhere since the read above keeps
+        // its new owner, and this instance learns it moved. Every write settles before reporting.
+        const results = await Promise.allSettled(reclaim.map((c) => o.store.claimIfVacant(c.deviceId, o.instanceId, c.ttlMs)));
+        let rewritten = 0;
+        results.forEach((r, i) => {
+          const deviceId = reclaim[i]?.deviceId;
+          if (r.status !== 'fulfilled' || deviceId === undefined) return;
+          if (r.value === o.instanceId) rewritten++;
+          else if (leases.has(deviceId)) moved(deviceId, r.value);
+        });
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (rewritten > 0) log.info({ devices: rewritten }, 'ownership claims re-written after they vanished from the store');
+        if (failed !== undefined) throw failed.reason;
       }
       if (checkFailing) log.info('ownership check recovered');
       checkFailing = false;
@@ -216,6 +238,26 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     onMoved(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+
+    async reclaimIfVacant(deviceId) {
+      const now = o.clock.now();
+      if (closed || !live(deviceId, now)) return null;
+      const ttlMs = Math.max(1, Math.round((leases.get(deviceId) ?? now) - now));
+      let owner: string;
+      try {
+        owner = await o.store.claimIfVacant(deviceId, o.instanceId, ttlMs);
+      } catch (err) {
+        log.debug({ err, deviceId }, 'ownership re-claim failed');
+        return null;
+      }
+      if (owner !== o.instanceId) {
+        if (leases.has(deviceId)) moved(deviceId, owner);
+        return owner;
+      }
+      log.info({ deviceId, ttlMs }, 'ownership re-claimed for a device served here after its claim vanished');
+      changed?.(deviceId);
+      return owner;
     },
 
     observeOwner(deviceId, owner) {

@@ -2,6 +2,10 @@ import type { MediaNode } from '@vms/media';
 import type { SettingKey } from './schema.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** Whether the REGISTER challenge offers qop="auth" (RFC 2617). */
+export type DigestQop = 'auth' | 'none';
+/** Which digest usernames a REGISTER may use: the device id of From only, or any (SPEC SEC-1). */
+export type DigestUsernameRule = 'device-id' | 'any';
 
 export interface SipSettings {
   /** External SIP host devices are pointed at (Via, Contact, the node table). */
@@ -16,6 +20,12 @@ export interface SipSettings {
   readonly realm: string;
   /** Default device digest password; null = no auth. */
   readonly password: string | null;
+  /** Longest REGISTER lifetime granted, seconds (SPEC SEC-1). */
+  readonly registerExpiresMax: number;
+  /** Shortest REGISTER lifetime accepted, seconds; shorter → 423 (RFC 3261 §10.3 step 7). */
+  readonly registerExpiresMin: number;
+  readonly digestQop: DigestQop;
+  readonly digestUsername: DigestUsernameRule;
   /** Node code (instance-id). */
   readonly instanceId: string;
   /** HTTP base other instances use to reach this one, without a trailing slash. */
@@ -66,6 +76,28 @@ export interface MediaSettings {
   readonly failureThreshold: number;
 }
 
+/** SPEC SEC-3 bounds; times in milliseconds here (seconds in the settings). README "Bounds". */
+export interface LimitSettings {
+  readonly deviceMaxChannels: number;
+  readonly deviceMessageRatePerSec: number;
+  readonly deviceMessageBurst: number;
+  readonly sipMaxMessageBytes: number;
+  readonly sipTcpMessageTimeoutMs: number;
+  readonly sipTcpIdleTimeoutMs: number;
+  readonly sipTcpMaxConnections: number;
+  readonly sipTcpConnectionsPerIp: number;
+  readonly httpHeadersTimeoutMs: number;
+  readonly httpRequestTimeoutMs: number;
+  readonly httpKeepAliveTimeoutMs: number;
+  readonly httpIdleTimeoutMs: number;
+  readonly httpMaxConnections: number;
+  readonly httpConnectionsPerIp: number;
+  readonly httpBodyLimit: number;
+  readonly httpWebhookBodyLimit: number;
+  readonly mysqlStatementTimeoutMs: number;
+  readonly mysqlQueueLimit: number;
+}
+
 export type SettingSource = 'default' | 'file' | 'env';
 
 export interface Config {
@@ -80,6 +112,7 @@ export interface Config {
   readonly auth: AuthSettings;
   readonly media: MediaSettings;
   readonly log: { readonly level: LogLevel };
+  readonly limits: LimitSettings;
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */
   readonly sources: Readonly<Record<SettingKey, SettingSource>>;
   readonly configFile: string | null;

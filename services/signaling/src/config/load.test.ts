@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../errors/catalog.ts';
+import { DEFAULT_MYSQL_QUEUE_LIMIT, DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS } from '@vms/cluster';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_TCP_CONNECTIONS,
+  DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
+  DEFAULT_TCP_IDLE_TIMEOUT_MS,
+  DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+} from '@vms/sip';
+import { DEFAULT_HTTP_LIMITS } from '../http/http-server.ts';
+import { DEFAULT_DEVICE_LIMITS } from '../sip/device-admission.ts';
+import { deviceLimits, httpLimits, mysqlPoolLimits, sipStackLimits } from './limits.ts';
 import { loadConfig, type ConfigIo } from './load.ts';
 import { envNameOf, SETTINGS } from './schema.ts';
 import { devSigningKey } from './signing-key.ts';
@@ -182,6 +193,55 @@ describe('loadConfig', () => {
     assert.match(missing[0]?.problem ?? '', /ENOENT/);
     assert.equal(issuesOf(() => loadConfig(['--config'], {}, io()))[0]?.key, '--config');
     assert.equal(issuesOf(() => loadConfig(['--config', 'd.yml'], {}, io({ 'd.yml': 'a: [' })))[0]?.key, '--config');
+  });
+
+  it('SEC-1 device trust settings: defaults, values, and bad ones named', () => {
+    const d = loadConfig([], {}, io()).sip;
+    assert.deepEqual([d.registerExpiresMax, d.registerExpiresMin, d.digestQop, d.digestUsername], [3600, 60, 'auth', 'device-id']);
+    const c = loadConfig(
+      [],
+      {
+        VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '7200',
+        VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '30',
+        VMS_GB28181_SIP_DIGEST_QOP: 'none',
+        VMS_GB28181_SIP_DIGEST_USERNAME: 'any',
+      },
+      io(),
+    ).sip;
+    assert.deepEqual([c.registerExpiresMax, c.registerExpiresMin, c.digestQop, c.digestUsername], [7200, 30, 'none', 'any']);
+    const bad = issuesOf(() =>
+      loadConfig(
+        [],
+        { VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '4294967295', VMS_GB28181_SIP_DIGEST_QOP: 'auth-int', VMS_GB28181_SIP_DIGEST_USERNAME: 'admin' },
+        io(),
+      ),
+    );
+    assert.deepEqual(bad.map((i) => i.key), ['vms.gb28181.sip.register-expires-max', 'vms.gb28181.sip.digest-qop', 'vms.gb28181.sip.digest-username']);
+    const crossed = issuesOf(() => loadConfig([], { VMS_GB28181_SIP_REGISTER_EXPIRES_MAX: '100', VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '600' }, io()));
+    assert.deepEqual(crossed.map((i) => [i.key, i.env]), [['vms.gb28181.sip.register-expires-min', 'VMS_GB28181_SIP_REGISTER_EXPIRES_MIN']]);
+    assert.deepEqual(issuesOf(() => loadConfig([], { VMS_GB28181_SIP_REGISTER_EXPIRES_MIN: '0' }, io())).map((i) => i.key), ['vms.gb28181.sip.register-expires-min']);
+  });
+
+  it('bounds (SPEC SEC-3): defaults are the enforcing modules\' defaults; YAML and env set them; bad values name the key', () => {
+    const c = loadConfig([], {}, io());
+    assert.deepEqual(httpLimits(c.limits), DEFAULT_HTTP_LIMITS);
+    assert.deepEqual(deviceLimits(c.limits), DEFAULT_DEVICE_LIMITS);
+    assert.deepEqual(mysqlPoolLimits(c.limits), { statementTimeoutMs: DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, queueLimit: DEFAULT_MYSQL_QUEUE_LIMIT });
+    assert.deepEqual(sipStackLimits(c.limits), {
+      maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+      maxTcpConnections: DEFAULT_MAX_TCP_CONNECTIONS,
+      maxTcpConnectionsPerIp: DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
+      tcpIdleTimeoutMs: DEFAULT_TCP_IDLE_TIMEOUT_MS,
+      tcpMessageTimeoutMs: DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+    });
+    const yaml = 'vms:\n  limits:\n    device-max-channels: 80000\n    http-request-timeout: 12.5\n';
+    const set = loadConfig(['--config', 'c.yaml'], { VMS_LIMITS_SIP_TCP_CONNECTIONS_PER_IP: '8' }, io({ 'c.yaml': yaml }));
+    assert.deepEqual([set.limits.deviceMaxChannels, set.limits.httpRequestTimeoutMs, set.limits.sipTcpConnectionsPerIp], [80_000, 12_500, 8]);
+    const issues = issuesOf(() => loadConfig([], { VMS_LIMITS_DEVICE_MESSAGE_RATE: '0', VMS_LIMITS_HTTP_BODY_LIMIT: 'lots' }, io()));
+    assert.deepEqual(issues.map((i) => [i.key, i.env]), [
+      ['vms.limits.device-message-rate', 'VMS_LIMITS_DEVICE_MESSAGE_RATE'],
+      ['vms.limits.http-body-limit', 'VMS_LIMITS_HTTP_BODY_LIMIT'],
+    ]);
   });
 
   it('returns a deeply frozen object', () => {

@@ -5,13 +5,15 @@ import { networkInterfaces } from 'node:os';
 import type { MediaNode } from '@vms/media';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
-import type { Config, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
+import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
 import { parseMediaNodes } from '../media/media-nodes.config.ts';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
   DEFAULT_DATA_DIR,
   DEFAULT_HTTP_PORT,
+  DEFAULT_REGISTER_EXPIRES_MAX,
+  DEFAULT_REGISTER_EXPIRES_MIN,
   DEFAULT_SERVER_ID,
   DEFAULT_SIP_PORT,
   envNameOf,
@@ -32,7 +34,7 @@ export const nodeConfigIo: ConfigIo = {
   networkInterfaces,
 };
 
-type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count'
+type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds' | 'limit'
   ? number
   : T extends 'boolean'
     ? boolean
@@ -44,7 +46,11 @@ type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count'
           ? LogLevel
           : T extends 'mediaNodes'
             ? readonly MediaNode[]
-            : string;
+            : T extends 'digestQop'
+              ? DigestQop
+              : T extends 'digestUsername'
+                ? DigestUsernameRule
+                : string;
 
 const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<T>> } = {
   host: P.parseHost,
@@ -56,12 +62,16 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   boolean: P.parseBoolean,
   seconds: P.parseSeconds,
   count: P.parseCount,
+  limit: P.parseLimit,
   redisUrl: P.parseRedisUrl,
   mysqlUrl: P.parseMysqlUrl,
   signingKey: P.parseSigningKey,
   logLevel: P.parseLogLevel,
   mediaNodes: parseMediaNodes,
   path: P.parsePath,
+  expiresSeconds: P.parseExpiresSeconds,
+  digestQop: P.parseDigestQop,
+  digestUsername: P.parseDigestUsername,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -169,6 +179,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       problem: `must be the address devices reach, not a wildcard (got ${JSON.stringify(announced)}); to listen on every interface set vms.gb28181.sip.bind-host instead`,
     });
   }
+  const expiresMin = values.get('vms.gb28181.sip.register-expires-min') ?? DEFAULT_REGISTER_EXPIRES_MIN;
+  const expiresMax = values.get('vms.gb28181.sip.register-expires-max') ?? DEFAULT_REGISTER_EXPIRES_MAX;
+  if (typeof expiresMin === 'number' && typeof expiresMax === 'number' && expiresMin > expiresMax) {
+    issues.push({
+      key: 'vms.gb28181.sip.register-expires-min',
+      env: envNameOf('vms.gb28181.sip.register-expires-min'),
+      problem: `must not exceed vms.gb28181.sip.register-expires-max (${expiresMin} > ${expiresMax})`,
+    });
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   const get = <K extends SettingKey>(key: K): ValueOf<TypeOfKey<K>> | undefined =>
@@ -194,6 +213,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       serverId,
       realm: serverId.slice(0, 10),
       password: get('vms.gb28181.sip.password') ?? null,
+      registerExpiresMax: get('vms.gb28181.sip.register-expires-max') ?? DEFAULT_REGISTER_EXPIRES_MAX,
+      registerExpiresMin: get('vms.gb28181.sip.register-expires-min') ?? DEFAULT_REGISTER_EXPIRES_MIN,
+      digestQop: get('vms.gb28181.sip.digest-qop') ?? 'auth',
+      digestUsername: get('vms.gb28181.sip.digest-username') ?? 'device-id',
       instanceId: get('vms.gb28181.sip.instance-id') ?? `${host}:${sipPort}`,
       internalBaseUrl: get('vms.gb28181.sip.internal-base-url') ?? `http://${urlHost}:${httpPort}`,
       nodeForwardSecret: get('vms.gb28181.sip.node-forward-secret') ?? null,
@@ -218,11 +241,33 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       failureThreshold: get('vms.media.failure-threshold') ?? 3,
     },
     log: { level: get('log.level') ?? 'info' },
+    limits: {
+      deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,
+      deviceMessageRatePerSec: get('vms.limits.device-message-rate') ?? 200,
+      deviceMessageBurst: get('vms.limits.device-message-burst') ?? 4000,
+      sipMaxMessageBytes: get('vms.limits.sip-max-message-bytes') ?? 65_535,
+      sipTcpMessageTimeoutMs: ms(get('vms.limits.sip-tcp-message-timeout') ?? 10),
+      sipTcpIdleTimeoutMs: ms(get('vms.limits.sip-tcp-idle-timeout') ?? 300),
+      sipTcpMaxConnections: get('vms.limits.sip-tcp-max-connections') ?? 10_000,
+      sipTcpConnectionsPerIp: get('vms.limits.sip-tcp-connections-per-ip') ?? 64,
+      httpHeadersTimeoutMs: ms(get('vms.limits.http-headers-timeout') ?? 10),
+      httpRequestTimeoutMs: ms(get('vms.limits.http-request-timeout') ?? 30),
+      httpKeepAliveTimeoutMs: ms(get('vms.limits.http-keepalive-timeout') ?? 72),
+      httpIdleTimeoutMs: ms(get('vms.limits.http-idle-timeout') ?? 120),
+      httpMaxConnections: get('vms.limits.http-max-connections') ?? 10_000,
+      httpConnectionsPerIp: get('vms.limits.http-connections-per-ip') ?? 512,
+      httpBodyLimit: get('vms.limits.http-body-limit') ?? 1024 * 1024,
+      httpWebhookBodyLimit: get('vms.limits.http-webhook-body-limit') ?? 64 * 1024,
+      mysqlStatementTimeoutMs: ms(get('vms.limits.mysql-statement-timeout') ?? 2.5),
+      mysqlQueueLimit: get('vms.limits.mysql-queue-limit') ?? 100,
+    },
     sources,
     configFile: file,
   };
   return deepFreeze(config);
 }
+
+const ms = (seconds: number): number => Math.round(seconds * 1000);
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

@@ -1,7 +1,7 @@
 // Pure value parsers for configuration strings. Each returns the typed value or a problem text that
 // never repeats the raw value (the caller decides whether the value may be echoed).
 import { InvalidStoreUrlError, parseMysqlUrl as parseClusterMysqlUrl, parseRedisUrl as parseClusterRedisUrl } from '@vms/cluster';
-import type { LogLevel, MysqlSettings, RedisSettings } from './config.types.ts';
+import type { DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings } from './config.types.ts';
 import { MIN_SIGNING_KEY_BYTES } from './signing-key.ts';
 
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
@@ -78,6 +78,13 @@ export function parseCount(raw: string): Parsed<number> {
   return n >= 1 && n <= 1000 ? ok(n) : bad('must be an integer 1-1000');
 }
 
+/** A bound (SPEC SEC-3): a positive integer up to 10^9 (counts, bytes, rates). */
+export function parseLimit(raw: string): Parsed<number> {
+  if (!/^\d{1,10}$/.test(raw)) return bad('must be a positive integer');
+  const n = Number(raw);
+  return n >= 1 && n <= 1_000_000_000 ? ok(n) : bad('must be a positive integer, at most 1000000000');
+}
+
 /** SPEC §12 Redis URL forms, parsed by @vms/cluster (the client that will use them). */
 export function parseRedisUrl(raw: string): Parsed<RedisSettings> {
   try {
@@ -109,4 +116,21 @@ const LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 
 export function parseLogLevel(raw: string): Parsed<LogLevel> {
   const v = raw.toLowerCase();
   return (LEVELS as readonly string[]).includes(v) ? ok(v as LogLevel) : bad(`must be one of ${LEVELS.join(', ')}`);
+}
+
+/** A REGISTER lifetime bound, whole seconds (Expires is an integer, RFC 3261 §20.19), 1 s to one week. */
+export function parseExpiresSeconds(raw: string): Parsed<number> {
+  if (!/^\d{1,6}$/.test(raw)) return bad('must be an integer number of seconds, 1-604800');
+  const n = Number(raw);
+  return n >= 1 && n <= 604_800 ? ok(n) : bad('must be an integer number of seconds, 1-604800');
+}
+
+export function parseDigestQop(raw: string): Parsed<DigestQop> {
+  const v = raw.toLowerCase();
+  return v === 'auth' || v === 'none' ? ok(v) : bad('must be auth or none');
+}
+
+export function parseDigestUsername(raw: string): Parsed<DigestUsernameRule> {
+  const v = raw.toLowerCase();
+  return v === 'device-id' || v === 'any' ? ok(v) : bad('must be device-id or any');
 }

@@ -12,12 +12,16 @@ export type SettingType =
   | 'boolean'
   | 'seconds'
   | 'count'
+  | 'limit'
   | 'redisUrl'
   | 'mysqlUrl'
   | 'signingKey'
   | 'logLevel'
   | 'mediaNodes'
-  | 'path';
+  | 'path'
+  | 'expiresSeconds'
+  | 'digestQop'
+  | 'digestUsername';
 
 export interface SettingSpec {
   readonly key: string;
@@ -34,6 +38,10 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.port', type: 'port', default: '5060', doc: 'external SIP port (UDP and TCP); 0 = any free port' },
   { key: 'vms.gb28181.sip.server-id', type: 'gbId', default: '34020000002000000001', doc: '20-digit platform SIP id, identical on all instances; realm = first 10 digits' },
   { key: 'vms.gb28181.sip.password', type: 'string', secret: true, default: 'none (no digest auth)', doc: 'device digest password; a per-device password overrides it' },
+  { key: 'vms.gb28181.sip.register-expires-max', type: 'expiresSeconds', default: '3600', doc: 'longest REGISTER lifetime granted, seconds (a longer Expires is cut to it; the 200 carries the granted value)' },
+  { key: 'vms.gb28181.sip.register-expires-min', type: 'expiresSeconds', default: '60', doc: 'shortest REGISTER lifetime accepted, seconds; shorter gets 423 Interval Too Brief with Min-Expires (RFC 3261 §10.3)' },
+  { key: 'vms.gb28181.sip.digest-qop', type: 'digestQop', default: 'auth', doc: 'auth: the 401 offers qop="auth" (answers with or without qop verify); none: no qop offered, for devices that fail on it' },
+  { key: 'vms.gb28181.sip.digest-username', type: 'digestUsername', default: 'device-id', doc: 'device-id: the digest username must be the device id of From; any: any username (devices that send a login name, e.g. "admin")' },
   { key: 'vms.gb28181.sip.instance-id', type: 'nodeCode', default: 'host:port', doc: 'node code: unique, stable across restarts; routing key for ownership and forwarding' },
   { key: 'vms.gb28181.sip.internal-base-url', type: 'httpUrl', default: 'http://host:<http port>', doc: 'HTTP base other instances use to reach this one' },
   { key: 'vms.gb28181.sip.node-forward-secret', type: 'string', secret: true, default: 'none (forwarding channel closed)', doc: 'shared secret for instance-to-instance forwarding' },
@@ -53,6 +61,25 @@ export const SETTINGS = [
   { key: 'vms.media.probe-after', type: 'seconds', default: '15', doc: 'a media node no keepalive hook or probe confirmed for this long is probed (getServerConfig); unconfirmed for twice as long it is suspect, seconds' },
   { key: 'vms.media.failure-threshold', type: 'count', default: '3', doc: 'consecutive failed probes or API calls that make a media node inactive (never chosen until a success)' },
   { key: 'log.level', type: 'logLevel', default: 'info', doc: 'fatal, error, warn, info, debug, trace or silent' },
+  // SPEC SEC-3 bounds (README "Bounds": what the peer gets when one is hit)
+  { key: 'vms.limits.device-max-channels', type: 'limit', default: '50000', doc: 'channels one device may hold; a catalog over it is answered SIP 403' },
+  { key: 'vms.limits.device-message-rate', type: 'limit', default: '200', doc: "tokens per second refilled in a device's bucket; a MESSAGE costs 1 + 1 per full 4 KiB of body; empty: SIP 503 + Retry-After" },
+  { key: 'vms.limits.device-message-burst', type: 'limit', default: '4000', doc: "size of a device's token bucket (the burst it may send at once)" },
+  { key: 'vms.limits.sip-max-message-bytes', type: 'limit', default: '65535', doc: 'largest SIP message (UDP and TCP); over it TCP is answered 513 and closed, UDP dropped' },
+  { key: 'vms.limits.sip-tcp-message-timeout', type: 'seconds', default: '10', doc: 'a SIP message on TCP must be complete this long after its first byte, else the connection is closed' },
+  { key: 'vms.limits.sip-tcp-idle-timeout', type: 'seconds', default: '300', doc: 'a SIP TCP connection with no complete message (or keepalive CRLF) for this long is closed' },
+  { key: 'vms.limits.sip-tcp-max-connections', type: 'limit', default: '10000', doc: 'open SIP TCP connections; more are refused (closed at once)' },
+  { key: 'vms.limits.sip-tcp-connections-per-ip', type: 'limit', default: '64', doc: 'SIP TCP connections from one source address; more are refused' },
+  { key: 'vms.limits.http-headers-timeout', type: 'seconds', default: '10', doc: 'HTTP request headers must arrive within this, else 408 and close' },
+  { key: 'vms.limits.http-request-timeout', type: 'seconds', default: '30', doc: 'a whole HTTP request (headers and body) must arrive within this, else 408 and close' },
+  { key: 'vms.limits.http-keepalive-timeout', type: 'seconds', default: '72', doc: 'an idle keep-alive HTTP connection is closed after this' },
+  { key: 'vms.limits.http-idle-timeout', type: 'seconds', default: '120', doc: 'an HTTP socket with no byte either way for this long is destroyed' },
+  { key: 'vms.limits.http-max-connections', type: 'limit', default: '10000', doc: 'open HTTP connections; more are closed at once' },
+  { key: 'vms.limits.http-connections-per-ip', type: 'limit', default: '512', doc: 'HTTP connections from one address; more are closed at once' },
+  { key: 'vms.limits.http-body-limit', type: 'limit', default: '1048576', doc: 'largest control API request body, bytes; over it: 413' },
+  { key: 'vms.limits.http-webhook-body-limit', type: 'limit', default: '65536', doc: 'largest media hook (/vms/webhook/*) body, bytes; over it: 413' },
+  { key: 'vms.limits.mysql-statement-timeout', type: 'seconds', default: '2.5', doc: 'one MySQL statement including the wait for a connection; then the request fails with 503' },
+  { key: 'vms.limits.mysql-queue-limit', type: 'limit', default: '100', doc: 'statements waiting for a MySQL connection per pool; more fail at once with 503' },
 ] as const satisfies readonly SettingSpec[];
 
 export type SettingKey = (typeof SETTINGS)[number]['key'];
@@ -61,9 +88,13 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 export const envNameOf = (key: string): string => key.toUpperCase().replace(/[.-]/g, '_');
 
 /** YAML sections owned by this schema: an unknown key inside one of them is reported (likely a typo). */
-export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'server', 'redis', 'mysql', 'log'] as const;
+export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.limits', 'server', 'redis', 'mysql', 'log'] as const;
 
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;
 export const DEFAULT_HTTP_PORT = 18080;
 export const DEFAULT_DATA_DIR = './data';
+/** SPEC SEC-1: granted REGISTER lifetime at most one hour (what GB28181 devices ask for by default). */
+export const DEFAULT_REGISTER_EXPIRES_MAX = 3600;
+/** RFC 3261 §10.3 step 7; 60 s as common registrars (Asterisk's minexpiry) use. */
+export const DEFAULT_REGISTER_EXPIRES_MIN = 60;

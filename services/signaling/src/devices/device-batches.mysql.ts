@@ -39,10 +39,3 @@ export async function insertChannels(conn: PoolConnection, deviceId: DeviceId, i
     );
   }
 }
-
-export async function recountChannels(conn: PoolConnection, deviceId: DeviceId, at: Date): Promise<void> {
-  await conn.query(
-    'UPDATE gb_device SET channel_count = (SELECT COUNT(*) FROM gb_channel WHERE device_id = ?), updated_at = ? WHERE device_id = ?',
-    [deviceId, at, deviceId],
-  );
-}

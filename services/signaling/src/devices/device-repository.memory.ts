@@ -1,8 +1,8 @@
 // Device store in process memory (tests, and callers that pass it in `AppDeps.devices`). Devices re-appear at
 // their next REGISTER after a restart; provisioning done through the API is lost on restart. Keepalive
 // is O(1): one Map lookup and two field writes.
-import { DeviceNotFoundError } from '../errors/catalog.ts';
-import type { DeviceRepository } from './device-repository.port.ts';
+import { ChannelLimitError, DeviceNotFoundError } from '../errors/catalog.ts';
+import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
 import {
   DEFAULT_TENANT,
   type Channel,
@@ -17,7 +17,7 @@ import {
   type Page,
   type PageRequest,
 } from './device.types.ts';
-import { pageOf } from './paging.ts';
+import { normalizePage, offsetOf, pageOf } from './paging.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -48,9 +48,36 @@ function newDevice(deviceId: DeviceId, at: number): Mutable<Device> {
 
 const snapshot = <T extends object>(record: T): T => Object.freeze({ ...record });
 
-export function createMemoryDeviceRepository(): DeviceRepository {
+/** First index in sorted `ids` whose id is > `after`. */
+function firstAfter(ids: readonly ChannelId[], after: ChannelId): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ids[mid] as ChannelId) <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function createMemoryDeviceRepository(options: DeviceRepositoryLimits = {}): DeviceRepository {
+  const maxChannels = options.maxChannelsPerDevice ?? DEFAULT_MAX_CHANNELS_PER_DEVICE;
   const devices = new Map<DeviceId, Mutable<Device>>();
   const channels = new Map<DeviceId, Map<ChannelId, Channel>>();
+  /**
+   * A device's channel ids in order, built when first paged and dropped when an id is added or
+   * removed (an update keeps it): pages are slices, not a sort per page (SPEC SEC-3).
+   */
+  const sortedIds = new Map<DeviceId, ChannelId[]>();
+
+  const orderedIds = (deviceId: DeviceId): ChannelId[] => {
+    let ids = sortedIds.get(deviceId);
+    if (ids === undefined) {
+      ids = [...(channels.get(deviceId)?.keys() ?? [])].sort(byKey);
+      sortedIds.set(deviceId, ids);
+    }
+    return ids;
+  };
   /** channelId → devices that report it (routing by channel id). */
   const channelIndex = new Map<ChannelId, Set<DeviceId>>();
 
@@ -80,6 +107,10 @@ export function createMemoryDeviceRepository(): DeviceRepository {
 
   const putChannels = (device: Mutable<Device>, inputs: readonly ChannelInput[], at: number): void => {
     const m = channelMap(device.deviceId);
+    const added = new Set<ChannelId>();
+    for (const input of inputs) if (!m.has(input.channelId)) added.add(input.channelId);
+    if (m.size + added.size > maxChannels) throw new ChannelLimitError(device.deviceId, maxChannels);
+    if (added.size > 0) sortedIds.delete(device.deviceId);
     for (const input of inputs) {
       m.set(input.channelId, Object.freeze({ ...input, extra: Object.freeze({ ...input.extra }), deviceId: device.deviceId, updatedAt: at }));
       indexAdd(input.channelId, device.deviceId);
@@ -190,8 +221,10 @@ export function createMemoryDeviceRepository(): DeviceRepository {
 
     async replaceChannels(deviceId: DeviceId, inputs: readonly ChannelInput[], at: number) {
       const d = requireDevice(deviceId);
+      if (new Set(inputs.map((c) => c.channelId)).size > maxChannels) throw new ChannelLimitError(deviceId, maxChannels);
       for (const channelId of channelMap(deviceId).keys()) indexRemove(channelId, deviceId);
       channels.set(deviceId, new Map());
+      sortedIds.delete(deviceId);
       putChannels(d, inputs, at);
     },
 
@@ -203,14 +236,43 @@ export function createMemoryDeviceRepository(): DeviceRepository {
       const d = devices.get(deviceId);
       const m = channels.get(deviceId);
       if (d === undefined || m === undefined) return;
-      for (const id of channelIds) if (m.delete(id)) indexRemove(id, deviceId);
+      for (const id of channelIds) {
+        if (!m.delete(id)) continue;
+        indexRemove(id, deviceId);
+        sortedIds.delete(deviceId);
+      }
       d.channelCount = m.size;
       d.updatedAt = at;
     },
 
-    async listChannels(deviceId: DeviceId, page: PageRequest) {
-      const sorted = [...(channels.get(deviceId)?.values() ?? [])].sort((a, b) => byKey(a.channelId, b.channelId));
-      return pageOf(sorted, page);
+    async listChannels(deviceId: DeviceId, request: PageRequest): Promise<Page<Channel>> {
+      const p = normalizePage(request);
+      const m = channels.get(deviceId);
+      if (m === undefined) return { items: [], total: 0, page: p.page, size: p.size };
+      const start = offsetOf(p);
+      const items = orderedIds(deviceId)
+        .slice(start, start + p.size)
+        .map((id) => m.get(id) as Channel);
+      return { items, total: m.size, page: p.page, size: p.size };
+    },
+
+    async listChannelsAfter(deviceId: DeviceId, after: ChannelId | null, limit: number) {
+      const m = channels.get(deviceId);
+      if (m === undefined || limit <= 0) return [];
+      const ids = orderedIds(deviceId);
+      const start = after === null ? 0 : firstAfter(ids, after);
+      return ids.slice(start, start + limit).map((id) => m.get(id) as Channel);
+    },
+
+    async getChannels(deviceId: DeviceId, channelIds: readonly ChannelId[]) {
+      const m = channels.get(deviceId);
+      if (m === undefined) return [];
+      const out: Channel[] = [];
+      for (const id of new Set(channelIds)) {
+        const c = m.get(id);
+        if (c !== undefined) out.push(c);
+      }
+      return out;
     },
 
     async getChannel(deviceId: DeviceId, channelId: ChannelId) {

@@ -4,14 +4,15 @@
 import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import type { Clock } from '../core/clock.ts';
 import { DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.ts';
-import type { DeviceRepository } from './device-repository.port.ts';
-import { insertChannels, recountChannels, writeKeepalives } from './device-batches.mysql.ts';
+import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
+import { writeKeepalives } from './device-batches.mysql.ts';
+import { removeChannelRows, replaceChannelRows, upsertChannelRows } from './channel-writes.mysql.ts';
 import { CHANNEL_COLUMNS, channelFromRow, DEVICE_COLUMNS, deviceFromRow, type ChannelRow, type CountRow, type DeviceRow } from './device-rows.mysql.ts';
 import { DEFAULT_TENANT, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';
 
-export interface MysqlDeviceRepositoryOptions {
+export interface MysqlDeviceRepositoryOptions extends DeviceRepositoryLimits {
   readonly pool: Pool;
   /** Keepalive write-behind period; default 1000 ms. */
   readonly keepaliveFlushMs?: number;
@@ -23,6 +24,7 @@ export interface MysqlDeviceRepositoryOptions {
 
 export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOptions): DeviceRepository {
   const { pool } = options;
+  const maxChannels = options.maxChannelsPerDevice ?? DEFAULT_MAX_CHANNELS_PER_DEVICE;
 
   const guard = async <T>(operation: string, fn: () => Promise<T>): Promise<T> => {
     try {
@@ -211,44 +213,50 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
       }),
 
     replaceChannels: (deviceId, inputs, atMs) =>
-      guard('replaceChannels', () =>
-        inTransaction(async (conn) => {
-          const at = new Date(atMs);
-          await requireDevice(conn, deviceId);
-          await conn.query('DELETE FROM gb_channel WHERE device_id = ?', [deviceId]);
-          await insertChannels(conn, deviceId, inputs, at);
-          await recountChannels(conn, deviceId, at);
-        }),
-      ),
+      guard('replaceChannels', () => inTransaction((conn) => replaceChannelRows(conn, deviceId, inputs, new Date(atMs), maxChannels))),
 
     upsertChannels: (deviceId, inputs, atMs) =>
-      guard('upsertChannels', () =>
-        inTransaction(async (conn) => {
-          const at = new Date(atMs);
-          await requireDevice(conn, deviceId);
-          await insertChannels(conn, deviceId, inputs, at);
-          await recountChannels(conn, deviceId, at);
-        }),
-      ),
+      guard('upsertChannels', () => inTransaction((conn) => upsertChannelRows(conn, deviceId, inputs, new Date(atMs), maxChannels))),
 
     removeChannels: (deviceId, channelIds, atMs) =>
       guard('removeChannels', async () => {
         if (channelIds.length === 0) return;
-        await inTransaction(async (conn) => {
-          await conn.query('DELETE FROM gb_channel WHERE device_id = ? AND channel_id IN (?)', [deviceId, [...channelIds]]);
-          await recountChannels(conn, deviceId, new Date(atMs));
-        });
+        await inTransaction((conn) => removeChannelRows(conn, deviceId, channelIds, new Date(atMs)));
       }),
 
+    // Numbered pages for the operator API: the total is the kept count (no COUNT(*)); OFFSET walks at
+    // most the channel cap of primary-key entries. Whole-catalog reads use listChannelsAfter.
     listChannels: (deviceId, request) =>
       guard('listChannels', async () => {
         const p = normalizePage(request);
-        const [[count]] = await pool.query<CountRow[]>('SELECT COUNT(*) AS n FROM gb_channel WHERE device_id = ?', [deviceId]);
+        const [[count]] = await pool.execute<CountRow[]>('SELECT channel_count AS n FROM gb_device WHERE device_id = ?', [deviceId]);
         const [rows] = await pool.query<ChannelRow[]>(
           `SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? ORDER BY channel_id LIMIT ? OFFSET ?`,
           [deviceId, p.size, offsetOf(p)],
         );
         return { items: rows.map(channelFromRow), total: Number(count?.n ?? 0), page: p.page, size: p.size };
+      }),
+
+    // Keyset: the primary key (device_id, channel_id) range from `after`, no OFFSET.
+    listChannelsAfter: (deviceId, after, limit) =>
+      guard('listChannelsAfter', async () => {
+        if (limit <= 0) return [];
+        const [rows] = await pool.query<ChannelRow[]>(
+          `SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ?${after === null ? '' : ' AND channel_id > ?'} ORDER BY channel_id LIMIT ?`,
+          after === null ? [deviceId, limit] : [deviceId, after, limit],
+        );
+        return rows.map(channelFromRow);
+      }),
+
+    getChannels: (deviceId, channelIds) =>
+      guard('getChannels', async () => {
+        const ids = [...new Set(channelIds)];
+        const out = [];
+        for (let i = 0; i < ids.length; i += 1000) {
+          const [rows] = await pool.query<ChannelRow[]>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id IN (?)`, [deviceId, ids.slice(i, i + 1000)]);
+          out.push(...rows.map(channelFromRow));
+        }
+        return out;
       }),
 
     getChannel: (deviceId, channelId) =>

@@ -4,20 +4,23 @@
 // through the same write-behind buffer as MySQL (OWN-5), written in transactions of at most
 // WRITE_CHUNK rows with a turn of the event loop between two; id lists (markOnline/markOffline) are
 // chunked the same way. A catalog replace stays one transaction (readers never see half a catalog).
+// Catalog writes cost the channels they name, never the device's whole catalog (SPEC SEC-3):
+// `channel_count` is kept by difference (ids not stored yet, rows actually deleted), never by COUNT(*),
+// and a batch over the per-device cap throws ChannelLimitError inside its transaction, storing nothing.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../core/clock.ts';
-import { DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.ts';
+import { ChannelLimitError, DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.ts';
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
-import type { DeviceRepository } from './device-repository.port.ts';
+import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
 import { CHANNEL_COLUMNS, channelFromRow, channelValues, DEVICE_COLUMNS, deviceFromRow, type ChannelRow, type DeviceRow } from './device-rows.sqlite.ts';
-import { DEFAULT_TENANT, type ChannelInput, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
+import { DEFAULT_TENANT, type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';
 
 /** Rows per write transaction between two turns of the event loop (~1-3 ms of SQLite work). */
 export const WRITE_CHUNK = 1000;
 
-export interface SqliteDeviceRepositoryOptions {
+export interface SqliteDeviceRepositoryOptions extends DeviceRepositoryLimits {
   readonly db: EmbeddedDb;
   /** Keepalive write-behind period; default 1000 ms. */
   readonly keepaliveFlushMs?: number;
@@ -45,6 +48,7 @@ async function inChunks<T>(items: readonly T[], fn: (part: readonly T[]) => void
 
 export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOptions): DeviceRepository {
   const { db } = options;
+  const maxChannels = options.maxChannelsPerDevice ?? DEFAULT_MAX_CHANNELS_PER_DEVICE;
   const s = {
     device: db.prepare<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id = ?`),
     register: db.prepare(
@@ -66,9 +70,13 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     deleteChannels: db.prepare('DELETE FROM gb_channel WHERE device_id = ?'),
     deleteChannel: db.prepare('DELETE FROM gb_channel WHERE device_id = ? AND channel_id = ?'),
     upsertChannel: db.prepare(`INSERT INTO gb_channel (${CHANNEL_COLUMNS}) VALUES (${CHANNEL_COLUMNS.split(',').map(() => '?').join(', ')})${CHANNEL_UPSERT_TAIL}`),
-    recount: db.prepare('UPDATE gb_device SET channel_count = (SELECT COUNT(*) FROM gb_channel WHERE device_id = @deviceId), updated_at = @at WHERE device_id = @deviceId'),
+    channelCount: db.prepare<[string], { channel_count: number }>('SELECT channel_count FROM gb_device WHERE device_id = ?'),
+    setChannelCount: db.prepare('UPDATE gb_device SET channel_count = ?, updated_at = ? WHERE device_id = ?'),
+    channelStored: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM gb_channel WHERE device_id = ? AND channel_id = ?'),
     countChannels: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM gb_channel WHERE device_id = ?'),
     channels: db.prepare<[string, number, number], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? ORDER BY channel_id LIMIT ? OFFSET ?`),
+    channelsFrom: db.prepare<[string, number], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? ORDER BY channel_id LIMIT ?`),
+    channelsAfter: db.prepare<[string, string, number], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id > ? ORDER BY channel_id LIMIT ?`),
     channel: db.prepare<[string, string], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id = ?`),
     channelDevice: db.prepare<[string], IdRow>('SELECT device_id FROM gb_channel WHERE channel_id = ? ORDER BY updated_at DESC, device_id LIMIT 1'),
   };
@@ -126,25 +134,36 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     const row = s.device.get(deviceId);
     return row === undefined ? null : withPending(deviceFromRow(row));
   };
-  const requireDevice = (deviceId: DeviceId): void => {
-    if (s.device.get(deviceId) === undefined) throw new DeviceNotFoundError(deviceId);
+  /** The device's stored channel count; DeviceNotFoundError if absent. */
+  const channelCountOf = (deviceId: DeviceId): number => {
+    const row = s.channelCount.get(deviceId);
+    if (row === undefined) throw new DeviceNotFoundError(deviceId);
+    return row.channel_count;
   };
-  const putChannels = (deviceId: DeviceId, inputs: readonly ChannelInput[], at: number): void => {
+  const putChannels = (deviceId: DeviceId, inputs: readonly ChannelInput[], at: number, count: number): void => {
     for (const c of inputs) s.upsertChannel.run(channelValues(deviceId, c, at)); // a later duplicate id wins
-    s.recount.run({ deviceId, at });
+    s.setChannelCount.run(count, at, deviceId);
   };
+  // The cap is checked before the first row is written; a throw inside a transaction rolls it back anyway.
   const replace = db.transaction((deviceId: DeviceId, inputs: readonly ChannelInput[], at: number) => {
-    requireDevice(deviceId);
+    channelCountOf(deviceId);
+    const unique = new Set(inputs.map((c) => c.channelId)).size;
+    if (unique > maxChannels) throw new ChannelLimitError(deviceId, maxChannels);
     s.deleteChannels.run(deviceId);
-    putChannels(deviceId, inputs, at);
+    putChannels(deviceId, inputs, at, unique);
   });
   const upsert = db.transaction((deviceId: DeviceId, inputs: readonly ChannelInput[], at: number) => {
-    requireDevice(deviceId);
-    putChannels(deviceId, inputs, at);
+    const count = channelCountOf(deviceId);
+    let added = 0;
+    for (const id of new Set(inputs.map((c) => c.channelId))) if (s.channelStored.get(deviceId, id) === undefined) added += 1;
+    if (count + added > maxChannels) throw new ChannelLimitError(deviceId, maxChannels);
+    putChannels(deviceId, inputs, at, count + added);
   });
-  const remove = db.transaction((deviceId: DeviceId, channelIds: readonly string[], at: number) => {
-    for (const id of channelIds) s.deleteChannel.run(deviceId, id);
-    s.recount.run({ deviceId, at });
+  const remove = db.transaction((deviceId: DeviceId, channelIds: readonly ChannelId[], at: number) => {
+    const count = channelCountOf(deviceId);
+    let removed = 0;
+    for (const id of new Set(channelIds)) removed += s.deleteChannel.run(deviceId, id).changes;
+    s.setChannelCount.run(Math.max(0, count - removed), at, deviceId);
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
     for (const id of ids) {
@@ -256,7 +275,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
 
     removeChannels: (deviceId, channelIds, at) =>
       guard('removeChannels', () => {
-        if (channelIds.length === 0 || s.device.get(deviceId) === undefined) return;
+        if (channelIds.length === 0 || s.channelCount.get(deviceId) === undefined) return;
         remove(deviceId, channelIds, at);
       }),
 
@@ -265,6 +284,23 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
         const p = normalizePage(request);
         const total = s.countChannels.get(deviceId)?.n ?? 0;
         return { items: s.channels.all(deviceId, p.size, offsetOf(p)).map(channelFromRow), total, page: p.page, size: p.size };
+      }),
+
+    listChannelsAfter: (deviceId, after, limit) =>
+      guard('listChannelsAfter', () => {
+        if (limit <= 0) return [];
+        const rows = after === null ? s.channelsFrom.all(deviceId, limit) : s.channelsAfter.all(deviceId, after, limit);
+        return rows.map(channelFromRow);
+      }),
+
+    getChannels: (deviceId, channelIds) =>
+      guard('getChannels', () => {
+        const out: Channel[] = [];
+        for (const id of new Set(channelIds)) {
+          const row = s.channel.get(deviceId, id);
+          if (row !== undefined) out.push(channelFromRow(row));
+        }
+        return out;
       }),
 
     getChannel: (deviceId, channelId) =>

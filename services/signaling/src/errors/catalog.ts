@@ -7,6 +7,7 @@ export const ErrorCodes = {
   BAD_PARAMETER: 'VMS_ERR_BAD_PARAMETER',
   UNAUTHORIZED: 'VMS_ERR_UNAUTHORIZED',
   TENANT_FORBIDDEN: 'VMS_ERR_TENANT_FORBIDDEN',
+  ROLE_FORBIDDEN: 'VMS_ERR_ROLE_FORBIDDEN',
   ROUTE_NOT_FOUND: 'VMS_ERR_ROUTE_NOT_FOUND',
   DEVICE_NOT_FOUND: 'VMS_ERR_DEVICE_NOT_FOUND',
   CHANNEL_NOT_FOUND: 'VMS_ERR_CHANNEL_NOT_FOUND',
@@ -23,7 +24,11 @@ export const ErrorCodes = {
   MEDIA_SESSION_NOT_FOUND: 'VMS_ERR_MEDIA_SESSION_NOT_FOUND',
   MEDIA_FAILED: 'VMS_ERR_MEDIA_FAILED',
   STORAGE_FAILED: 'VMS_ERR_STORAGE_FAILED',
+  BODY_TOO_LARGE: 'VMS_ERR_BODY_TOO_LARGE',
+  RATE_LIMITED: 'VMS_ERR_RATE_LIMITED',
+  CHANNEL_LIMIT: 'VMS_ERR_CHANNEL_LIMIT',
   SHUTTING_DOWN: 'VMS_ERR_SHUTTING_DOWN',
+  NOT_READY: 'VMS_ERR_NOT_READY',
   INTERNAL: 'VMS_ERR_INTERNAL',
 } as const;
 
@@ -72,10 +77,23 @@ export class UnauthorizedError extends VmsError {
   }
 }
 
+/**
+ * SPEC SEC-2: the resource is not the caller's tenant's. A tenant token gets exactly this answer for
+ * another tenant's device and for one that does not exist (no existence oracle), so the message never
+ * says which; `resource` (the id asked for) is for the log only.
+ */
 export class TenantForbiddenError extends VmsError {
   readonly code = ErrorCodes.TENANT_FORBIDDEN;
-  constructor(readonly deviceId: string) {
-    super('device belongs to another tenant');
+  constructor(readonly resource: string) {
+    super('not found or not this tenant\'s');
+  }
+}
+
+/** SPEC SEC-2: an endpoint for the all-tenant operator role (its explicit `role` claim) only. */
+export class RoleForbiddenError extends VmsError {
+  readonly code = ErrorCodes.ROLE_FORBIDDEN;
+  constructor(readonly what: string) {
+    super(`${what} requires the operator role`);
   }
 }
 
@@ -133,7 +151,7 @@ export class ForwardingDisabledError extends VmsError {
     readonly deviceId: string,
     readonly ownerNode: string,
   ) {
-    super(`device ${deviceId} is owned by node ${ownerNode} and forwarding is disabled (no node-forward-secret)`);
+    super(`device ${deviceId} is owned by another node and forwarding is disabled (no node-forward-secret)`);
   }
 }
 
@@ -144,7 +162,7 @@ export class OwnerNodeOfflineError extends VmsError {
     readonly deviceId: string,
     readonly ownerNode: string,
   ) {
-    super(`owner node ${ownerNode} of device ${deviceId} is offline`);
+    super(`the owner node of device ${deviceId} is offline`);
   }
 }
 
@@ -156,7 +174,7 @@ export class OwnerUnreachableError extends VmsError {
     readonly phase: 'connect' | 'response',
     options?: { cause?: unknown },
   ) {
-    super(`owner node ${ownerNode} did not answer (${phase})`, options);
+    super(`the owner node did not answer (${phase})`, options);
   }
 }
 
@@ -234,10 +252,45 @@ export class StorageError extends VmsError {
   }
 }
 
+/** SPEC SEC-3: a request body over the limit (HTTP 413; fastify's FST_ERR_CTP_BODY_TOO_LARGE). */
+export class BodyTooLargeError extends VmsError {
+  readonly code = ErrorCodes.BODY_TOO_LARGE;
+  constructor(options?: { cause?: unknown }) {
+    super('request body too large', options);
+  }
+}
+
+/** SPEC SEC-3: a device sends more messages than its per-device rate allows (SIP 503 + Retry-After). */
+export class RateLimitedError extends VmsError {
+  readonly code = ErrorCodes.RATE_LIMITED;
+  constructor(readonly deviceId: string) {
+    super(`device ${deviceId} sends messages faster than its rate limit`);
+  }
+}
+
+/** SPEC SEC-3: storing the channels would take a device over its channel cap; nothing was stored. */
+export class ChannelLimitError extends VmsError {
+  readonly code = ErrorCodes.CHANNEL_LIMIT;
+  constructor(
+    readonly deviceId: string,
+    readonly limit: number,
+  ) {
+    super(`device ${deviceId} would exceed its limit of ${limit} channels`);
+  }
+}
+
 export class ShuttingDownError extends VmsError {
   readonly code = ErrorCodes.SHUTTING_DOWN;
   constructor() {
     super('instance is shutting down');
+  }
+}
+
+/** Readiness (`/readyz`): still starting, or draining after SIGTERM. */
+export class NotReadyError extends VmsError {
+  readonly code = ErrorCodes.NOT_READY;
+  constructor(readonly phase: 'starting' | 'draining') {
+    super(`instance not ready: ${phase}`);
   }
 }
 

@@ -1,6 +1,8 @@
-// Device lookups every handler shares: 404 unknown, 403 other tenant, 4601 offline.
-import { assertSameTenant, type Principal } from '../auth/principal.ts';
-import { ChannelNotFoundError, DeviceNotFoundError, DeviceOfflineError, UnauthorizedError } from '../errors/catalog.ts';
+// Device lookups every handler shares (SPEC SEC-2): 403 another tenant's, 4601 offline. For a tenant
+// token an unknown device or channel answers exactly like another tenant's (403, same message), so a
+// tenant cannot learn which ids exist elsewhere; the operator role sees every tenant and gets 404.
+import { isOperator, mayAccessTenant, type Principal } from '../auth/principal.ts';
+import { ChannelNotFoundError, DeviceNotFoundError, DeviceOfflineError, RoleForbiddenError, TenantForbiddenError, UnauthorizedError, type VmsError } from '../errors/catalog.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { Device, DeviceId } from '../devices/device.types.ts';
 import type { ChannelRef } from '../control/device-control.port.ts';
@@ -11,8 +13,20 @@ export function operator(ctx: HandlerContext): Principal {
   return ctx.principal;
 }
 
+/** The caller, who must hold the all-tenant operator role (SPEC SEC-2). */
+export function operatorRole(ctx: HandlerContext, what: string): Principal {
+  const principal = operator(ctx);
+  if (!isOperator(principal)) throw new RoleForbiddenError(what);
+  return principal;
+}
+
+/** What a missing resource answers: 404 for the operator role, the tenant refusal (403) for a tenant. */
+export function missing(principal: Principal, id: string, notFound: VmsError): VmsError {
+  return isOperator(principal) ? notFound : new TenantForbiddenError(id);
+}
+
 export interface DeviceAccess {
-  /** The caller's device: DeviceNotFoundError / TenantForbiddenError. */
+  /** The caller's device: TenantForbiddenError (another tenant's or, for a tenant, unknown) / DeviceNotFoundError (operator). */
   device(principal: Principal, deviceId: DeviceId): Promise<Device>;
   /** As `device`, and it must be online (DeviceOfflineError, SPEC 4601). */
   onlineDevice(principal: Principal, deviceId: DeviceId): Promise<Device>;
@@ -23,8 +37,8 @@ export interface DeviceAccess {
 export function createDeviceAccess(devices: DeviceRepository): DeviceAccess {
   const device = async (principal: Principal, deviceId: DeviceId): Promise<Device> => {
     const d = await devices.getDevice(deviceId);
-    if (d === null) throw new DeviceNotFoundError(deviceId);
-    assertSameTenant(principal, d);
+    if (d === null) throw missing(principal, deviceId, new DeviceNotFoundError(deviceId));
+    if (!mayAccessTenant(principal, d.tenantId)) throw new TenantForbiddenError(deviceId);
     return d;
   };
   const onlineDevice = async (principal: Principal, deviceId: DeviceId): Promise<Device> => {
@@ -37,7 +51,7 @@ export function createDeviceAccess(devices: DeviceRepository): DeviceAccess {
     onlineDevice,
     async onlineChannel(principal, channelId) {
       const deviceId = await devices.findChannelDevice(channelId);
-      if (deviceId === null) throw new ChannelNotFoundError(channelId);
+      if (deviceId === null) throw missing(principal, channelId, new ChannelNotFoundError(channelId));
       await onlineDevice(principal, deviceId);
       return { deviceId, channelId };
     },

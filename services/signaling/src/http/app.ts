@@ -8,15 +8,18 @@ import { verifyToken } from '../auth/jwt.ts';
 import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
 import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
 import { createDeviceAccess } from './access.ts';
-import { createEdge, edgeServerFactory } from './edge.ts';
+import { createEdge } from './edge.ts';
+import { boundedServerFactory, DEFAULT_HTTP_LIMITS } from './http-server.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { ok } from './envelope.ts';
-import { errorResponse, toVmsError } from './errors.ts';
+import { errorResponse, refusalLogFields, toVmsError } from './errors.ts';
+import { publishApiFailure } from '../metrics/channels.ts';
 import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
 import type { RawParams } from './params.ts';
 import { registerOpenApi } from './openapi.ts';
 import { isWebhookPath, stripServicePrefix } from './paths.ts';
 import { ROUTES } from './route-table.ts';
+import { METRICS_SCHEMA } from './schemas/metrics.ts';
 import { ROUTE_SCHEMAS } from './schemas/routes.ts';
 import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
@@ -27,6 +30,7 @@ import { playHandlers } from './routes/play.ts';
 import { playbackHandlers } from './routes/playback.ts';
 import { ptzHandlers } from './routes/ptz.ts';
 import { recordHandlers } from './routes/records.ts';
+import { routingHandlers } from './routes/routing.ts';
 import { registerWebhookRoute } from './routes/webhook.ts';
 import './fastify-types.ts';
 
@@ -44,30 +48,34 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...recordHandlers(deps, access),
     ...playHandlers(deps, access),
     ...playbackHandlers(deps, access),
-    ...platformHandlers(deps.platforms),
+    ...platformHandlers(deps.platforms, deps.devices),
+    ...routingHandlers(deps.routing),
   };
 }
 
 export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   const tokens = rememberVerifiedTokens(verifyToken); // a token is verified once per lifetime, not per request
-  const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
+  const limits = { ...DEFAULT_HTTP_LIMITS, ...deps.limits };
+  const bodyLimit = limits.bodyLimit;
   let closing = false;
+  const isVerifiedForward = deps.isVerifiedForward ?? (() => false);
   // Cluster mode: the edge (edge.ts) forwards requests it can decide from memory before fastify runs.
   const edge =
     deps.edgeRouting === undefined || deps.edgeRouting === null
       ? null
       : createEdge({ routing: deps.edgeRouting, tokens, signingKey: deps.signingKey, clock: deps.clock, bodyLimit, logger: deps.logger, isClosing: () => closing });
   const app = Fastify({
-    ...(edge === null ? {} : { serverFactory: edgeServerFactory(edge) }),
+    // SPEC SEC-3: header, request, keep-alive and idle timeouts, connection caps (http-server.ts)
+    serverFactory: boundedServerFactory(limits, edge, deps.logger),
     loggerInstance: deps.logger,
     bodyLimit,
     rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
     return503OnClosing: true,
     // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the
     // operator called; its owner does not log it again at info (two JSON lines, two writes per request).
-    // The owner-routing hook logs it at debug with its forward id, and a forged marker is logged as a
-    // warning there, so nothing arrives unlogged.
-    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined }),
+    // Only a forward whose secret verified counts (SPEC SEC-4): the marker alone, without the right
+    // secret, is logged like any other request (and refused 4605 by the routing hook).
+    logController: new LogController({ disableRequestLogging: (req: FastifyRequest) => req.headers[FORWARD_HEADERS.marker] !== undefined && isVerifiedForward(req) }),
     // Malformed URLs and similar are rejected by the router before any hook: answer with an envelope too.
     frameworkErrors: (error, request, reply) => {
       const { httpStatus, body } = errorResponse(new BadParameterError('url', error.message));
@@ -123,7 +131,10 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
           ),
       });
     }
-    if (deps.media !== undefined) registerWebhookRoute(api, deps.media);
+    if (deps.media !== undefined) registerWebhookRoute(api, deps.media, limits.webhookBodyLimit);
+    // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
+    const metrics = deps.metrics;
+    if (metrics !== undefined) api.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
   });
 
   app.setNotFoundHandler(async (request) => {
@@ -133,8 +144,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.setErrorHandler(async (raw, request, reply) => {
     const err = toVmsError(raw);
     const { httpStatus, body } = errorResponse(err);
+    publishApiFailure(err.code);
     if (httpStatus >= 500) request.log.error({ err: raw, code: err.code }, 'request failed');
-    else request.log.info({ code: err.code, reason: err.message }, 'request refused');
+    else request.log.info(refusalLogFields(err), 'request refused');
     return reply.status(httpStatus).type('application/json; charset=utf-8').send(body);
   });
 

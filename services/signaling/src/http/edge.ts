@@ -12,12 +12,14 @@
 // and fastify's path answers every refusal: the edge changes the cost, never the outcome.
 import { FORWARD_HEADERS } from '@vms/cluster';
 import type { FastifyBaseLogger } from 'fastify';
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { extractToken } from '../auth/bearer.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { VerifiedTokens } from '../auth/verified-tokens.ts';
 import type { Clock } from '../core/clock.ts';
 import { isGbId } from '../core/gb-id.ts';
-import { errorResponse } from './errors.ts';
+import { errorResponse, refusalLogFields } from './errors.ts';
+import { publishApiFailure } from '../metrics/channels.ts';
 import type { EdgeRequest, EdgeRouting } from './handler.types.ts';
 import { stripServicePrefix } from './paths.ts';
 import { ROUTES, ROUTING_PARAM, type RouteSpec } from './route-table.ts';
@@ -80,8 +82,10 @@ export function createEdge(o: EdgeOptions): EdgeListener {
       const candidate = matchEdgeRequest(req.method, req.url, req.headers, o.bodyLimit);
       if (candidate === null) return false;
       const token = extractToken(req.headers);
-      if (token === null || o.tokens.peek(token, o.signingKey, o.clock.now()) === undefined) return false;
-      return o.routing(edgeRequest(req, res, candidate, o.logger));
+      if (token === null) return false;
+      const principal = o.tokens.peek(token, o.signingKey, o.clock.now());
+      if (principal === undefined) return false;
+      return o.routing(edgeRequest(req, res, candidate, principal, o.logger));
     } catch (err) {
       // never expected (the routing must not throw): fastify's path still answers the request
       o.logger.error({ err, url: req.url }, 'edge routing failed, request left to the full path');
@@ -92,7 +96,7 @@ export function createEdge(o: EdgeOptions): EdgeListener {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate, logger: FastifyBaseLogger): EdgeRequest {
+function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate, principal: Principal, logger: FastifyBaseLogger): EdgeRequest {
   const startedAt = performance.now();
   const method = req.method as string;
   const url = req.url as string;
@@ -108,6 +112,7 @@ function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate
     method,
     url,
     headers: req.headers,
+    principal,
     log: logger,
     body: () => readBody(req),
     answer(status, contentType, body) {
@@ -117,8 +122,9 @@ function edgeRequest(req: IncomingMessage, res: ServerResponse, c: EdgeCandidate
     },
     fail(err) {
       const { httpStatus, body } = errorResponse(err);
+      publishApiFailure(err.code);
       write(httpStatus, JSON_TYPE, JSON.stringify(body));
-      logger.info({ method, url, key: c.key, code: err.code, reason: err.message, responseTime: performance.now() - startedAt }, 'request refused');
+      logger.info({ method, url, key: c.key, ...refusalLogFields(err), responseTime: performance.now() - startedAt }, 'request refused');
     },
   };
 }
@@ -137,24 +143,4 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
     req.once('error', reject);
     req.once('aborted', () => reject(new Error('request aborted by the client')));
   });
-}
-
-/**
- * fastify's `serverFactory`: the same HTTP server fastify would build (its timeouts mirrored), with
- * the edge in front of fastify's handler.
- */
-export function edgeServerFactory(edge: EdgeListener) {
-  return (
-    handler: (req: IncomingMessage, res: ServerResponse) => void,
-    opts: { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number },
-  ): Server => {
-    const server = createServer((req, res) => {
-      if (!edge(req, res)) handler(req, res);
-    });
-    if (opts.keepAliveTimeout !== undefined) server.keepAliveTimeout = opts.keepAliveTimeout;
-    if (opts.requestTimeout !== undefined) server.requestTimeout = opts.requestTimeout;
-    server.setTimeout(opts.connectionTimeout ?? 0);
-    if (opts.maxRequestsPerSocket !== undefined && opts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
-    return server;
-  };
 }

@@ -13,6 +13,7 @@ describe('error → envelope table', () => {
         VMS_ERR_BAD_PARAMETER: [400, 400],
         VMS_ERR_UNAUTHORIZED: [401, 401],
         VMS_ERR_TENANT_FORBIDDEN: [403, 403],
+        VMS_ERR_ROLE_FORBIDDEN: [403, 403],
         VMS_ERR_ROUTE_NOT_FOUND: [404, 404],
         VMS_ERR_DEVICE_NOT_FOUND: [404, 404],
         VMS_ERR_CHANNEL_NOT_FOUND: [404, 404],
@@ -29,7 +30,11 @@ describe('error → envelope table', () => {
         VMS_ERR_MEDIA_SESSION_NOT_FOUND: [404, 404],
         VMS_ERR_MEDIA_FAILED: [200, 4609],
         VMS_ERR_STORAGE_FAILED: [503, 503],
+        VMS_ERR_BODY_TOO_LARGE: [413, 413],
+        VMS_ERR_RATE_LIMITED: [429, 429],
+        VMS_ERR_CHANNEL_LIMIT: [409, 409],
         VMS_ERR_SHUTTING_DOWN: [503, 503],
+        VMS_ERR_NOT_READY: [503, 503],
         VMS_ERR_CONFIG_INVALID: [500, 500],
         VMS_ERR_INTERNAL: [500, 500],
       },
@@ -54,7 +59,11 @@ describe('error → envelope table', () => {
       const r = errorResponse(err);
       assert.equal(r.httpStatus, status, err.code);
       assert.deepEqual(r.body, { code, success: false, msg: err.message, data: null });
+      // SPEC SEC-2: node names are infrastructure; a tenant's answers never carry them
+      assert.doesNotMatch(r.body.msg, /node-b/, err.code);
     }
+    // one answer for another tenant's resource and a missing one: the message cannot tell them apart
+    assert.equal(new E.TenantForbiddenError('34020000001320000001').message, new E.TenantForbiddenError('34020000001320000009').message);
     assert.deepEqual(ok({ a: 1 }), { code: 200, success: true, msg: 'ok', data: { a: 1 } });
   });
 
@@ -62,7 +71,9 @@ describe('error → envelope table', () => {
     const internal = toVmsError(new TypeError('secret detail'));
     assert.ok(internal instanceof E.InternalError);
     assert.equal(errorResponse(internal).body.msg, 'internal error');
-    const client = toVmsError(Object.assign(new Error('Body is too large'), { statusCode: 413 }));
+    const tooLarge = toVmsError(Object.assign(new Error('Body is too large'), { statusCode: 413 }));
+    assert.ok(tooLarge instanceof E.BodyTooLargeError); // SPEC SEC-3: 413, not a bad parameter
+    const client = toVmsError(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }));
     assert.ok(client instanceof E.BadParameterError);
   });
 });

@@ -1,7 +1,7 @@
 // The one table from error codes to the API envelope code and HTTP status (pinned by errors.test.ts).
 // Routing failures are business failures: HTTP 200 with success=false (SPEC §12), except a forged
 // forward (403). Device-side failures follow the same rule with codes 4606-4608.
-import { BadParameterError, ErrorCodes, InternalError, isVmsError, type ErrorCode, type VmsError } from '../errors/catalog.ts';
+import { BadParameterError, BodyTooLargeError, ErrorCodes, InternalError, isVmsError, type ErrorCode, type VmsError } from '../errors/catalog.ts';
 import { failure, type Envelope } from './envelope.ts';
 import { problemOf } from './schemas/patterns.ts';
 
@@ -14,6 +14,7 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.BAD_PARAMETER]: { httpStatus: 400, code: 400 },
   [ErrorCodes.UNAUTHORIZED]: { httpStatus: 401, code: 401 },
   [ErrorCodes.TENANT_FORBIDDEN]: { httpStatus: 403, code: 403 },
+  [ErrorCodes.ROLE_FORBIDDEN]: { httpStatus: 403, code: 403 },
   [ErrorCodes.ROUTE_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.DEVICE_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.CHANNEL_NOT_FOUND]: { httpStatus: 404, code: 404 },
@@ -30,7 +31,11 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.MEDIA_SESSION_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.MEDIA_FAILED]: { httpStatus: 200, code: 4609 },
   [ErrorCodes.STORAGE_FAILED]: { httpStatus: 503, code: 503 },
+  [ErrorCodes.BODY_TOO_LARGE]: { httpStatus: 413, code: 413 },
+  [ErrorCodes.RATE_LIMITED]: { httpStatus: 429, code: 429 },
+  [ErrorCodes.CHANNEL_LIMIT]: { httpStatus: 409, code: 409 },
   [ErrorCodes.SHUTTING_DOWN]: { httpStatus: 503, code: 503 },
+  [ErrorCodes.NOT_READY]: { httpStatus: 503, code: 503 },
   [ErrorCodes.CONFIG_INVALID]: { httpStatus: 500, code: 500 },
   [ErrorCodes.INTERNAL]: { httpStatus: 500, code: 500 },
 };
@@ -64,7 +69,9 @@ function schemaRefusal(err: unknown): BadParameterError | null {
   }
   const name = path === '' ? (typeof context === 'string' ? context : 'request') : path;
   const pattern = first.params['pattern'];
-  const problem = (typeof pattern === 'string' ? problemOf(pattern) : null) ?? first.message ?? 'is invalid';
+  // a body that is not an object: the handlers' objectBody words
+  const notObject = first.keyword === 'type' && first.params['type'] === 'object' ? 'must be a JSON object' : null;
+  const problem = (typeof pattern === 'string' ? problemOf(pattern) : null) ?? notObject ?? first.message ?? 'is invalid';
   return new BadParameterError(name, problem);
 }
 
@@ -73,8 +80,15 @@ export function toVmsError(err: unknown): VmsError {
   if (isVmsError(err)) return err;
   const refused = schemaRefusal(err);
   if (refused !== null) return refused;
+  if (isClientError(err) && err.statusCode === 413) return new BodyTooLargeError({ cause: err });
   if (isClientError(err)) return new BadParameterError('request', err.message);
   return new InternalError({ cause: err });
+}
+
+/** Log fields of a refusal: the node a routing failure concerns goes to the log, never to the answer (SPEC SEC-2). */
+export function refusalLogFields(err: VmsError): { code: string; reason: string; ownerNode?: string } {
+  const ownerNode = (err as { ownerNode?: unknown }).ownerNode;
+  return { code: err.code, reason: err.message, ...(typeof ownerNode === 'string' ? { ownerNode } : {}) };
 }
 
 export function errorResponse(err: VmsError): { readonly httpStatus: number; readonly body: Envelope<never> } {

@@ -4,12 +4,15 @@ import type { Clock } from '../core/clock.ts';
 import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import type { VmsError } from '../errors/catalog.ts';
 import type { RawParams } from './params.ts';
 import type { RouteId, RouteSpec } from './route-table.ts';
+import type { HttpLimits } from './http-server.ts';
 
 /** What a handler sees: parsed parameters, the operator, a request-bound logger. No fastify objects. */
 export interface HandlerContext {
@@ -52,6 +55,8 @@ export interface EdgeRequest {
   /** Path and query exactly as received (ROUTE-3, ROUTE-7). */
   readonly url: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The caller, from a token that passed the full verification before. */
+  readonly principal: Principal;
   readonly log: FastifyBaseLogger;
   /** The request body as received (null when empty); read at most once. */
   body(): Promise<Buffer | null>;
@@ -68,6 +73,13 @@ export interface EdgeRequest {
  */
 export type EdgeRouting = (request: EdgeRequest) => boolean;
 
+/** What `/readyz` reports: `phase` decides the answer, the rest is shown to the operator. */
+export interface Readiness {
+  readonly phase: 'starting' | 'ready' | 'draining';
+  /** Redis client state (`ready`, `connecting`, ...); null without Redis. */
+  readonly redis: string | null;
+}
+
 export interface HttpDeps {
   readonly instanceId: string;
   readonly signingKey: string;
@@ -81,12 +93,23 @@ export interface HttpDeps {
   /** Platform UTC offset for zoned API times (e.g. 480 = UTC+8). */
   readonly utcOffsetMinutes: number;
   readonly ownerRouting?: OwnerRoutingHook;
+  /**
+   * True for a request forwarded by another instance whose secret verified (SPEC ROUTE-3, SEC-4): the
+   * instance the operator called logs it, so this one does not. Absent = every request is logged.
+   */
+  readonly isVerifiedForward?: (request: FastifyRequest) => boolean;
   /** Cluster mode: the edge fast path of owner routing (edge.ts); absent = every request through fastify. */
   readonly edgeRouting?: EdgeRouting | null;
   /** Live view, playback, download and media hooks; absent when the SIP side is replaced (tests). */
   readonly media?: MediaWiring;
   /** Upstream platform administration; absent when the SIP side is replaced (tests). */
   readonly platforms?: PlatformAdmin;
-  /** Largest accepted request body, bytes. Default 1 MiB. */
-  readonly bodyLimit?: number;
+  /** `GET /metrics` (src/metrics); absent = no such endpoint. */
+  readonly metrics?: Pick<Metrics, 'contentType' | 'render'>;
+  /** Readiness for `/readyz` (routes/health.ts); absent = ready whenever HTTP answers. */
+  readonly readiness?: () => Readiness;
+  /** Timeouts, connection caps and body limits (http-server.ts); each defaults to DEFAULT_HTTP_LIMITS. */
+  readonly limits?: Partial<HttpLimits>;
+  /** The routing engine's store, reloader and shadow table (SPEC §10); absent: its endpoints answer unavailable. */
+  readonly routing?: RoutingWiring;
 }

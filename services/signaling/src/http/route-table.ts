@@ -24,6 +24,7 @@ export interface RouteSpec {
 
 export const ROUTES = [
   { id: 'health', method: 'GET', path: '/healthz', routedBy: null, auth: 'none' },
+  { id: 'ready', method: 'GET', path: '/readyz', routedBy: null, auth: 'none' },
   { id: 'devices.list', method: 'GET', path: '/vms/devices', routedBy: null, auth: 'operator' },
   { id: 'devices.get', method: 'GET', path: '/vms/devices/:deviceId', routedBy: null, auth: 'operator' },
   { id: 'channels.list', method: 'GET', path: '/vms/channels', routedBy: null, auth: 'operator' },
@@ -52,6 +53,23 @@ export const ROUTES = [
   { id: 'platforms.delete', method: 'DELETE', path: '/vms/platforms/:serverId', routedBy: null, auth: 'operator' },
   { id: 'platforms.channels', method: 'GET', path: '/vms/platforms/:serverId/channels', routedBy: null, auth: 'operator' },
   { id: 'platforms.channels.replace', method: 'PUT', path: '/vms/platforms/:serverId/channels', routedBy: null, auth: 'operator' },
+  // the routing engine (SPEC §10): operator role, any instance, answered from the routing store
+  { id: 'routing.draft', method: 'GET', path: '/vms/routing/draft', routedBy: null, auth: 'operator' },
+  { id: 'routing.destinations.put', method: 'PUT', path: '/vms/routing/destinations/:destinationId', routedBy: null, auth: 'operator' },
+  { id: 'routing.destinations.delete', method: 'DELETE', path: '/vms/routing/destinations/:destinationId', routedBy: null, auth: 'operator' },
+  { id: 'routing.sets.put', method: 'PUT', path: '/vms/routing/sets/:setId', routedBy: null, auth: 'operator' },
+  { id: 'routing.sets.delete', method: 'DELETE', path: '/vms/routing/sets/:setId', routedBy: null, auth: 'operator' },
+  { id: 'routing.rules.create', method: 'POST', path: '/vms/routing/rules', routedBy: null, auth: 'operator' },
+  { id: 'routing.rules.update', method: 'PUT', path: '/vms/routing/rules/:ruleId', routedBy: null, auth: 'operator' },
+  { id: 'routing.rules.delete', method: 'DELETE', path: '/vms/routing/rules/:ruleId', routedBy: null, auth: 'operator' },
+  { id: 'routing.validate', method: 'POST', path: '/vms/routing/validate', routedBy: null, auth: 'operator' },
+  { id: 'routing.publish', method: 'POST', path: '/vms/routing/publish', routedBy: null, auth: 'operator' },
+  { id: 'routing.rollback', method: 'POST', path: '/vms/routing/rollback', routedBy: null, auth: 'operator' },
+  { id: 'routing.versions', method: 'GET', path: '/vms/routing/versions', routedBy: null, auth: 'operator' },
+  { id: 'routing.decide', method: 'GET', path: '/vms/routing/decide', routedBy: null, auth: 'operator' },
+  { id: 'routing.shadow.start', method: 'POST', path: '/vms/routing/shadow', routedBy: null, auth: 'operator' },
+  { id: 'routing.shadow.stop', method: 'DELETE', path: '/vms/routing/shadow', routedBy: null, auth: 'operator' },
+  { id: 'routing.shadow.report', method: 'GET', path: '/vms/routing/shadow', routedBy: null, auth: 'operator' },
   // `POST /vms/webhook/:hook` (media-node hooks) is registered beside the table: no token, no routing,
   // ZLM's reply envelope (routes/webhook.ts).
 ] as const satisfies readonly RouteSpec[];

@@ -1,11 +1,12 @@
 // The media nodes this instance can put streams on (SPEC §9): the registry (MySQL when configured,
 // else memory) seeded from `vms.media.nodes`, one ZLM client per node, node health from keepalive
-// hooks, API probes (media-prober.ts) and API call results, this instance's stream ledger, sticky
-// least-load selection, SSRCs (the allocator is given: memory alone, Redis in a cluster).
+// hooks, API probes (media-prober.ts) and API call results, this instance's stream ledger, node choice
+// by the routing engine (SPEC §10: a published 'media' rule where one matches, else the built-in table —
+// sticky per live channel, least load per unit of weight), SSRCs (the allocator is given: memory alone, Redis in a cluster).
 // The node list is cached and refreshed every `refreshMs` so hook authentication stays synchronous.
 import {
   buildCandidates,
-  createLeastLoadSelector,
+  createRoutingMediaSelector,
   createZlmClients,
   DEFAULT_HEALTH_POLICY,
   isMediaError,
@@ -18,6 +19,7 @@ import {
   type SsrcAllocator,
   type ZlmClient,
 } from '@vms/media';
+import type { Decision, RoutingTable } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import { MediaFailedError } from '../errors/catalog.ts';
@@ -35,6 +37,11 @@ export interface MediaPlaneOptions {
   /** ZLM API request timeout, ms. */
   readonly apiTimeoutMs: number;
   readonly refreshMs: number;
+  /** The published routing table in force, if the routing engine's store is wired (SPEC §10). */
+  readonly routingTable?: (() => RoutingTable | undefined) | undefined;
+  /** Shadow mode: a candidate table deciding beside the live one; each pair goes to onShadow. */
+  readonly shadowTable?: (() => RoutingTable | undefined) | undefined;
+  readonly onShadow?: ((channelId: string, live: Decision, shadow: Decision) => void) | undefined;
 }
 
 export interface MediaPlane {
@@ -60,7 +67,13 @@ export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
   const clients = createZlmClients({ requestTimeoutMs: o.apiTimeoutMs, connectTimeoutMs: Math.min(2000, o.apiTimeoutMs) });
   const health = new NodeHealthTracker(o.clock, o.healthPolicy ?? DEFAULT_HEALTH_POLICY);
   const ledger = new StreamLedger();
-  const selector = createLeastLoadSelector();
+  const onShadow = o.onShadow;
+  const selector = createRoutingMediaSelector({
+    published: o.routingTable,
+    now: () => o.clock.now(),
+    shadow: o.shadowTable,
+    onShadow: onShadow === undefined ? undefined : (req, live, shadow) => onShadow(req.channelId, live, shadow),
+  });
   const ssrcs = o.ssrcs;
   let nodes = new Map<string, MediaNode>();
   let timer: ReturnType<Clock['setTimeout']> | null = null;

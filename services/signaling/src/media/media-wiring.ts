@@ -28,11 +28,13 @@ import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { createHookReceiver, type HookReceiver } from './media-hooks.ts';
 import { createSqliteMediaNodeRegistry } from './media-node-registry.sqlite.ts';
 import { createMediaPlane } from './media-plane.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import { createMediaProber } from './media-prober.ts';
 import { createMediaSessionManager, type MediaSessionManager } from './media-session-manager.ts';
 import { createSipMediaSignaling } from './media-signaling.sip.ts';
 import { withLocalSsrcFallback } from './ssrc-fallback.ts';
 import { createRedisStreamHolders } from './stream-holders.redis.ts';
+import { mysqlPoolLimits } from '../config/limits.ts';
 
 /** GB/T 28181 gives no INVITE deadline; devices answer in well under a second, NVRs in a few. */
 export const INVITE_TIMEOUT_MS = 8000;
@@ -62,6 +64,8 @@ export interface MediaWiringDeps {
   readonly inviteTimeoutMs?: number;
   /** Without MySQL: the embedded store the node list is kept in; null/absent = memory (tests). */
   readonly embedded?: EmbeddedDb | null;
+  /** The routing engine (SPEC §10): its published table and shadow table drive the node choice. */
+  readonly routing?: Pick<RoutingWiring, 'published' | 'shadow'>;
 }
 
 /** The health policy from `vms.media.probe-after` / `failure-threshold` (suspect at twice probe-after). */
@@ -76,7 +80,7 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
   const log = d.log.child({ component: 'media' });
   let registry: MediaNodeRegistry;
   if (config.mysql !== null) {
-    const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2 });
+    const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(config.limits) });
     closers.push(() => pool.end());
     registry = createMysqlMediaNodeRegistry(pool); // table from deploy/sql V003, migrated at start
   } else if (d.embedded !== undefined && d.embedded !== null) {
@@ -113,6 +117,9 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     log: d.log,
     apiTimeoutMs: ZLM_API_TIMEOUT_MS,
     refreshMs: NODE_LIST_REFRESH_MS,
+    routingTable: d.routing?.published,
+    shadowTable: d.routing?.shadow.table,
+    onShadow: d.routing === undefined ? undefined : (channelId, live, shadow) => d.routing!.shadow.comparator.record(d.clock.now(), 'media', channelId, live, shadow),
   });
   closers.push(() => plane.close());
   const closeAll = async (): Promise<void> => {

@@ -18,7 +18,12 @@ export interface CatalogAssembly extends Assembly<CatalogResponse, CatalogAnswer
   readonly received: number;
 }
 
-export function createCatalogAssembly(): CatalogAssembly {
+/**
+ * `maxItems` bounds what one answer may hold (SPEC SEC-3: the device's channel cap): items with new
+ * ids past it are dropped, so a device announcing a huge SumNum cannot make us buffer without end;
+ * such an answer never completes and ends on the wait's timeout, keeping what fit.
+ */
+export function createCatalogAssembly(maxItems = Number.POSITIVE_INFINITY): CatalogAssembly {
   const items = new Map<string, CatalogItem>();
   let total: number | null = null;
   let pages = 0;
@@ -28,7 +33,7 @@ export function createCatalogAssembly(): CatalogAssembly {
       pages++;
       // The first announcement counts: a device that changes SumNum mid-answer gets the timeout path.
       total ??= response.sumNum;
-      for (const item of response.items) items.set(item.deviceId, item);
+      for (const item of response.items) if (items.size < maxItems || items.has(item.deviceId)) items.set(item.deviceId, item);
       return items.size >= total;
     },
     partial: () => (pages > 0 ? answer(false) : undefined),

@@ -1,20 +1,29 @@
 // What a catalog answer or notification changed, channel by channel (GB/T 28181-2016 §9.11, §A.2.5
 // events), so that listeners (the cascade's catalog NOTIFYs to upstream platforms, SPEC CASC-3) can
-// pass ADD / DEL / UPDATE / ON / OFF on. Pure, but for `readAllChannels`.
+// pass ADD / DEL / UPDATE / ON / OFF on. Pure, but for the two reads below, which cost what they read
+// (SPEC SEC-3): the channels a message names, or, for a complete sync, the catalog once by keyset.
 import { CATALOG_EVENTS, type CatalogEvent, type CatalogItem } from '@vms/gb28181';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { Channel, ChannelInput, DeviceId } from '../devices/device.types.ts';
 import type { ChannelChange } from '../events/device-events.ts';
 import { MAX_PAGE_SIZE } from '../devices/paging.ts';
 
-/** Every stored channel of a device (page by page). */
-export async function readAllChannels(devices: Pick<DeviceRepository, 'listChannels'>, deviceId: DeviceId): Promise<Channel[]> {
+/** Every stored channel of a device, by keyset pages (each page starts where the last ended). */
+export async function readAllChannels(devices: Pick<DeviceRepository, 'listChannelsAfter'>, deviceId: DeviceId): Promise<Channel[]> {
   const out: Channel[] = [];
-  for (let page = 1; ; page++) {
-    const p = await devices.listChannels(deviceId, { page, size: MAX_PAGE_SIZE });
-    out.push(...p.items);
-    if (p.items.length < MAX_PAGE_SIZE || out.length >= p.total) return out;
+  let after: string | null = null;
+  for (;;) {
+    const page = await devices.listChannelsAfter(deviceId, after, MAX_PAGE_SIZE);
+    out.push(...page);
+    const last = page.at(-1);
+    if (page.length < MAX_PAGE_SIZE || last === undefined) return out;
+    after = last.channelId;
   }
+}
+
+/** The stored versions of the channels a message reports: what `diffChannels` needs when not complete. */
+export function readReportedChannels(devices: Pick<DeviceRepository, 'getChannels'>, deviceId: DeviceId, reported: readonly ChannelInput[]): Promise<Channel[]> {
+  return reported.length === 0 ? Promise.resolve([]) : devices.getChannels(deviceId, reported.map((c) => c.channelId));
 }
 
 /** Fields compared for UPDATE (status is reported as ON / OFF on its own). */
@@ -26,7 +35,8 @@ function describe(c: ChannelInput | Channel): string {
 /**
  * A catalog answer (sync, or an unsolicited report) against the stored channels: a new channel is an
  * ADD, a changed one an UPDATE (only its status changed: ON / OFF), an unchanged one nothing; with a
- * `complete` catalog, a stored channel it does not list is a DEL.
+ * `complete` catalog, a stored channel it does not list is a DEL. `stored` must hold every stored
+ * channel when `complete`, and at least the reported ones otherwise.
  */
 export function diffChannels(stored: readonly Channel[], reported: readonly ChannelInput[], complete: boolean): ChannelChange[] {
   const before = new Map(stored.map((c) => [c.channelId, c]));

@@ -7,8 +7,10 @@ import type { Logger } from 'pino';
 import type { CatalogProgress } from '../control/device-control.port.ts';
 import type { DeviceId } from '../devices/device.types.ts';
 import { DeviceOfflineError } from '../errors/catalog.ts';
+import { publishCatalogSync } from '../metrics/channels.ts';
+import { DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
 import { createCatalogAssembly, type CatalogAnswer, type CatalogAssembly } from './catalog-assembler.ts';
-import { diffChannels, readAllChannels } from './catalog-changes.ts';
+import { diffChannels, readAllChannels, readReportedChannels } from './catalog-changes.ts';
 import { channelFromItem } from './catalog-channels.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
@@ -71,12 +73,15 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
   const store = async (deviceId: DeviceId, answer: CatalogAnswer, s: SyncState, log: Logger): Promise<void> => {
     const channels = answer.items.map((i) => channelFromItem(i));
     const now = side.clock.now();
-    const stored = side.events.hasListeners('catalogChanged') ? await readAllChannels(side.devices, deviceId) : [];
+    // a complete answer needs every stored channel (DELs), once per sync; a partial one only its own
+    const listening = side.events.hasListeners('catalogChanged');
+    const stored = !listening ? [] : answer.complete ? await readAllChannels(side.devices, deviceId) : await readReportedChannels(side.devices, deviceId, channels);
     if (answer.complete) await side.devices.replaceChannels(deviceId, channels, now);
     else await side.devices.upsertChannels(deviceId, channels, now);
     Object.assign(s, { state: 'done', finishedAt: side.clock.now(), total: answer.total, received: channels.length, partial: !answer.complete, assembly: null });
     const changes = diffChannels(stored, channels, answer.complete);
     const removed = changes.filter((c) => c.event === 'DEL').map((c) => c.channelId);
+    publishCatalogSync('done', channels.length);
     side.events.emit('catalogChanged', { deviceId, at: now, source: 'sync', complete: answer.complete, channels, removed, changes });
     log.info({ channels: channels.length, total: answer.total, complete: answer.complete }, 'catalog sync finished');
   };
@@ -84,6 +89,7 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
   const failed = (s: SyncState, err: unknown, log: Logger): void => {
     const message = err instanceof Error ? err.message : String(err);
     Object.assign(s, { state: 'failed', finishedAt: side.clock.now(), error: message, assembly: null });
+    publishCatalogSync('failed');
     log.info({ reason: message }, 'catalog sync failed');
   };
 
@@ -94,9 +100,10 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
       const session = side.flows.get(deviceId);
       if (session === undefined) throw new DeviceOfflineError(deviceId);
       const log = side.log.child({ deviceId });
-      const assembly = createCatalogAssembly();
+      const assembly = createCatalogAssembly((side.limits ?? DEFAULT_DEVICE_LIMITS).maxChannelsPerDevice);
       const s: SyncState = { state: 'running', startedAt: side.clock.now(), finishedAt: null, total: null, received: 0, partial: false, error: null, assembly, task: null };
       syncs.set(deviceId, s);
+      publishCatalogSync('started');
       const handle = d.pending.open({
         deviceId,
         cmdType: 'Catalog',

@@ -20,6 +20,8 @@ import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts'
 import { createRegisterHandler } from './register.handler.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
 import { startSipServer, type SipServerOptions } from './sip-server.ts';
+import type { LimitSettings } from '../config/config.types.ts';
+import { deviceLimits, sipStackLimits } from '../config/limits.ts';
 
 export interface DeviceSideOptions {
   readonly sip: SipSettings;
@@ -32,6 +34,8 @@ export interface DeviceSideOptions {
   readonly timeouts?: Partial<QueryTimeouts>;
   readonly snIndex?: SnIndex;
   readonly sipTimers?: SipServerOptions['timers'];
+  /** SPEC SEC-3 bounds (SIP transport, per device); default: the modules' defaults. */
+  readonly limits?: LimitSettings;
 }
 
 /** Takes a MESSAGE that is not from a device (an upstream platform's, src/cascade): true = handled. */
@@ -57,18 +61,36 @@ export interface DeviceSide {
 
 export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide> {
   const log = o.log.child({ component: 'sip' });
-  const stack = await startSipServer({ sip: o.sip, clock: o.clock, log, userAgent: o.userAgent, ...(o.sipTimers === undefined ? {} : { timers: o.sipTimers }) });
+  const stack = await startSipServer({
+    sip: o.sip,
+    clock: o.clock,
+    log,
+    userAgent: o.userAgent,
+    ...(o.sipTimers === undefined ? {} : { timers: o.sipTimers }),
+    ...(o.limits === undefined ? {} : { limits: sipStackLimits(o.limits) }),
+  });
   const flows = createDeviceFlows();
-  const deps: DeviceSideDeps = { sip: o.sip, devices: o.devices, flows, events: o.events, clock: o.clock, log, utcOffsetMinutes: o.utcOffsetMinutes };
+  const deps: DeviceSideDeps = {
+    sip: o.sip,
+    devices: o.devices,
+    flows,
+    events: o.events,
+    clock: o.clock,
+    log,
+    utcOffsetMinutes: o.utcOffsetMinutes,
+    ...(o.limits === undefined ? {} : { limits: deviceLimits(o.limits) }),
+  };
   const timeouts: QueryTimeouts = { ...DEFAULT_QUERY_TIMEOUTS, ...o.timeouts };
   const pending = new PendingQueries({ clock: o.clock, log });
   const messenger = createDeviceMessenger({ stack, sip: o.sip, clock: o.clock, requestMs: timeouts.requestMs });
   const uplink = createManscdpUplink(deps, pending, messenger);
-  // Nonces are HMAC'd with a per-process secret: after a restart devices are simply challenged again.
-  const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32) });
+  // SEC-1: nonces are HMAC'd with a per-process key over realm and device id, so an answer is valid on
+  // this process, for that device, once. No other instance needs them: a device answers its 401 to
+  // the instance that sent it (same flow); after a restart devices are simply challenged again.
+  const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32), qop: o.sip.digestQop === 'auth' });
 
   stack.onRequest('REGISTER', createRegisterHandler(deps, digest));
-  const messages = createMessageHandlers(deps, uplink);
+  const messages = createMessageHandlers(deps, uplink, (deviceId, now) => digest.challengeHeader(now, { subject: deviceId }));
   stack.onStatelessRequest('MESSAGE', messages.keepalive);
   let intercept: MessageInterceptor | null = null;
   stack.onRequest('MESSAGE', (req, ctx) => (intercept?.(req, ctx) === true ? undefined : messages.message(req, ctx)));

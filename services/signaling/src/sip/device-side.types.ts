@@ -4,6 +4,7 @@ import type { SipSettings } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { DeviceEvents } from '../events/device-events.ts';
+import type { DeviceLimits } from './device-admission.ts';
 import type { DeviceFlows } from './device-flows.ts';
 
 export interface DeviceSideDeps {
@@ -16,6 +17,8 @@ export interface DeviceSideDeps {
   readonly log: Logger;
   /** Platform UTC offset for GB local times (REGISTER Date header, RecordInfo times). */
   readonly utcOffsetMinutes: number;
+  /** Per-device bounds (SPEC SEC-3); default DEFAULT_DEVICE_LIMITS. */
+  readonly limits?: DeviceLimits;
 }
 
 /** GB/T 28181 §A.2: the MANSCDP content type, spelled as the standard's examples spell it. */

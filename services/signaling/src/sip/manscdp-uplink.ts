@@ -5,7 +5,7 @@
 import { buildResultResponse, RESULT_OK, type ManscdpCommand } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import type { ChannelInput } from '../devices/device.types.ts';
-import { changesOfNotify, diffChannels, readAllChannels } from './catalog-changes.ts';
+import { changesOfNotify, diffChannels, readReportedChannels } from './catalog-changes.ts';
 import { channelFromItem, changesFromNotify } from './catalog-channels.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceMessenger } from './device-messenger.ts';
@@ -27,7 +27,8 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
 
   const storeChannels = async (deviceId: string, channels: ChannelInput[], log: Logger): Promise<void> => {
     if (channels.length === 0) return;
-    const stored = events.hasListeners('catalogChanged') ? await readAllChannels(devices, deviceId) : [];
+    // only the channels this message names (SPEC SEC-3: a message costs its size, not the catalog's)
+    const stored = events.hasListeners('catalogChanged') ? await readReportedChannels(devices, deviceId, channels) : [];
     await devices.upsertChannels(deviceId, channels, clock.now());
     const changes = diffChannels(stored, channels, false);
     events.emit('catalogChanged', { deviceId, at: clock.now(), source: 'report', complete: false, channels, removed: [], changes });
@@ -69,9 +70,11 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
       case 'Notify/Catalog': {
         const changes = changesFromNotify(cmd.body.items);
         const upserts = [...changes.upserts];
+        const known = changes.statusChanges.length === 0 ? [] : await devices.getChannels(deviceId, changes.statusChanges.map((s) => s.item.deviceId));
+        const storedById = new Map(known.map((c) => [c.channelId, c]));
         for (const { item, status } of changes.statusChanges) {
-          const stored = await devices.getChannel(deviceId, item.deviceId);
-          if (stored === null) upserts.push(channelFromItem(item, status));
+          const stored = storedById.get(item.deviceId);
+          if (stored === undefined) upserts.push(channelFromItem(item, status));
           else {
             const { deviceId: _d, updatedAt: _u, ...kept } = stored;
             upserts.push({ ...kept, status });

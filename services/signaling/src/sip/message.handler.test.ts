@@ -18,6 +18,8 @@ const DEV = '34020000001320000001';
 const DEV2 = '34020000001320000002';
 const EXPIRED = '34020000001320000003';
 const UNKNOWN = '34020000001320000099';
+/** Online in the store, within its lifetime, not registered on this instance (another one, or before a restart). */
+const STORED = '34020000001320000004';
 const T0 = 1_700_000_000_000;
 const flow: Flow = { transport: 'udp', remoteAddress: '192.168.1.64', remotePort: 5060, localAddress: '10.0.0.5', localPort: 5060 };
 
@@ -41,13 +43,16 @@ async function world(): Promise<World> {
     await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
     flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: T0 - 60_000, expiresAt });
   }
+  await devices.registerDevice({ deviceId: STORED, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
   const deps = { devices, flows, events, clock, log, utcOffsetMinutes: 480 } as unknown as DeviceSideDeps;
-  const handlers = createMessageHandlers(deps, { handle: async () => {} });
+  const handlers = createMessageHandlers(deps, { handle: async () => {} }, (deviceId) => `Digest realm="3402000000", nonce="for-${deviceId}"`);
   return { handlers, devices, flows, clock, uplinks };
 }
 
 interface Outcome {
   status: number;
+  /** WWW-Authenticate of the answer (full path). */
+  challenge: string | undefined;
   by: 'shortcut' | 'full';
   keepalive: Record<string, number | null>;
   charset: Record<string, string | undefined>;
@@ -56,26 +61,28 @@ interface Outcome {
 }
 
 /** The full handler on a parsed request, with a context that records the final status. */
-async function full(w: World, req: SipRequest): Promise<number> {
+async function full(w: World, req: SipRequest, from: Flow = flow): Promise<{ status: number; challenge: string | undefined }> {
   let status = 0;
+  let challenge: string | undefined;
   const ctx = {
     request: req,
-    flow,
+    flow: from,
     signal: new AbortController().signal,
     get finalSent() {
       return status !== 0;
     },
     toTag: 'tag',
-    reply(s: number) {
+    reply(s: number, o?: { headers?: Record<string, string> }) {
       status = s;
+      challenge = o?.headers?.['WWW-Authenticate'];
       return {} as never;
     },
     accept() {
       throw new Error('not for MESSAGE');
     },
   } satisfies ServerContext;
-  await w.handlers.message(req, ctx);
-  return status;
+  await w.handlers.message(req, ctx as ServerContext);
+  return { status, challenge };
 }
 
 /** The stateless handler sees what the datagram shortcut hands it (ua/server.ts): raw header values, the body, the datagram as text. */
@@ -85,16 +92,17 @@ function view(req: SipRequest, raw: Buffer): StatelessRequest {
   return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type'), text, bodyStart: text.length - req.body.length };
 }
 
-async function outcome(w: World, raw: Buffer, shortcut: boolean): Promise<Outcome> {
+async function outcome(w: World, raw: Buffer, shortcut: boolean, from: Flow = flow): Promise<Outcome> {
   const req = parseSipMessage(raw, { trustDatagramEnd: true }) as SipRequest;
   w.clock.advance(1000);
-  const fast = shortcut ? w.handlers.keepalive(view(req, raw), flow) : undefined;
-  const status = fast ?? (await full(w, req));
+  const fast = shortcut ? w.handlers.keepalive(view(req, raw), from) : undefined;
+  const answer = fast === undefined ? await full(w, req, from) : { status: fast, challenge: undefined };
   await new Promise((r) => setImmediate(r)); // markOnline settles
-  const ids = [DEV, DEV2, EXPIRED, UNKNOWN];
+  const ids = [DEV, DEV2, EXPIRED, UNKNOWN, STORED];
   const stored = await Promise.all(ids.map((id) => w.devices.getDevice(id)));
   return {
-    status,
+    status: answer.status,
+    challenge: answer.challenge,
     by: fast === undefined ? 'full' : 'shortcut',
     keepalive: Object.fromEntries(ids.map((id, i) => [id, stored[i]?.keepaliveAt ?? null])),
     charset: Object.fromEntries(ids.map((id) => [id, w.flows.get(id)?.charset])),
@@ -152,6 +160,14 @@ const CASES: Array<[string, Buffer, 'shortcut' | 'full']> = [
   ['not a keepalive', request({ body: body({ cmd: 'Catalog' }) }), 'full'],
   ['unknown device', request({ from: `<sip:${UNKNOWN}@3402000000>;tag=k1`, body: body({ id: UNKNOWN }) }), 'full'],
   ['expired registration', request({ from: `<sip:${EXPIRED}@3402000000>;tag=k1`, body: body({ id: EXPIRED }) }), 'full'],
+  ['registered only in the store', request({ from: `<sip:${STORED}@3402000000>;tag=k1`, body: body({ id: STORED }) }), 'full'],
+];
+
+/** SPEC SEC-1: flows other than the one DEV's verified REGISTER bound (`flow`). */
+const OTHER_FLOWS: Array<[string, Flow]> = [
+  ['another address', { ...flow, remoteAddress: '203.0.113.9' }],
+  ['another port of the same address (NAT rebinding or a neighbour behind the NAT)', { ...flow, remotePort: 5061 }],
+  ['TCP from the same address and port', { ...flow, transport: 'tcp', connectionId: 7 }],
 ];
 
 describe('keepalive shortcut', () => {
@@ -184,6 +200,38 @@ describe('keepalive shortcut', () => {
     assert.equal((await outcome(w, utf8, true)).by, 'full');
     const second = await outcome(w, utf8, true);
     assert.deepEqual([second.by, second.status, second.charset[DEV]], ['shortcut', 200, 'UTF-8']);
+  });
+});
+
+describe('SEC-1: only the bound flow speaks for a device', () => {
+  for (const [name, other] of OTHER_FLOWS) {
+    for (const [what, raw] of [['keepalive', request()], ['catalog notify', request({ body: body({ cmd: 'Catalog' }) })]] as const) {
+      it(`${what} from ${name}: 401 with a challenge for the device, nothing recorded, the binding kept`, async () => {
+        const w = await world();
+        const keepaliveBefore = (await w.devices.getDevice(DEV))?.keepaliveAt ?? null;
+        const got = await outcome(w, raw, true, other);
+        assert.deepEqual([got.by, got.status, got.challenge], ['full', 401, `Digest realm="3402000000", nonce="for-${DEV}"`]);
+        assert.equal(got.keepalive[DEV], keepaliveBefore, 'no keepalive time recorded');
+        assert.deepEqual(got.uplinks, [], 'no uplink: no ownership claim or renewal');
+        assert.equal(w.flows.get(DEV)?.flow, flow, 'requests still go to the bound flow');
+      });
+    }
+  }
+
+  it('a TCP-bound device: a new connection from the same address and port is another flow', async () => {
+    const w = await world();
+    const tcp: Flow = { ...flow, transport: 'tcp', connectionId: 3 };
+    w.flows.register({ deviceId: DEV, flow: tcp, charset: 'GB2312', registeredAt: T0, expiresAt: T0 + 3_600_000 });
+    assert.equal((await outcome(w, request(), true, { ...tcp })).status, 200, 'the same connection (another Flow object)');
+    const got = await outcome(w, request(), true, { ...tcp, connectionId: 4 });
+    assert.deepEqual([got.by, got.status, got.uplinks.length], ['full', 401, 1]);
+  });
+
+  it('registered only in the store (restart, or an instance that died): 401, not taken over', async () => {
+    const w = await world();
+    const got = await outcome(w, request({ from: `<sip:${STORED}@3402000000>;tag=k1`, body: body({ id: STORED }) }), true);
+    assert.deepEqual([got.status, got.challenge, got.uplinks], [401, `Digest realm="3402000000", nonce="for-${STORED}"`, []]);
+    assert.equal(w.flows.get(STORED), undefined);
   });
 });
 

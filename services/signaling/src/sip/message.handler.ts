@@ -7,17 +7,23 @@
 // markOnline, not awaited, when the device had been marked offline. Whenever the shortcut is not sure
 // it gives the same answer as the full path, it declines and the full path answers.
 //
-// Everything else is parsed, answered 200, then handed to manscdp-uplink.ts. A request from a device
-// not registered here is answered 404 (WVP's practice; devices re-REGISTER after failed keepalives).
-// After a restart with a MySQL store, a device the store has online with a registration still within
-// its lifetime is taken back from the store instead, so a restart does not make every device re-register.
+// Everything else is parsed, answered 200, then handed to manscdp-uplink.ts. SPEC SEC-1 (device-trust.ts):
+// only a request from the flow the device's verified REGISTER bound counts as the device's — the
+// shortcut checks it with a few comparisons, the full path answers any other flow 401 with a challenge
+// for that device id, and nothing changes (no keepalive time, no ownership renewal, nothing stored).
+// A request from a device not registered here is answered 404 (WVP's practice; devices re-REGISTER
+// after failed keepalives), except that a device the store still has online within its registration
+// lifetime (registered on an instance that died, or on this one before a restart) gets 401: only a
+// verified REGISTER makes this instance act for it (SEC-1, OWN-1).
 import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset } from '@vms/gb28181';
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
-import { BadParameterError, DeviceOfflineError } from '../errors/catalog.ts';
+import { BadParameterError, DeviceOfflineError, type VmsError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
+import { createDeviceAdmission, createParseLane, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES } from './device-admission.ts';
 import type { DeviceSession } from './device-flows.ts';
+import { sameFlow } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
@@ -72,13 +78,27 @@ export interface MessageHandlers {
   readonly message: RequestHandler;
 }
 
-export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplink): MessageHandlers {
-  const { devices, flows, events, clock } = deps;
+/** The WWW-Authenticate value of a 401 for `deviceId` (a nonce issued for that device id). */
+export type DeviceChallenge = (deviceId: DeviceId, now: number) => string;
 
-  /** Liveness of a registered device: flow, keepalive time, OWN-1 uplink, back online if it was not. */
-  const seen = (session: DeviceSession, flow: Flow, now: number, kind: UplinkKind): void => {
+/** Why a request does not speak for a device here (answered 401: register, from this flow, first). */
+class UnboundRequest {
+  constructor(readonly reason: 'other flow' | 'registered elsewhere or before a restart') {}
+}
+
+export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplink, challenge: DeviceChallenge): MessageHandlers {
+  const { devices, flows, events, clock } = deps;
+  // SPEC SEC-3: per-device message rate and channel cap, checked before a MESSAGE is answered
+  const admission = createDeviceAdmission(devices, flows, deps.limits ?? DEFAULT_DEVICE_LIMITS);
+  const largeTurn = createParseLane();
+  const refuse = (ctx: Parameters<RequestHandler>[1], err: VmsError): void => {
+    const { status, headers } = sipReplyFor(err);
+    ctx.reply(status, { headers });
+  };
+
+  /** Liveness of a device on its bound flow: keepalive time, OWN-1 uplink, back online if it was not. */
+  const seen = (session: DeviceSession, now: number, kind: UplinkKind): void => {
     const deviceId = session.deviceId;
-    session.flow = flow; // NAT rebinding: requests go where the device last spoke from
     devices.touchKeepalive(deviceId, now);
     if (events.hasListeners('uplink')) events.emit('uplink', { deviceId, at: now, kind });
     if (session.online) return;
@@ -97,19 +117,20 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     );
   };
 
-  /** The registration of `deviceId` here, or one still valid in the store (restart), else 404. */
-  const sessionOf = async (deviceId: DeviceId, flow: Flow, now: number, log: Logger): Promise<DeviceSession> => {
+  /** The registration of `deviceId` here, bound to `flow`; else 401 (UnboundRequest) or 404. */
+  const sessionOf = async (deviceId: DeviceId, flow: Flow, now: number): Promise<DeviceSession> => {
     const live = flows.get(deviceId);
-    if (live !== undefined && live.expiresAt > now) return live;
+    if (live !== undefined && live.expiresAt > now) {
+      if (!sameFlow(live.flow, flow)) throw new UnboundRequest('other flow');
+      return live;
+    }
     if (live !== undefined) throw new DeviceOfflineError(deviceId); // expired: the scan forgets it
-    // Only a device the store still has online: an unregistered or timed-out one must REGISTER again.
+    // Registered according to the store (another instance, or this one before a restart): this
+    // instance has no verified binding, so the device must REGISTER here first. Otherwise 404.
     const stored = await devices.getDevice(deviceId);
     if (stored === null || !stored.online || stored.registeredAt === null || stored.expiresSec === null) throw new DeviceOfflineError(deviceId);
-    const expiresAt = stored.registeredAt + stored.expiresSec * 1000;
-    if (expiresAt <= now) throw new DeviceOfflineError(deviceId);
-    const session = flows.register({ deviceId, flow, charset: stored.charset, registeredAt: stored.registeredAt, expiresAt });
-    log.info({ expiresAt: new Date(expiresAt).toISOString() }, 'device registration taken over from the store');
-    return session;
+    if (stored.registeredAt + stored.expiresSec * 1000 <= now) throw new DeviceOfflineError(deviceId);
+    throw new UnboundRequest('registered elsewhere or before a restart');
   };
 
   const updateCharset = (session: DeviceSession, charset: Charset, log: Logger): void => {
@@ -121,6 +142,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
 
   const full = async (req: SipRequest, ctx: Parameters<RequestHandler>[1]): Promise<void> => {
     let log = deps.log.child({ callId: req.headers.get('Call-ID') });
+    let sender = '';
     try {
       const now = clock.now();
       const type = getContentType(req);
@@ -128,13 +150,19 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
         ctx.reply(SipStatus.UnsupportedMediaType, { headers: { Accept: 'Application/MANSCDP+xml' } });
         return;
       }
+      const limited = admission.charge(getFrom(req).uri.user, req.body.length, now, log);
+      if (limited !== undefined) return refuse(ctx, limited);
+      if (req.body.length > LANE_ABOVE_BYTES) await largeTurn();
       const msg = parseManscdp(req.body);
       const cmd = decodeManscdpCommand(msg);
       const deviceId = getFrom(req).uri.user ?? msg.deviceId; // the sender; DeviceID may name a channel
       if (deviceId === '') throw new BadParameterError('From', 'no device id');
+      sender = deviceId;
       log = log.child({ deviceId });
-      const session = await sessionOf(deviceId, ctx.flow, now, log);
-      seen(session, ctx.flow, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
+      const session = await sessionOf(deviceId, ctx.flow, now);
+      const overCap = await admission.admit(session, cmd, now, log);
+      if (overCap !== undefined) return refuse(ctx, overCap);
+      seen(session, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
       updateCharset(session, domainCharset(msg.encoding.charset), log);
       ctx.reply(SipStatus.OK);
       if (cmd.kind === 'Notify/MediaStatus') {
@@ -143,6 +171,11 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       }
       await uplink.handle(session, cmd, log);
     } catch (err) {
+      if (err instanceof UnboundRequest) {
+        log.debug({ reason: err.reason, remote: `${ctx.flow.transport}:${ctx.flow.remoteAddress}:${ctx.flow.remotePort}` }, 'device message from an unbound flow refused');
+        ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': challenge(sender, clock.now()) } });
+        return;
+      }
       const failure = toCatalogError(err);
       const { status, headers } = sipReplyFor(failure);
       if (status >= 500) log.error({ err }, 'device message handling failed');
@@ -163,9 +196,11 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     const session = flows.get(body.deviceId);
     const now = clock.now();
     if (session === undefined || session.expiresAt <= now) return undefined;
+    if (!sameFlow(session.flow, flow)) return undefined; // SEC-1: the full path answers 401
     // A charset change is stored by the full path (updateCharset); it happens once per device.
     if (session.charset !== domainCharset(body.charset)) return undefined;
-    seen(session, flow, now, 'keepalive');
+    if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503
+    seen(session, now, 'keepalive');
     return SipStatus.OK;
   };
 

@@ -1,8 +1,11 @@
 // REGISTER (GB/T 28181-2016 §9.1): digest per register-auth.ts, Expires: 0 = unregister, the 200
 // carries the GB `Date` header (devices set their clock from it, §9.10) and the granted `Expires`.
-// The device's flow, transport and address are recorded for every later request to it (NAT).
+// SPEC SEC-1: a REGISTER that passed digest (when a password is set) is the only thing that binds a
+// device to a flow (transport, source address, TCP connection) — every later request to the device
+// goes there, and only requests from there count as the device's (message.handler.ts). The granted
+// lifetime is capped (register-expires-max); one below register-expires-min gets 423 (RFC 3261 §10.3).
 import { formatGbDateHeader } from '@vms/gb28181';
-import { getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestHandler, type SipRequest } from '@vms/sip';
+import { formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestHandler, type SipRequest } from '@vms/sip';
 import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
 import { transportOf } from './device-flows.ts';
@@ -41,17 +44,27 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
       const now = clock.now();
       const deviceId = registeringDevice(req);
       log = log.child({ deviceId });
-      const expires = requestedExpires(req);
+      const requested = requestedExpires(req);
+      // RFC 3261 §10.3 step 7, checked before the challenge so the device's retry needs one round trip.
+      if (requested !== 0 && requested < deps.sip.registerExpiresMin) {
+        log.info({ requested, min: deps.sip.registerExpiresMin }, 'register interval too brief');
+        ctx.reply(SipStatus.IntervalTooBrief, { headers: { 'Min-Expires': String(deps.sip.registerExpiresMin) } });
+        return;
+      }
+      const expires = Math.min(requested, deps.sip.registerExpiresMax); // SEC-1: granted lifetime capped
       const existing = await devices.getDevice(deviceId);
       const decision = decideRegisterAuth({
         authorization: req.headers.get('Authorization'),
         password: existing?.password ?? deps.sip.password,
+        deviceId,
+        requestUri: req.rawUri,
+        usernameRule: deps.sip.digestUsername,
         digest,
         now,
       });
       if (decision.kind === 'challenge') {
         log.debug({ reason: decision.reason }, 'register challenged');
-        ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale: decision.stale }) } });
+        ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale: decision.stale, subject: deviceId }) } });
         return;
       }
       if (decision.kind === 'forbidden') {
@@ -86,14 +99,20 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
       const cameOnline = existing?.online !== true;
       if (cameOnline) events.emit('online', { deviceId, at: now, reason: 'register' });
       log.info(
-        { transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, expires, username: decision.username, refresh: !cameOnline },
+        { transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, expires, requested, username: decision.username, refresh: !cameOnline },
         'device registered',
       );
       const headers: [string, string][] = [
         ['Date', date],
         ['Expires', String(expires)],
       ];
-      for (const contact of req.headers.getLines('Contact')) headers.push(['Contact', contact]); // RFC 3261 §10.3 step 8
+      // RFC 3261 §10.3 step 8: the current binding, with the lifetime granted (devices read it there first)
+      for (const contact of getContacts(req)) {
+        if (contact.wildcard === true) continue;
+        const params = new Map(contact.params);
+        params.set('expires', String(expires));
+        headers.push(['Contact', formatNameAddr({ ...contact, params })]);
+      }
       ctx.reply(SipStatus.OK, { headers });
     } catch (err) {
       const failure = toCatalogError(err);

@@ -1,6 +1,6 @@
 // The instance's SIP endpoint: UDP and TCP on bind-host:port, announcing host:port in Via and Contact
 // (SPEC §2, §8); the port actually bound readable on the stack (0 = any free port, for tests).
-import { createSipStack, type SipStack, type TimerConfig } from '@vms/sip';
+import { createSipStack, type SipStack, type SipStackOptions, type TimerConfig } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
@@ -12,6 +12,8 @@ export interface SipServerOptions {
   /** Sent as User-Agent / Server. */
   readonly userAgent: string;
   readonly timers?: Partial<TimerConfig>;
+  /** SPEC SEC-3 transport bounds; absent ones take @vms/sip's defaults. */
+  readonly limits?: SipStackOptions['limits'];
 }
 
 /**
@@ -32,7 +34,7 @@ export function startSipServer(o: SipServerOptions): Promise<SipStack> {
     userAgent: o.userAgent,
     // SPEC §8 NAT: many devices omit `;rport`; answering the source port is what reaches them anyway.
     forceRport: true,
-    limits: { udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES },
+    limits: { ...o.limits, udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES },
     ...(o.timers === undefined ? {} : { timers: o.timers }),
   });
 }

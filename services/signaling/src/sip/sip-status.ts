@@ -21,6 +21,7 @@ export const SIP_STATUS_BY_ERROR: { readonly [C in ErrorCode]: number } = {
   // SIP 401 must carry a challenge; a request we refuse for its identity is 403 (RFC 3261 §21.4.4).
   [ErrorCodes.UNAUTHORIZED]: SipStatus.Forbidden,
   [ErrorCodes.TENANT_FORBIDDEN]: SipStatus.Forbidden,
+  [ErrorCodes.ROLE_FORBIDDEN]: SipStatus.Forbidden,
   [ErrorCodes.ROUTE_NOT_FOUND]: SipStatus.NotFound,
   [ErrorCodes.DEVICE_NOT_FOUND]: SipStatus.NotFound,
   [ErrorCodes.CHANNEL_NOT_FOUND]: SipStatus.NotFound,
@@ -40,6 +41,14 @@ export const SIP_STATUS_BY_ERROR: { readonly [C in ErrorCode]: number } = {
   // RFC 3261 §21.5.4: 503 tells the device to retry later (with Retry-After), not that it is refused.
   [ErrorCodes.STORAGE_FAILED]: SipStatus.ServiceUnavailable,
   [ErrorCodes.SHUTTING_DOWN]: SipStatus.ServiceUnavailable,
+  [ErrorCodes.NOT_READY]: SipStatus.ServiceUnavailable,
+  [ErrorCodes.BODY_TOO_LARGE]: SipStatus.MessageTooLarge,
+  // SPEC SEC-3, RFC 3261 §21.5.4: the device is not refused, only asked to slow down: 503 + Retry-After
+  // (429 does not exist in SIP; 486 Busy Here is a callee's state for INVITE, not overload).
+  [ErrorCodes.RATE_LIMITED]: SipStatus.ServiceUnavailable,
+  // RFC 3261 §21.4.4 403: understood and refused, and repeating it will not help until the operator
+  // raises the cap or the device reports fewer channels (413 is about this request's size, not the store).
+  [ErrorCodes.CHANNEL_LIMIT]: SipStatus.Forbidden,
   [ErrorCodes.CONFIG_INVALID]: SipStatus.ServerInternalError,
   [ErrorCodes.INTERNAL]: SipStatus.ServerInternalError,
 };

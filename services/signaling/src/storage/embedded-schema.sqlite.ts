@@ -1,5 +1,6 @@
 // Schema of the embedded store (storage/embedded-store.sqlite.ts): the SQLite counterparts of
-// deploy/sql V001 (devices, channels), V003 (media nodes) and V004 (upstream platforms, shares).
+// deploy/sql V001 (devices, channels), V003 (media nodes), V004 (upstream platforms, shares) and V006
+// (the platform's tenant).
 // Times are epoch milliseconds (INTEGER). A version is never edited once released: add the next one.
 
 export interface EmbeddedMigration {
@@ -99,6 +100,15 @@ CREATE TABLE upstream_platform_channel (
   PRIMARY KEY (platform_id, device_id, channel_id)
 ) WITHOUT ROWID;
 CREATE INDEX idx_upstream_platform_channel_channel ON upstream_platform_channel (device_id, channel_id);
+`,
+  },
+  {
+    // V006 (SPEC SEC-2): every upstream platform belongs to a tenant; existing ones join the default
+    // tenant, as unprovisioned devices do. server_id stays the key (unique across tenants).
+    version: 2,
+    sql: `
+ALTER TABLE upstream_platform ADD COLUMN tenant_id TEXT NOT NULL DEFAULT '000000';
+CREATE INDEX idx_upstream_platform_tenant ON upstream_platform (tenant_id, server_id);
 `,
   },
 ];

@@ -3,8 +3,8 @@
 // test/integration/device-repository-mysql.test.ts).
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { DeviceNotFoundError } from '../../src/errors/catalog.ts';
-import type { DeviceRepository } from '../../src/devices/device-repository.port.ts';
+import { ChannelLimitError, DeviceNotFoundError } from '../../src/errors/catalog.ts';
+import type { DeviceRepository, DeviceRepositoryLimits } from '../../src/devices/device-repository.port.ts';
 import { DEFAULT_TENANT, type ChannelInput, type DeviceRegistration } from '../../src/devices/device.types.ts';
 
 export interface ContractSubject {
@@ -45,12 +45,15 @@ const channel = (channelId: string, extra: Partial<ChannelInput> = {}): ChannelI
   ...extra,
 });
 
-export function deviceRepositoryContract(name: string, factory: () => Promise<ContractSubject>): void {
+/** The channel cap every subject is created with, so the cap itself is part of the contract. */
+const CAP = 6;
+
+export function deviceRepositoryContract(name: string, factory: (limits: DeviceRepositoryLimits) => Promise<ContractSubject>): void {
   describe(`DeviceRepository contract: ${name}`, () => {
     let subject: ContractSubject;
     let repo: DeviceRepository;
     beforeEach(async () => {
-      subject = await factory();
+      subject = await factory({ maxChannelsPerDevice: CAP });
       repo = subject.repo;
     });
     afterEach(async () => {
@@ -222,6 +225,48 @@ export function deviceRepositoryContract(name: string, factory: () => Promise<Co
       assert.deepEqual(p.items.map((c) => c.channelId), [chan(3), chan(4)]);
       assert.deepEqual([p.total, p.page, p.size], [5, 2, 2]);
       assert.equal((await repo.listChannels(dev(2), { page: 1, size: 2 })).total, 0);
+    });
+
+    it('reads named channels and keyset pages, touching only what they name', async () => {
+      await repo.registerDevice(reg(dev(1)));
+      await repo.registerDevice(reg(dev(2)));
+      await repo.replaceChannels(dev(1), [5, 1, 4, 2, 3].map((n) => channel(chan(n))), T0);
+      await repo.upsertChannels(dev(2), [channel(chan(1))], T0);
+      const named = await repo.getChannels(dev(1), [chan(4), chan(9), chan(1), chan(4)]);
+      assert.deepEqual(named.map((c) => c.channelId).sort(), [chan(1), chan(4)]);
+      assert.ok(named.every((c) => c.deviceId === dev(1)));
+      assert.deepEqual(await repo.getChannels(dev(3), [chan(1)]), []);
+      assert.deepEqual(await repo.getChannels(dev(1), []), []);
+      const first = await repo.listChannelsAfter(dev(1), null, 2);
+      assert.deepEqual(first.map((c) => c.channelId), [chan(1), chan(2)]);
+      const next = await repo.listChannelsAfter(dev(1), chan(2), 2);
+      assert.deepEqual(next.map((c) => c.channelId), [chan(3), chan(4)]);
+      assert.deepEqual((await repo.listChannelsAfter(dev(1), chan(4), 2)).map((c) => c.channelId), [chan(5)]);
+      assert.deepEqual(await repo.listChannelsAfter(dev(1), chan(5), 2), []);
+      assert.deepEqual((await repo.listChannelsAfter(dev(1), '0', 10)).length, 5);
+      await repo.upsertChannels(dev(1), [channel(chan(0))], T0 + 1); // a new id lands in order
+      assert.deepEqual((await repo.listChannelsAfter(dev(1), null, 1)).map((c) => c.channelId), [chan(0)]);
+      assert.deepEqual((await repo.listChannels(dev(1), { page: 1, size: 2 })).items.map((c) => c.channelId), [chan(0), chan(1)]);
+    });
+
+    it(`refuses to take a device over its channel cap (${CAP}), storing nothing; updates and removals keep the count`, async () => {
+      await repo.registerDevice(reg(dev(1)));
+      await repo.upsertChannels(dev(1), [1, 2, 3, 4].map((n) => channel(chan(n))), T0);
+      await assert.rejects(repo.upsertChannels(dev(1), [3, 5, 6, 7].map((n) => channel(chan(n), { name: 'over' })), T0 + 1), ChannelLimitError);
+      assert.equal((await repo.getDevice(dev(1)))?.channelCount, 4);
+      assert.equal((await repo.getChannel(dev(1), chan(3)))?.name, 'Camera 1', 'nothing of the refused batch stored');
+      assert.equal(await repo.getChannel(dev(1), chan(5)), null);
+      // updates of stored ids do not count against the cap; an id given twice counts once
+      await repo.upsertChannels(dev(1), [1, 2, 3, 4, 5, 6, 6].map((n) => channel(chan(n), { name: 'updated' })), T0 + 2);
+      assert.equal((await repo.getDevice(dev(1)))?.channelCount, CAP);
+      await repo.removeChannels(dev(1), [chan(6), chan(6), chan(9)], T0 + 3);
+      assert.equal((await repo.getDevice(dev(1)))?.channelCount, CAP - 1);
+      await repo.upsertChannels(dev(1), [channel(chan(7))], T0 + 4);
+      assert.equal((await repo.listChannels(dev(1), { page: 1, size: 10 })).total, CAP);
+      await assert.rejects(repo.replaceChannels(dev(1), [1, 2, 3, 4, 5, 6, 7].map((n) => channel(chan(n))), T0 + 5), ChannelLimitError);
+      assert.equal((await repo.getDevice(dev(1)))?.channelCount, CAP);
+      await repo.replaceChannels(dev(1), [1, 2].map((n) => channel(chan(n))), T0 + 6);
+      assert.equal((await repo.getDevice(dev(1)))?.channelCount, 2);
     });
 
     it('finds the device of a channel; with duplicates the most recently updated wins', async () => {

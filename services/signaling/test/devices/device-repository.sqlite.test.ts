@@ -5,10 +5,10 @@ import { createSqliteDeviceRepository } from '../../src/devices/device-repositor
 import { openEmbeddedStore } from '../../src/storage/embedded-store.sqlite.ts';
 import { deviceRepositoryContract } from './device-repository.contract.ts';
 
-deviceRepositoryContract('sqlite', async () => {
+deviceRepositoryContract('sqlite', async (limits) => {
   const dir = mkdtempSync(join(tmpdir(), 'vms-devices-'));
   const store = openEmbeddedStore(dir);
-  const repo = createSqliteDeviceRepository({ db: store.db });
+  const repo = createSqliteDeviceRepository({ db: store.db, ...limits });
   return {
     repo,
     async dispose() {

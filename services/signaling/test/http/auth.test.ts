@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildFixture, DEV_OTHER_TENANT, KEY, NOW, OTHER_TENANT } from './fixture.ts';
+import { SignJWT } from 'jose';
 import { signToken } from '../../src/auth/jwt.ts';
 
 describe('operator auth (SPEC §12)', () => {
@@ -59,5 +60,30 @@ describe('operator auth (SPEC §12)', () => {
     assert.ok(mine.data.records.every((d: { tenantId: string }) => d.tenantId === '000000'));
     const theirs = (await f.app.inject({ method: 'GET', url: '/vms/devices', headers: await f.auth(OTHER_TENANT) })).json();
     assert.deepEqual(theirs.data.records.map((d: { deviceId: string }) => d.deviceId), [DEV_OTHER_TENANT]);
+    const asking = await f.app.inject({ method: 'GET', url: `/vms/devices?tenantId=${OTHER_TENANT}`, headers });
+    assert.equal(asking.statusCode, 403, 'a tenant cannot list another tenant');
+  });
+
+  it('the operator role (explicit claim) sees every tenant; tenant 000000 is not implicitly the operator', async () => {
+    const f = await buildFixture();
+    const ops = await f.operatorAuth(OTHER_TENANT);
+    const all = (await f.app.inject({ method: 'GET', url: '/vms/devices', headers: ops })).json();
+    assert.equal(all.data.total, 3);
+    const one = (await f.app.inject({ method: 'GET', url: `/vms/devices?tenantId=${OTHER_TENANT}`, headers: ops })).json();
+    assert.deepEqual(one.data.records.map((d: { deviceId: string }) => d.deviceId), [DEV_OTHER_TENANT]);
+    assert.equal((await f.app.inject({ method: 'GET', url: '/vms/devices?tenantId=bad%20id', headers: ops })).statusCode, 400);
+    assert.equal((await f.app.inject({ method: 'GET', url: `/vms/device/info?deviceId=${DEV_OTHER_TENANT}`, headers: await f.operatorAuth() })).statusCode, 200);
+    const root = (await f.app.inject({ method: 'GET', url: '/vms/devices', headers: await f.auth('000000') })).json();
+    assert.equal(root.data.total, 2, 'the default tenant sees its own devices only');
+    assert.equal((await f.app.inject({ method: 'GET', url: '/vms/nodes', headers: await f.auth('000000') })).statusCode, 403);
+  });
+
+  it('refuses tokens whose claims are malformed (401), e.g. a 5,000-character tenant', async () => {
+    const f = await buildFixture();
+    for (const claims of [{ tenant_id: 't'.repeat(5000), user_id: 'u' }, { tenant_id: '000000', user_id: 'u', role: 'admin' }, { tenant_id: '000000', user_id: '' }]) {
+      const token = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(NOW / 1000 + 60).sign(new TextEncoder().encode(KEY));
+      const res = await f.app.inject({ method: 'GET', url: '/vms/devices', headers: { 'blade-auth': `bearer ${token}` } });
+      assert.equal(res.statusCode, 401, JSON.stringify(claims).slice(0, 80));
+    }
   });
 });

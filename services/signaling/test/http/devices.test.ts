@@ -22,14 +22,18 @@ describe('database-backed endpoints', () => {
     assert.equal('password' in other, false);
   });
 
-  it('gets one device: 404 unknown, 400 malformed id', async () => {
+  it('gets one device: 403 unknown for a tenant (as another tenant\'s), 404 for the operator role, 400 malformed id', async () => {
     const f = await buildFixture();
     const headers = await f.auth();
     const ok = await f.app.inject({ method: 'GET', url: `/blade-iot/vms/devices/${DEV}`, headers });
     assert.equal(ok.json().data.deviceId, DEV);
     const unknown = await f.app.inject({ method: 'GET', url: '/vms/devices/34020000001329999999', headers });
-    assert.equal(unknown.statusCode, 404);
-    assert.equal(unknown.json().code, 404);
+    const foreign = await f.app.inject({ method: 'GET', url: `/vms/devices/${DEV_OTHER_TENANT}`, headers });
+    assert.equal(unknown.statusCode, 403);
+    assert.deepEqual(unknown.json(), foreign.json(), 'no existence oracle (SPEC SEC-2)');
+    const ops = await f.operatorAuth(OTHER_TENANT);
+    assert.equal((await f.app.inject({ method: 'GET', url: '/vms/devices/34020000001329999999', headers: ops })).statusCode, 404);
+    assert.equal((await f.app.inject({ method: 'GET', url: `/vms/devices/${DEV}`, headers: ops })).json().data.deviceId, DEV, 'any tenant');
     const bad = await f.app.inject({ method: 'GET', url: '/vms/devices/abc', headers });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().msg, /deviceId/);
@@ -47,9 +51,11 @@ describe('database-backed endpoints', () => {
     assert.equal(missing.json().msg, 'bad parameter deviceId: is required');
   });
 
-  it('lists this node only when standalone, as cascade leader', async () => {
+  it('lists this node only when standalone, as cascade leader; the node table is for the operator role only', async () => {
     const f = await buildFixture();
-    const { data } = (await f.app.inject({ method: 'GET', url: '/vms/nodes', headers: await f.auth() })).json();
+    const refused = await f.app.inject({ method: 'GET', url: '/vms/nodes', headers: await f.auth() });
+    assert.deepEqual([refused.statusCode, refused.json().code, refused.json().msg], [403, 403, 'the node table requires the operator role']);
+    const { data } = (await f.app.inject({ method: 'GET', url: '/vms/nodes', headers: await f.operatorAuth() })).json();
     assert.equal(data.cascadeLeader, NODE);
     assert.equal(data.nodes.length, 1);
     assert.deepEqual(

@@ -84,7 +84,16 @@ const channel = (channelId: string): ChannelInput => ({
   parentId: null, parental: false, status: 'ON', longitude: null, latitude: null, ptzType: 1, extra: {},
 });
 
-export async function buildFixture(options: { control?: Partial<DeviceControlService>; ownerRouting?: OwnerRoutingHook; edgeRouting?: EdgeRouting; media?: HttpDeps['media'] } = {}) {
+export async function buildFixture(
+  options: {
+    control?: Partial<DeviceControlService>;
+    ownerRouting?: OwnerRoutingHook;
+    edgeRouting?: EdgeRouting;
+    readiness?: HttpDeps['readiness'];
+    limits?: HttpDeps['limits'];
+    media?: HttpDeps['media'];
+  } = {},
+) {
   const clock = new FakeClock(NOW);
   const devices = createMemoryDeviceRepository();
   const reg = { transport: 'UDP' as const, remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: NOW };
@@ -110,12 +119,16 @@ export async function buildFixture(options: { control?: Partial<DeviceControlSer
     clock,
     logger: pino({ level: 'silent' }),
     utcOffsetMinutes: 480,
+    ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
     ...(options.ownerRouting === undefined ? {} : { ownerRouting: options.ownerRouting }),
     ...(options.edgeRouting === undefined ? {} : { edgeRouting: options.edgeRouting }),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.media === undefined ? {} : { media: options.media }),
   };
   const app = buildHttpApp(deps);
-  const token = (tenantId = TENANT, ttlSec = 3600) => signToken({ tenantId, userId: 'u1', ttlSec }, KEY, NOW);
+  const token = (tenantId = TENANT, ttlSec = 3600, role: 'tenant' | 'operator' = 'tenant') => signToken({ tenantId, userId: 'u1', ttlSec, role }, KEY, NOW);
   const auth = async (tenantId = TENANT) => ({ 'blade-auth': `bearer ${await token(tenantId)}` });
-  return { app, devices, clock, ...fake, token, auth };
+  /** A token with the all-tenant operator role (SPEC SEC-2). */
+  const operatorAuth = async (tenantId = TENANT) => ({ 'blade-auth': `bearer ${await token(tenantId, 3600, 'operator')}` });
+  return { app, devices, clock, ...fake, token, auth, operatorAuth };
 }

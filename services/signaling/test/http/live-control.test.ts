@@ -58,9 +58,11 @@ describe('live device endpoints', () => {
       assert.match(bad.json().msg, new RegExp(`^bad parameter ${param}:`), query);
     }
     const unknown = await f.app.inject({ method: 'POST', url: '/vms/ptz/control?channelId=34020000001319999999&command=left', headers });
-    assert.equal(unknown.statusCode, 404);
     const foreign = await f.app.inject({ method: 'POST', url: `/vms/ptz/control?channelId=${CH_OTHER_TENANT}&command=left`, headers });
     assert.equal(foreign.statusCode, 403);
+    assert.deepEqual(unknown.json(), foreign.json(), 'unknown channel: the same answer (SPEC SEC-2)');
+    const ops = await f.operatorAuth();
+    assert.equal((await f.app.inject({ method: 'POST', url: '/vms/ptz/control?channelId=34020000001319999999&command=left', headers: ops })).statusCode, 404);
     assert.equal(f.calls.length, 2, 'refused requests never reach the device');
   });
 
@@ -93,7 +95,9 @@ describe('live device endpoints', () => {
     const foreign = await f.app.inject({ method: 'GET', url: `/vms/record/result?sn=${sn}`, headers: await f.auth(OTHER_TENANT) });
     assert.equal(foreign.statusCode, 403);
     const unknown = await f.app.inject({ method: 'GET', url: '/vms/record/result?sn=999999', headers });
-    assert.equal(unknown.statusCode, 404);
+    assert.deepEqual(unknown.json(), foreign.json(), 'SNs are a counter: an unknown one answers like another tenant\'s');
+    assert.equal((await f.app.inject({ method: 'GET', url: '/vms/record/result?sn=999999', headers: await f.operatorAuth() })).statusCode, 404);
+    assert.equal((await f.app.inject({ method: 'GET', url: `/vms/record/result?sn=${sn}`, headers: await f.operatorAuth(OTHER_TENANT) })).statusCode, 200);
     for (const [query, param] of [
       [`channelId=${CH}&startTime=2025-06-01&endTime=2025-06-02 00:00:00`, 'startTime'],
       [`channelId=${CH}&startTime=2025-06-01 00:00:00&endTime=2025-02-30 00:00:00`, 'endTime'],

@@ -39,7 +39,8 @@ describe('bad input never crashes', () => {
       method: 'POST', url: `/vms/device/catalog/sync?deviceId=${DEV}`, headers: { ...(await f.auth()), 'content-type': 'application/json' },
       payload: `{"a":"${'x'.repeat(1024 * 1024)}"}`,
     });
-    assert.equal(res.statusCode, 400);
+    assert.equal(res.statusCode, 413);
+    assert.equal(res.json().code, 413);
     assert.equal(res.json().success, false);
   });
 });

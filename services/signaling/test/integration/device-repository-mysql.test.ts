@@ -23,9 +23,9 @@ describe('MySQL device repository', () => {
     await db?.stop();
   });
 
-  deviceRepositoryContract('mysql (MariaDB)', async () => {
+  deviceRepositoryContract('mysql (MariaDB)', async (limits) => {
     const pool = await freshDatabase(db);
-    const repo = createMysqlDeviceRepository({ pool, keepaliveFlushMs: 50 });
+    const repo = createMysqlDeviceRepository({ pool, keepaliveFlushMs: 50, ...limits });
     return {
       repo,
       dispose: async () => {

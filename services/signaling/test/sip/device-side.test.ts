@@ -251,9 +251,16 @@ describe('device side over SIP', () => {
     await assert.rejects(side.control.ptz({ deviceId: DEV_SILENT, channelId: CH1 }, 'stop', 0), (e) => e instanceof DeviceTimeoutError && e.phase === 'request');
   });
 
-  it('after a restart (no flow in memory) a registration the store holds online is taken over', async () => {
+  it('after a restart (no flow in memory) a registration the store holds online is not taken over: 401, then REGISTER binds it again (SEC-1)', async () => {
     side.flows.forget(DEV);
-    assert.equal((await dev.send(bodies.keepalive(DEV, 9))).status, 200);
+    const uplinks = seen.uplink.length;
+    const refused = await dev.send(bodies.keepalive(DEV, 9));
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('WWW-Authenticate') ?? '', /^Digest realm="3402000000", nonce="[0-9a-f]{32}"/);
+    assert.equal(side.flows.get(DEV), undefined);
+    assert.equal(seen.uplink.length, uplinks, 'no uplink: no ownership claim');
+    assert.equal((await dev.register({ password: PASSWORD })).status, 200);
+    assert.equal((await dev.send(bodies.keepalive(DEV, 10))).status, 200);
     assert.equal(side.flows.get(DEV)?.flow.remotePort, dev.stack.port);
   });
 

@@ -1,5 +1,5 @@
 /**
- * PlatformRepository on MySQL/MariaDB (deploy/sql/V004__upstream_platform.sql). The pool is the
+ * PlatformRepository on MySQL/MariaDB (deploy/sql/V004__upstream_platform.sql, tenant_id from V006). The pool is the
  * caller's (one per process, shared with the other stores); driver errors become CASCADE_ERR_STORE_*
  * (or PLATFORM_NOT_FOUND for a share naming an unknown platform), never raw driver errors.
  */
@@ -10,13 +10,14 @@ import type { PlatformRepository } from './platform-repository.port.ts';
 import { freezePlatform, validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
 import { toStoreError } from './store-errors.ts';
 
-const COLUMNS = `server_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s,
+const COLUMNS = `server_id, tenant_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s,
   keepalive_max_failures, enabled, charset, local_id, catalog_group_id, catalog_group_name`;
 
 const UPSERT = `
 INSERT INTO upstream_platform (${COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON DUPLICATE KEY UPDATE
+  tenant_id = VALUES(tenant_id),
   name = VALUES(name),
   domain = VALUES(domain),
   host = VALUES(host),
@@ -41,6 +42,7 @@ const CHUNK = 500;
 
 interface PlatformRecord extends RowDataPacket {
   server_id: string;
+  tenant_id: string;
   name: string;
   domain: string;
   host: string;
@@ -91,6 +93,7 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
         const p = validateUpstreamPlatform(platform);
         await pool.query(UPSERT, [
           p.serverId,
+          p.tenantId,
           p.name,
           p.domain,
           p.host,
@@ -209,6 +212,7 @@ function chunks<T>(items: readonly T[]): T[][] {
 function toPlatform(r: PlatformRecord): UpstreamPlatform {
   return freezePlatform({
     serverId: r.server_id,
+    tenantId: r.tenant_id,
     name: r.name,
     domain: r.domain,
     host: r.host,

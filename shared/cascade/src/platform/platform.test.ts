@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { CascadeError } from '../errors.ts';
 import type { UpstreamPlatform } from './platform.ts';
 import { createMemoryPlatformRepository } from './platform-repository.memory.ts';
-import { upstreamPlatform, validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
+import { isPlatformHost, upstreamPlatform, validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
 
 const required = { serverId: '34010000002000000001', host: '10.1.2.3', localId: '34020000002000000001' } as const;
 
@@ -12,6 +12,7 @@ describe('upstream platform records', () => {
     const p = upstreamPlatform(required);
     assert.deepEqual(p, {
       ...required,
+      tenantId: '000000',
       name: '',
       domain: '3401000000',
       port: 5060,
@@ -53,6 +54,28 @@ describe('upstream platform records', () => {
       },
     );
     assert.throws(() => upstreamPlatform({ ...required, localId: required.serverId }), /localId must differ/);
+  });
+
+  it('host: a literal IP address or a DNS name only; every field type-checked and named (SPEC SEC-2/3)', () => {
+    for (const ok of ['10.1.2.3', '::1', '2001:db8::10', 'sip.example.com', 'upper-1.example.', 'localhost', 'a'.repeat(63) + '.cn']) {
+      assert.equal(isPlatformHost(ok), true, ok);
+    }
+    const bad = [
+      '', 'http://10.1.2.3', '10.1.2.3:5060', 'sip.example.com:5060', 'a b', ' 10.1.2.3', 'host/path', '[::1]', 'fe80::1%eth0',
+      '999.1.2.3', '10.1.2', '-lead.example', 'trail-.example', 'a..b', 'a'.repeat(64) + '.cn', `${'a.'.repeat(127)}cn`, 'user@host', 'h;transport=tcp', 'x\ny',
+      42, null,
+    ];
+    for (const b of bad) assert.equal(isPlatformHost(b), false, JSON.stringify(b));
+    const typed = { ...upstreamPlatform(required), host: 1234, port: '5060', name: 'a\u0000b', tenantId: 't'.repeat(13), enabled: 'yes' } as unknown as UpstreamPlatform;
+    assert.throws(
+      () => validateUpstreamPlatform(typed),
+      (e: CascadeError) => {
+        assert.deepEqual(e.fields, ['tenantId', 'host', 'port', 'name', 'enabled']);
+        assert.match(e.message, /host must be a literal IP address or a DNS name/);
+        return true;
+      },
+    );
+    assert.equal(upstreamPlatform({ ...required, tenantId: 'tenant_B-1' }).tenantId, 'tenant_B-1');
   });
 
   it('shared channels: ids checked, null placement allowed', () => {

@@ -19,8 +19,13 @@ export interface CatalogGroupOptions {
 }
 
 export interface UpstreamPlatform {
-  /** The upstream's 20-digit SIP id (GB/T 28181 Annex D); key of the record. */
+  /** The upstream's 20-digit SIP id (GB/T 28181 Annex D); key of the record, unique across tenants. */
   readonly serverId: string;
+  /**
+   * The tenant the platform belongs to (SPEC SEC-2): only that tenant's operators see and change it,
+   * and it receives only that tenant's channels. 1-12 of [A-Za-z0-9_-]; default `000000`.
+   */
+  readonly tenantId: string;
   /** Label for operators. */
   readonly name: string;
   /** The upstream's SIP domain (realm), normally the first 10 digits of its id. */
@@ -64,7 +69,11 @@ export interface ChannelShare extends SharedChannel {
   readonly platformId: string;
 }
 
+/** The default tenant (a device that registers without being provisioned joins it, SPEC §12). */
+export const DEFAULT_TENANT_ID = '000000';
+
 export const UPSTREAM_PLATFORM_DEFAULTS = Object.freeze({
+  tenantId: DEFAULT_TENANT_ID,
   name: '',
   port: 5060,
   transport: 'udp',

@@ -2,31 +2,43 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SipParseError } from '../errors.ts';
 import { checkDigestResponse, normalizeAlgorithm } from './digest.compute.ts';
 import { formatDigestChallenge, parseDigestCredentials, type DigestChallenge, type DigestCredentials } from './digest.header.ts';
+import { digestUriMatches } from './digest-uri.ts';
+import { NONCE_CONSUMED, NonceLedger } from './nonce-ledger.ts';
 
 /** RFC 2617 §3.2.1 leaves nonce lifetime to the server; long enough for a device's 401 round trip. */
 export const DEFAULT_NONCE_TTL_MS = 5 * 60_000;
-/** Nonces dated this far in the future are accepted (clock steps between cluster instances). */
+/** Nonces dated this far in the future are accepted (clock steps). */
 const FUTURE_SKEW_S = 30;
 
 export interface DigestServerOptions {
   realm: string;
-  /** HMAC key: instances that share it accept each other's nonces (stateless, no shared store). */
+  /**
+   * HMAC key of the nonces: only a server holding it accepts them. The platform uses a random key per
+   * process, so a nonce (and an answer to it) is valid on the instance that issued it only.
+   */
   secret: string | Buffer;
   nonceTtlMs?: number;
-  /** Offer `qop="auth"` and require it in answers (RFC 2617); off = RFC 2069 style, as most GB28181 platforms. */
+  /**
+   * Offer `qop="auth"` (RFC 2617). Answers in either form verify: with qop (nc, cnonce checked) and
+   * without (RFC 2069, what devices that ignore qop send, e.g. sample 01's simulator).
+   */
   qop?: boolean;
   opaque?: string;
+  /** Bound of the used-nonce ledger (see nonce-ledger.ts). */
+  maxTrackedNonces?: number;
 }
 
 export type DigestFailure =
   | 'malformed' // unparsable Authorization value
   | 'realm' // answer for another realm
   | 'algorithm' // neither MD5 nor MD5-sess
-  | 'nonce' // not a nonce of ours (bad format, bad HMAC, from the future)
-  | 'qop' // qop missing although required, unsupported, or without nc/cnonce
-  | 'uri' // digest uri differs from the Request-URI (RFC 2617 §3.2.2.5)
+  | 'nonce' // not a nonce of ours for this subject (bad format, bad HMAC, from the future, issued for another id)
+  | 'qop' // unsupported qop, or qop=auth without a valid nc/cnonce
+  | 'uri' // digest uri is not the Request-URI (RFC 2617 §3.2.2.5)
+  | 'username' // digest username is not the one required
   | 'response' // wrong password / tampered parameters
-  | 'stale'; // right password, expired nonce: challenge again with stale=true
+  | 'stale' // right password, expired nonce: challenge again with stale=true
+  | 'replay'; // right password, but this nonce (and nc) was already used: challenge again with stale=true
 
 export type DigestVerifyResult =
   | { ok: true; username: string }
@@ -37,16 +49,26 @@ export interface DigestVerifyInput {
   /** The device's password; the caller looks the device up by From/To, not by `username` (Hikvision sends "admin"). */
   password: string;
   now: number;
-  /** When given, `uri=` must equal it byte-for-byte. */
+  /** When given, `uri=` must designate it (same bytes, or equal by RFC 3261 §19.1.4). */
   requestUri?: string;
+  /** Who the nonce must have been issued for (the `subject` of the challenge; the device id). Default ''. */
+  subject?: string;
+  /** When given, the digest `username` must equal it. */
+  username?: string;
+}
+
+export interface ChallengeOptions {
+  stale?: boolean;
+  /** Who the nonce is issued for (the device id): an answer to it is valid for that subject only. Default ''. */
+  subject?: string;
 }
 
 /**
- * Server side of SIP digest (RFC 3261 §22.4) with stateless nonces:
- *   nonce = hex8(issued-at seconds) hex8(random) hex16(HMAC-SHA256(secret, time|random|realm))
- * 32 hex characters, the length of the MD5-looking nonces GB28181 devices are used to; validating
- * needs only the secret and `now`. Nonce counts are not tracked, so a nonce can be replayed until it
- * expires: acceptable for REGISTER, where the response would only refresh the same binding.
+ * Server side of SIP digest (RFC 3261 §22.4, SPEC SEC-1):
+ *   nonce = hex8(issued-at seconds) hex8(random) hex16(HMAC-SHA256(secret, time|random|realm|subject))
+ * 32 hex characters, the length of the MD5-looking nonces GB28181 devices are used to. Validating a
+ * nonce needs only the secret, the subject and `now`; each nonce/nc pair is then accepted once (a
+ * bounded in-memory ledger), so a captured answer cannot be replayed, nor used for another device id.
  */
 export class DigestServer {
   readonly realm: string;
@@ -54,6 +76,7 @@ export class DigestServer {
   readonly #ttlMs: number;
   readonly #qop: boolean;
   readonly #opaque: string | undefined;
+  readonly #ledger: NonceLedger;
 
   constructor(opts: DigestServerOptions) {
     this.realm = opts.realm;
@@ -61,12 +84,13 @@ export class DigestServer {
     this.#ttlMs = opts.nonceTtlMs ?? DEFAULT_NONCE_TTL_MS;
     this.#qop = opts.qop ?? false;
     this.#opaque = opts.opaque;
+    this.#ledger = new NonceLedger(opts.maxTrackedNonces);
   }
 
-  createChallenge(now: number, opts: { stale?: boolean } = {}): Omit<DigestChallenge, 'params'> {
+  createChallenge(now: number, opts: ChallengeOptions = {}): Omit<DigestChallenge, 'params'> {
     return {
       realm: this.realm,
-      nonce: this.#issueNonce(now),
+      nonce: this.#issueNonce(now, opts.subject ?? ''),
       opaque: this.#opaque,
       algorithm: 'MD5',
       qop: this.#qop ? ['auth'] : undefined,
@@ -75,15 +99,15 @@ export class DigestServer {
   }
 
   /** Value for the WWW-Authenticate header of a 401. */
-  challengeHeader(now: number, opts: { stale?: boolean } = {}): string {
+  challengeHeader(now: number, opts: ChallengeOptions = {}): string {
     return formatDigestChallenge(this.createChallenge(now, opts));
   }
 
-  checkNonce(nonce: string, now: number): 'valid' | 'stale' | 'invalid' {
+  checkNonce(nonce: string, now: number, subject = ''): 'valid' | 'stale' | 'invalid' {
     if (!/^[0-9a-f]{32}$/.test(nonce)) return 'invalid';
     const stamp = nonce.slice(0, 16);
     const mac = Buffer.from(nonce.slice(16), 'latin1');
-    if (!timingSafeEqual(mac, Buffer.from(this.#mac(stamp), 'latin1'))) return 'invalid';
+    if (!timingSafeEqual(mac, Buffer.from(this.#mac(stamp, subject), 'latin1'))) return 'invalid';
     const issuedS = parseInt(nonce.slice(0, 8), 16);
     const nowS = Math.floor(now / 1000);
     if (issuedS > nowS + FUTURE_SKEW_S) return 'invalid';
@@ -104,28 +128,36 @@ export class DigestServer {
     } catch {
       return fail('algorithm');
     }
-    const nonce = this.checkNonce(cred.nonce, input.now);
+    const nonce = this.checkNonce(cred.nonce, input.now, input.subject ?? '');
     if (nonce === 'invalid') return fail('nonce');
-    if (cred.qop !== undefined || this.#qop) {
-      // RFC 2617 §3.2.2: with qop, nc is 8 hex digits and cnonce is mandatory.
-      if (cred.qop !== 'auth' || cred.cnonce === undefined || cred.nc === undefined || !/^[0-9a-fA-F]{8}$/.test(cred.nc)) {
+    let nc = NONCE_CONSUMED;
+    if (cred.qop !== undefined) {
+      // RFC 2617 §3.2.2: with qop, nc is 8 hex digits (from 1) and cnonce is mandatory.
+      if (cred.qop !== 'auth' || cred.cnonce === undefined || cred.cnonce === '' || cred.nc === undefined || !/^[0-9a-fA-F]{8}$/.test(cred.nc)) {
         return fail('qop');
       }
+      nc = parseInt(cred.nc, 16);
+      if (nc === 0) return fail('qop');
     }
-    if (input.requestUri !== undefined && cred.uri !== input.requestUri) return fail('uri');
+    if (input.requestUri !== undefined && !digestUriMatches(cred.uri, input.requestUri)) return fail('uri');
+    if (input.username !== undefined && cred.username !== input.username) return fail('username');
     if (!checkDigestResponse(cred, input.method, input.password)) return fail('response');
     // §3.2.1: stale only when the digest itself was right, so the client retries without new credentials.
     if (nonce === 'stale') return { ok: false, reason: 'stale', stale: true };
+    // Recorded only now: an answer that did not verify (no password) can neither use up nor fill the ledger.
+    const until = parseInt(cred.nonce.slice(0, 8), 16) * 1000 + this.#ttlMs + 1000;
+    if (!this.#ledger.use(cred.nonce, nc, until, input.now)) return { ok: false, reason: 'replay', stale: true };
     return { ok: true, username: cred.username };
   }
 
-  #issueNonce(now: number): string {
+  #issueNonce(now: number, subject: string): string {
     const stamp = Math.floor(now / 1000).toString(16).padStart(8, '0').slice(-8) + randomBytes(4).toString('hex');
-    return stamp + this.#mac(stamp);
+    return stamp + this.#mac(stamp, subject);
   }
 
-  #mac(stamp: string): string {
-    return createHmac('sha256', this.#secret).update(`${stamp}|${this.realm}`).digest('hex').slice(0, 16);
+  /** The stamp has a fixed length and the realm is fixed per server: whatever follows is the subject. */
+  #mac(stamp: string, subject: string): string {
+    return createHmac('sha256', this.#secret).update(`${stamp}|${this.realm}|${subject}`).digest('hex').slice(0, 16);
   }
 }
 

@@ -6,8 +6,12 @@ const LF = 10;
 const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
 const LFLF = Buffer.from('\n\n', 'latin1');
 
-/** Default ceiling for one framed message: large Catalog/RecordInfo answers over TCP fit, a runaway peer does not. */
-export const DEFAULT_MAX_STREAM_MESSAGE_BYTES = 256 * 1024;
+/**
+ * Default ceiling for one framed message (SPEC SEC-3): the UDP datagram ceiling, so a message is
+ * refused alike on both transports. GB28181 devices page large Catalog/RecordInfo answers (SumNum),
+ * each MESSAGE a few KB; a peer sending more is refused (513, RFC 3261 §21.5.14) and cut off.
+ */
+export const DEFAULT_MAX_STREAM_MESSAGE_BYTES = 65_535;
 
 /**
  * RFC 5626 §3.5.1 keepalives between messages: a double CRLF is a "ping" (answer with one CRLF),
@@ -54,6 +58,11 @@ export class SipStreamFramer {
   /** Bytes held while waiting for the rest of a message. */
   get bufferedBytes(): number {
     return this.#end - this.#start;
+  }
+
+  /** The bytes held (after a failure: the start of the message refused), for an error answer. */
+  get pending(): Buffer {
+    return this.#store.subarray(this.#start, this.#end);
   }
 
   push(chunk: Buffer): Buffer[] {

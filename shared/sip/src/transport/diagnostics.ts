@@ -13,6 +13,7 @@ export const SIP_CHANNELS = Object.freeze({
   dropped: 'vms.sip.dropped',
   connection: 'vms.sip.connection',
   transactionTimeout: 'vms.sip.transaction_timeout',
+  datagramAnswer: 'vms.sip.datagram_answer',
 });
 
 export interface MessageInEvent {
@@ -39,7 +40,15 @@ export interface DroppedEvent {
 }
 export interface ConnectionEvent {
   flow: Flow;
-  event: 'open' | 'close' | 'idle-timeout';
+  event: 'open' | 'close' | 'idle-timeout' | 'message-timeout';
+}
+/**
+ * A request answered by the datagram shortcut (a stateless handler on the raw UDP bytes): neither
+ * message_in nor message_out is published for it, so counts by method and status see it here.
+ */
+export interface DatagramAnswerEvent {
+  method: string;
+  status: number;
 }
 export interface TransactionTimeoutEvent {
   method: string;
@@ -54,6 +63,7 @@ export const channels = {
   dropped: diagnosticsChannel.channel(SIP_CHANNELS.dropped),
   connection: diagnosticsChannel.channel(SIP_CHANNELS.connection),
   transactionTimeout: diagnosticsChannel.channel(SIP_CHANNELS.transactionTimeout),
+  datagramAnswer: diagnosticsChannel.channel(SIP_CHANNELS.datagramAnswer),
 };
 
 export function publish<T extends object>(ch: diagnosticsChannel.Channel, event: T): void {
@@ -73,6 +83,8 @@ export interface TransportCounters {
   tcpAccepted: number;
   tcpRejected: number;
   tcpIdleClosed: number;
+  /** TCP connections closed because a message was not completed within the message timeout. */
+  tcpMessageTimeouts: number;
   /** gauge */
   tcpOpen: number;
 }
@@ -90,6 +102,7 @@ export function newCounters(): TransportCounters {
     tcpAccepted: 0,
     tcpRejected: 0,
     tcpIdleClosed: 0,
+    tcpMessageTimeouts: 0,
     tcpOpen: 0,
   };
 }

@@ -3,6 +3,7 @@ import { getCallId, getCSeq, getFrom, getTo, getTopVia } from '../message/access
 import { createResponse } from '../message/build.ts';
 import { SipHeaders } from '../message/headers.ts';
 import { splitHeaderValues } from '../message/lex.ts';
+import { parseSipMessage } from '../message/parse.ts';
 import { serializeSipMessage } from '../message/serialize.ts';
 import type { SipMessage, SipResponse, ViaHop } from '../message/types.ts';
 import { formatVia } from '../message/via.ts';
@@ -71,6 +72,37 @@ export function badRequestFor(err: SipParseError, flow: Flow, forceRport: boolea
   const detail = status === SipStatus.BadRequest ? DETAIL[err.code]?.(err) : undefined;
   return createResponse(req, status, detail === undefined ? reasonPhrase(status) : `${reasonPhrase(status)} - ${detail}`);
 }
+
+/**
+ * RFC 3261 §21.5.14 513 Message Too Large for a request refused by size, built from the start of it
+ * that was held (`head`: the header section, complete or cut at the limit). Only when the request
+ * line and the headers a response needs (§8.2.6: Via, From, To, Call-ID, CSeq) were read; ACKs and
+ * responses get nothing.
+ */
+export function tooLargeResponse(head: Buffer, flow: Flow, forceRport: boolean): SipResponse | undefined {
+  let end = head.indexOf('\r\n\r\n');
+  if (end === -1) end = head.lastIndexOf('\n'); // cut at the limit: the last whole header line
+  if (end > 0 && head[end - 1] === 13) end--;
+  if (end <= 0) return undefined;
+  let req: SipMessage | undefined;
+  try {
+    req = parseSipMessage(Buffer.concat([head.subarray(0, end), HEAD_END_NO_BODY]));
+  } catch (err) {
+    req = err instanceof SipParseError ? err.request : undefined;
+  }
+  if (req?.type !== 'request' || req.method === 'ACK') return undefined;
+  try {
+    checkRequiredHeaders(req);
+    const top = getTopVia(req);
+    if (stampReceived(top, flow.remoteAddress, flow.remotePort, forceRport)) rewriteTopVia(req, top);
+  } catch {
+    return undefined;
+  }
+  return createResponse(req, SipStatus.MessageTooLarge, reasonPhrase(SipStatus.MessageTooLarge));
+}
+
+/** Ends a header section and makes its declared body empty, so a head alone parses. */
+const HEAD_END_NO_BODY = Buffer.from('\r\nContent-Length: 0\r\n\r\n', 'latin1');
 
 /**
  * Retransmissions send the very same message object again; serialising it once keeps Timer A/E/G

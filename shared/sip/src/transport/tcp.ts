@@ -5,21 +5,36 @@ import type { Flow } from './flow.ts';
 export interface TcpLimits {
   /** Inbound + outbound connections; beyond it new inbound connections are refused. */
   maxConnections: number;
-  /** A connection without traffic for this long is closed (keepalive CRLFs count as traffic). */
+  /** Accepted connections from one source address (SPEC SEC-3); beyond it new ones are refused. */
+  maxConnectionsPerIp: number;
+  /**
+   * A connection that completes no message for this long is closed. Only whole messages and RFC 5626
+   * keepalive CRLFs count: a byte of an unfinished message does not keep a connection alive.
+   */
   idleTimeoutMs: number;
+  /**
+   * Time to complete one message, counted from its first byte and not reset by later bytes (SPEC
+   * SEC-3): a peer trickling headers a byte at a time is cut off after this, not held for ever.
+   */
+  messageTimeoutMs: number;
   /** Largest framed message; bigger means the stream cannot be resynchronised: close. */
   maxMessageBytes: number;
   connectTimeoutMs: number;
 }
 
+export type TcpCloseReason = 'idle-timeout' | 'message-timeout' | 'closed';
+
 export interface TcpEvents {
   onFrame(conn: TcpConnection, frame: Buffer): void;
-  /** Unrecoverable framing error (no Content-Length, oversize): the connection is closed after this. */
-  onFramingError(conn: TcpConnection, err: unknown): void;
+  /**
+   * Unrecoverable framing error (no Content-Length, oversize), with the bytes held of the message it
+   * refused: the connection is closed after this returns (a response written here still goes first).
+   */
+  onFramingError(conn: TcpConnection, err: unknown, pending: Buffer): void;
   onPing(conn: TcpConnection): void;
   onOpen(conn: TcpConnection): void;
-  onClose(conn: TcpConnection, reason: 'idle-timeout' | 'closed'): void;
-  onRejected(remote: { address: string; port: number }): void;
+  onClose(conn: TcpConnection, reason: TcpCloseReason): void;
+  onRejected(remote: { address: string; port: number }, why: 'limit' | 'per-ip-limit'): void;
 }
 
 const CRLF = Buffer.from('\r\n', 'latin1');
@@ -30,6 +45,8 @@ export const MAX_PENDING_WRITE_BYTES = 4 * 1024 * 1024;
 export class TcpConnection {
   readonly flow: Flow;
   #closed = false;
+  #idle: NodeJS.Timeout | undefined;
+  #message: NodeJS.Timeout | undefined;
 
   constructor(
     readonly id: number,
@@ -49,6 +66,7 @@ export class TcpConnection {
       maxMessageBytes: limits.maxMessageBytes,
       // RFC 5626 §3.5.1: a CRLFCRLF "ping" is answered with a single CRLF "pong".
       onKeepalive: (kind) => {
+        this.#idle?.refresh();
         if (kind === 'ping') {
           events.onPing(this);
           this.socket.write(CRLF);
@@ -56,20 +74,27 @@ export class TcpConnection {
       },
     });
     socket.setNoDelay(true);
-    socket.setTimeout(limits.idleTimeoutMs, () => {
-      events.onClose(this, 'idle-timeout');
-      this.#markClosed();
-      socket.destroy();
-    });
+    // Two timers re-armed with refresh() (no allocation per message): idle, from the last complete
+    // message or keepalive; message, from the first byte of the message being received.
+    this.#idle = setTimeout(() => this.#expire('idle-timeout', events), limits.idleTimeoutMs);
+    this.#idle.unref();
+    const messageTimeoutMs = limits.messageTimeoutMs;
     socket.on('data', (chunk: Buffer) => {
+      const wasEmpty = framer.bufferedBytes === 0;
       let frames: Buffer[];
       try {
         frames = framer.push(chunk);
       } catch (err) {
-        events.onFramingError(this, err);
-        this.close();
+        events.onFramingError(this, err, framer.pending);
+        this.#end();
         return;
       }
+      if (frames.length > 0) this.#idle?.refresh();
+      if (framer.bufferedBytes === 0) this.#clearMessageTimer();
+      else if (this.#message === undefined) {
+        this.#message = setTimeout(() => this.#expire('message-timeout', events), messageTimeoutMs);
+        this.#message.unref();
+      } else if (wasEmpty || frames.length > 0) this.#message.refresh(); // a new message started
       for (const f of frames) {
         if (this.#closed) return;
         events.onFrame(this, f);
@@ -81,6 +106,27 @@ export class TcpConnection {
     socket.on('close', () => {
       if (this.#markClosed()) events.onClose(this, 'closed');
     });
+  }
+
+  #expire(reason: 'idle-timeout' | 'message-timeout', events: TcpEvents): void {
+    if (!this.#markClosed()) return;
+    events.onClose(this, reason);
+    this.socket.destroy();
+  }
+
+  #clearMessageTimer(): void {
+    if (this.#message === undefined) return;
+    clearTimeout(this.#message);
+    this.#message = undefined;
+  }
+
+  /** After a framing error: what was written (a 513) is flushed, then the connection is closed. */
+  #end(): void {
+    this.#clearMessageTimer();
+    this.socket.pause();
+    this.socket.end();
+    // a peer that never reads must not keep the half-closed socket: bounded by the message timer
+    setTimeout(() => this.socket.destroy(), 1000).unref();
   }
 
   get closed(): boolean {
@@ -106,6 +152,8 @@ export class TcpConnection {
   #markClosed(): boolean {
     if (this.#closed) return false;
     this.#closed = true;
+    clearTimeout(this.#idle);
+    this.#clearMessageTimer();
     return true;
   }
 }
@@ -115,6 +163,9 @@ export class TcpTransport {
   readonly #connections = new Map<number, TcpConnection>();
   readonly #byRemote = new Map<string, TcpConnection>();
   readonly #connecting = new Map<string, Promise<TcpConnection>>();
+  /** Accepted connections per source address (outbound ones are ours and not counted). */
+  readonly #perIp = new Map<string, number>();
+  readonly #accepted = new WeakSet<TcpConnection>();
   #nextId = 1;
   #closed = false;
 
@@ -198,13 +249,24 @@ export class TcpTransport {
   }
 
   #accept(socket: net.Socket): void {
-    if (this.#closed || this.#connections.size >= this.limits.maxConnections) {
-      this.events.onRejected({ address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 });
+    const ip = socket.remoteAddress ?? '';
+    const fromIp = this.#perIp.get(ip) ?? 0;
+    if (this.#closed || this.#connections.size >= this.limits.maxConnections || fromIp >= this.limits.maxConnectionsPerIp) {
+      this.events.onRejected({ address: ip, port: socket.remotePort ?? 0 }, fromIp >= this.limits.maxConnectionsPerIp ? 'per-ip-limit' : 'limit');
       socket.on('error', () => {});
       socket.destroy();
       return;
     }
-    this.#adopt(socket);
+    this.#perIp.set(ip, fromIp + 1);
+    this.#accepted.add(this.#adopt(socket));
+  }
+
+  #forget(conn: TcpConnection): void {
+    if (!this.#accepted.delete(conn)) return;
+    const ip = conn.flow.remoteAddress;
+    const n = (this.#perIp.get(ip) ?? 1) - 1;
+    if (n <= 0) this.#perIp.delete(ip);
+    else this.#perIp.set(ip, n);
   }
 
   #adopt(socket: net.Socket): TcpConnection {
@@ -212,6 +274,7 @@ export class TcpTransport {
       ...this.events,
       onClose: (c, reason) => {
         this.#connections.delete(c.id);
+        this.#forget(c);
         const key = `${c.flow.remoteAddress}:${c.flow.remotePort}`;
         if (this.#byRemote.get(key) === c) this.#byRemote.delete(key);
         this.events.onClose(c, reason);

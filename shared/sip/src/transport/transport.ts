@@ -6,14 +6,22 @@ import type { SipMessage, SipResponse } from '../message/types.ts';
 import { channels, newCounters, publish, type DropReason, type TransportCounters } from './diagnostics.ts';
 import { isFlow, targetHost, targetPort, type Flow, type HostTarget, type SendTarget, type TransportName } from './flow.ts';
 import { silentLogger, type SipLogger } from './logger.ts';
-import { badRequestFor, checkRequiredHeaders, MessageSerializer, rewriteTopVia } from './inbound.ts';
-import { TcpTransport, type TcpConnection, type TcpLimits } from './tcp.ts';
+import { badRequestFor, checkRequiredHeaders, MessageSerializer, rewriteTopVia, tooLargeResponse } from './inbound.ts';
+import { DEFAULT_MAX_STREAM_MESSAGE_BYTES } from '../message/framer.ts';
+import { TcpTransport, type TcpCloseReason, type TcpConnection, type TcpLimits } from './tcp.ts';
 import { UdpSocket } from './udp.ts';
 import { DEFAULT_SIP_PORT, responseDestination, stampReceived } from './via-stamp.ts';
 
 export const MAX_UDP_MESSAGE_BYTES = 65_535; // IPv4 datagram ceiling; GB28181 RecordInfo answers reach ~8 KB
+/** One SIP message on either transport (SPEC SEC-3); larger is refused (513 where answerable). */
+export const DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_STREAM_MESSAGE_BYTES;
 export const DEFAULT_MAX_TCP_CONNECTIONS = 10_000;
-export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 10 * 60_000; // well above GB28181 keepalive (60 s default)
+/** Devices behind one NAT address share it; a single host needs one or two (SPEC SEC-3). */
+export const DEFAULT_MAX_TCP_CONNECTIONS_PER_IP = 64;
+/** No complete message for this long: closed. A GB28181 device sends a keepalive every 60 s by default. */
+export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 5 * 60_000;
+/** From the first byte of a message to its last (SPEC SEC-3). */
+export const DEFAULT_TCP_MESSAGE_TIMEOUT_MS = 10_000;
 export const DEFAULT_TCP_CONNECT_TIMEOUT_MS = 5_000;
 
 export interface TransportOptions {
@@ -25,7 +33,9 @@ export interface TransportOptions {
   /** SO_RCVBUF for the UDP socket; undefined = OS default. */
   udpReceiveBufferBytes?: number | undefined;
   maxTcpConnections?: number;
+  maxTcpConnectionsPerIp?: number;
   tcpIdleTimeoutMs?: number;
+  tcpMessageTimeoutMs?: number;
   tcpConnectTimeoutMs?: number;
   /** Treat every request as if it carried `;rport` (NAT'd devices that forget it). */
   forceRport?: boolean;
@@ -59,6 +69,7 @@ export class SipTransport {
   #closed = false;
   #onMessage: InboundHandler = () => {};
   #shortcut: DatagramShortcut | undefined;
+  #lastRejectLog = 0;
 
   private constructor(private readonly opts: TransportOptions) {
     this.#log = opts.logger ?? silentLogger;
@@ -107,8 +118,10 @@ export class SipTransport {
     const wantTcp = transports.includes('tcp');
     const limits: TcpLimits = {
       maxConnections: this.opts.maxTcpConnections ?? DEFAULT_MAX_TCP_CONNECTIONS,
+      maxConnectionsPerIp: this.opts.maxTcpConnectionsPerIp ?? DEFAULT_MAX_TCP_CONNECTIONS_PER_IP,
       idleTimeoutMs: this.opts.tcpIdleTimeoutMs ?? DEFAULT_TCP_IDLE_TIMEOUT_MS,
-      maxMessageBytes: this.opts.maxMessageBytes ?? 256 * 1024,
+      messageTimeoutMs: this.opts.tcpMessageTimeoutMs ?? DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
+      maxMessageBytes: this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       connectTimeoutMs: this.opts.tcpConnectTimeoutMs ?? DEFAULT_TCP_CONNECT_TIMEOUT_MS,
     };
     for (let attempt = 1; ; attempt++) {
@@ -132,24 +145,39 @@ export class SipTransport {
   #tcpEvents() {
     return {
       onFrame: (conn: TcpConnection, frame: Buffer) => this.#inbound(frame, conn.flow),
-      onFramingError: (conn: TcpConnection, err: unknown) => {
+      onFramingError: (conn: TcpConnection, err: unknown, pending: Buffer) => {
         this.#counters.parseErrors++;
-        publish(channels.parseError, { flow: conn.flow, error: err, bytes: 0, answered: false });
-        this.#drop(conn.flow, err instanceof SipParseError && err.code === 'SIP_ERR_MESSAGE_TOO_LARGE' ? 'oversize' : 'framing');
-        this.#log.debug({ flow: conn.flow, err }, 'sip tcp framing error, closing connection');
+        const oversize = err instanceof SipParseError && err.code === 'SIP_ERR_MESSAGE_TOO_LARGE';
+        // RFC 3261 §21.5.14: a request too large to process is answered 513 when its head can be read.
+        const answer = oversize ? tooLargeResponse(pending, conn.flow, this.opts.forceRport === true) : undefined;
+        publish(channels.parseError, { flow: conn.flow, error: err, bytes: pending.length, answered: answer !== undefined });
+        if (oversize) this.#counters.oversize++;
+        this.#drop(conn.flow, oversize ? 'oversize' : 'framing');
+        this.#log.info({ flow: conn.flow, code: err instanceof SipParseError ? err.code : undefined, answered: answer?.status }, 'sip tcp framing error, closing connection');
+        if (answer !== undefined) this.sendResponse(answer, conn.flow, { once: true }).catch((e: unknown) => this.#log.debug({ err: e, flow: conn.flow }, 'sip 513 could not be sent'));
       },
       onPing: () => this.#counters.keepalivesAnswered++,
       onOpen: (conn: TcpConnection) => {
         this.#counters.tcpAccepted++;
         publish(channels.connection, { flow: conn.flow, event: 'open' });
       },
-      onClose: (conn: TcpConnection, reason: 'idle-timeout' | 'closed') => {
+      onClose: (conn: TcpConnection, reason: TcpCloseReason) => {
         if (reason === 'idle-timeout') this.#counters.tcpIdleClosed++;
-        publish(channels.connection, { flow: conn.flow, event: reason === 'idle-timeout' ? 'idle-timeout' : 'close' });
+        if (reason === 'message-timeout') {
+          this.#counters.tcpMessageTimeouts++;
+          this.#log.info({ flow: conn.flow }, 'sip tcp message not completed in time, connection closed');
+        }
+        publish(channels.connection, { flow: conn.flow, event: reason === 'closed' ? 'close' : reason });
       },
-      onRejected: () => {
+      onRejected: (remote: { address: string; port: number }, why: 'limit' | 'per-ip-limit') => {
         this.#counters.tcpRejected++;
         this.#drop(undefined, 'connection-limit');
+        // one line per second at most: a flood of refused connections must not become a flood of logs
+        const now = Date.now();
+        if (now - this.#lastRejectLog >= 1000) {
+          this.#lastRejectLog = now;
+          this.#log.warn({ remote: remote.address, why, open: this.#tcp?.size ?? 0 }, 'sip tcp connection refused over the limit');
+        }
       },
     };
   }

@@ -16,6 +16,7 @@ import { ServerCtx } from './server-context.ts';
 import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
 import { statelessToTag } from './stateless-tag.ts';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, type PeekedRequest } from '../transport/datagram-shortcut.ts';
+import { channels, publish } from '../transport/diagnostics.ts';
 
 /** RFC 3261 §8.2.1: methods we know; an unhandled one of these gets 405, anything else 501. */
 const KNOWN_METHODS = new Set(['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'REGISTER', 'SUBSCRIBE', 'NOTIFY', 'MESSAGE', 'INFO', 'PRACK', 'UPDATE', 'REFER', 'PUBLISH']);
@@ -152,6 +153,7 @@ export class RequestDispatcher {
     if (via === undefined) return undefined;
     const status = this.#runStateless(handler, peek, flow); // a PeekedRequest is a StatelessRequest
     if (status === undefined) return undefined;
+    if (channels.datagramAnswer.hasSubscribers) publish(channels.datagramAnswer, { method: peek.method, status });
     return { data: buildDatagramResponse(peek, via, status, this.deps.local.userAgent), host: via.host, port: via.port };
   }
 

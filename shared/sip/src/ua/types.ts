@@ -33,7 +33,12 @@ export interface SipStackOptions {
     /** SO_RCVBUF of the UDP socket (the kernel caps it at net.core.rmem_max); default: the OS default. */
     udpReceiveBufferBytes?: number;
     maxTcpConnections?: number;
+    /** Accepted TCP connections per source address; default 64. */
+    maxTcpConnectionsPerIp?: number;
+    /** No complete message on a TCP connection for this long: closed; default 5 min. */
     tcpIdleTimeoutMs?: number;
+    /** First byte to last of one TCP message; default 10 s. */
+    tcpMessageTimeoutMs?: number;
     tcpConnectTimeoutMs?: number;
   };
   /** Reply to NAT'd UDP clients at their source port even without `;rport` (RFC 3581 behaviour forced). */

@@ -1,7 +1,11 @@
 // Database-backed listings (routedBy: null): devices with owner node and online flag, channels.
+// SPEC SEC-2: a tenant token lists its own tenant's devices; the operator role lists every tenant's, or
+// one tenant's with `?tenantId=`.
+import { isOperator, TENANT_ID } from '../../auth/principal.ts';
+import { BadParameterError, TenantForbiddenError } from '../../errors/catalog.ts';
 import { operator, type DeviceAccess } from '../access.ts';
 import type { HttpDeps, RouteHandlers } from '../handler.types.ts';
-import { gbId, optionalBoolean, paging } from '../params.ts';
+import { gbId, optionalBoolean, optionalText, paging } from '../params.ts';
 import { channelView, deviceView, pageView } from '../views.ts';
 
 export function deviceHandlers(deps: HttpDeps, access: DeviceAccess): Pick<RouteHandlers, 'devices.list' | 'devices.get' | 'channels.list'> {
@@ -9,7 +13,11 @@ export function deviceHandlers(deps: HttpDeps, access: DeviceAccess): Pick<Route
     'devices.list': async (ctx) => {
       const principal = operator(ctx);
       const online = optionalBoolean(ctx.query, 'online');
-      const page = await deps.devices.listDevices({ tenantId: principal.tenantId, ...(online === undefined ? {} : { online }), ...paging(ctx.query) });
+      const asked = optionalText(ctx.query, 'tenantId');
+      if (asked !== undefined && !TENANT_ID.test(asked)) throw new BadParameterError('tenantId', 'must be 1-12 characters of A-Z a-z 0-9 _ -');
+      if (asked !== undefined && !isOperator(principal) && asked !== principal.tenantId) throw new TenantForbiddenError(asked);
+      const tenantId = isOperator(principal) ? asked : principal.tenantId;
+      const page = await deps.devices.listDevices({ ...(tenantId === undefined ? {} : { tenantId }), ...(online === undefined ? {} : { online }), ...paging(ctx.query) });
       const owners = await deps.owners.ownersOf(page.items.map((d) => d.deviceId));
       return pageView(page, (d) => deviceView(d, owners.get(d.deviceId) ?? null));
     },

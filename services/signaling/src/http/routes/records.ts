@@ -1,6 +1,6 @@
 // RecordInfo query (routedBy: channel) and its result fetched later by SN (routedBy: sn).
-import { BadParameterError } from '../../errors/catalog.ts';
-import { operator, type DeviceAccess } from '../access.ts';
+import { BadParameterError, RecordQueryNotFoundError } from '../../errors/catalog.ts';
+import { missing, operator, type DeviceAccess } from '../access.ts';
 import type { HttpDeps, RouteHandlers } from '../handler.types.ts';
 import { gbId, serial, time } from '../params.ts';
 
@@ -20,8 +20,16 @@ export function recordHandlers(deps: HttpDeps, access: DeviceAccess): Pick<Route
 
     'record.result': async (ctx) => {
       const principal = operator(ctx);
-      const result = await deps.control.recordResult(serial(ctx.query, 'sn'));
-      await access.device(principal, result.deviceId); // 404 / 403 before anything is shown
+      const sn = serial(ctx.query, 'sn');
+      let result: Awaited<ReturnType<typeof deps.control.recordResult>>;
+      try {
+        result = await deps.control.recordResult(sn);
+      } catch (err) {
+        // SNs are a counter: for a tenant an unknown SN answers like another tenant's (SPEC SEC-2)
+        if (err instanceof RecordQueryNotFoundError) throw missing(principal, sn, err);
+        throw err;
+      }
+      await access.device(principal, result.deviceId); // 403 before anything is shown
       return result;
     },
   };

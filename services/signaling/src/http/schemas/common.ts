@@ -9,6 +9,18 @@ export { GB_ID_PATTERN };
 
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
+/** What a route declares to fastify (validation) and @fastify/swagger (the document). */
+export interface RouteSchema {
+  readonly summary: string;
+  readonly tags: readonly string[];
+  readonly description?: string;
+  readonly querystring?: JsonSchema;
+  readonly params?: JsonSchema;
+  readonly body?: JsonSchema;
+  readonly response: Readonly<Record<string, JsonSchema>>;
+  readonly security?: readonly Record<string, readonly string[]>[];
+}
+
 export const gbIdParam = (description: string): JsonSchema => ({ type: 'string', pattern: GB_ID_PATTERN, description: `${description} (20-digit GB28181 code)` });
 
 export const sessionIdParam: JsonSchema = { type: 'string', pattern: SESSION_ID_PATTERN, description: 'session id handed out by a start call' };

@@ -3,6 +3,7 @@
 // every field's value and reports all problems at once. Unknown fields are ignored, as the handler does.
 import { PLATFORM_LIMITS } from '@vms/cascade';
 import { GB_ID_PATTERN, gbIdParam, type JsonSchema } from './common.ts';
+import { TENANT_ID_PATTERN } from './patterns.ts';
 
 const between = (key: keyof typeof PLATFORM_LIMITS, description: string): JsonSchema => ({
   type: 'integer',
@@ -13,6 +14,8 @@ const between = (key: keyof typeof PLATFORM_LIMITS, description: string): JsonSc
 
 const PLATFORM_FIELDS: Readonly<Record<string, JsonSchema>> = {
   serverId: gbIdParam('the upstream platform’s SIP id'),
+  // no `type`: fastify would coerce a number to text, which the handler refuses (tenantOfBody)
+  tenantId: { pattern: TENANT_ID_PATTERN, description: 'owning tenant (SPEC SEC-2), text; default the caller’s; another tenant only with the operator role' },
   name: { type: 'string', maxLength: 255 },
   domain: { type: 'string', maxLength: 64, description: 'SIP domain (digest realm); default the first 10 digits of serverId' },
   host: { type: 'string', minLength: 1, maxLength: 255 },

@@ -4,6 +4,7 @@
 import { DEVICE_ACTIONS, PTZ_COMMANDS, PTZ_SPEED_MAX, PTZ_SPEED_MIN } from '../../control/device-control.port.ts';
 import { PLAYBACK_ACTIONS, STREAM_MODES } from '../../media/media-session.types.ts';
 import type { RouteId } from '../route-table.ts';
+import { OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
 import {
   anyData,
   answers,
@@ -18,20 +19,18 @@ import {
   sessionIdParam,
   timeParam,
   type JsonSchema,
+  type RouteSchema,
 } from './common.ts';
+import { ROUTING_SCHEMAS } from './routing.ts';
 import { PLATFORM_BODY, PLATFORM_CHANNELS_BODY, PLATFORM_PATCH_BODY, SERVER_ID_PARAMS } from './platforms.ts';
 
-export interface RouteSchema {
-  readonly summary: string;
-  readonly tags: readonly string[];
-  readonly description?: string;
-  readonly querystring?: JsonSchema;
-  readonly params?: JsonSchema;
-  readonly body?: JsonSchema;
-  readonly response: Readonly<Record<string, JsonSchema>>;
-  readonly security?: readonly Record<string, readonly string[]>[];
-}
+export type { RouteSchema };
 
+const TENANT_QUERY: JsonSchema = {
+  type: 'string',
+  pattern: OPTIONAL_TENANT_ID_PATTERN,
+  description: 'tenant id; a tenant token may name only its own (else 403)',
+};
 const channel = gbIdParam('channel id');
 const device = gbIdParam('device id');
 const streamMode = enumParam(STREAM_MODES, 'how the device sends RTP (default udp)', true);
@@ -49,10 +48,17 @@ const ROUTING = {
 
 export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
   health: { summary: 'Liveness and storage kind of this instance', tags: ['instance'], response: answers(anyData('{status, instanceId, storage}'), 'instance is up'), security: [] },
+  ready: {
+    summary: 'Readiness: 200 once started, 503 while starting or draining (load balancers, orchestrators)',
+    tags: ['instance'],
+    response: answers(anyData('{status, instanceId, redis}'), 'ready'),
+    security: [],
+  },
   'devices.list': {
     summary: 'Devices of the operator’s tenant, ordered by id',
     tags: ['devices'],
-    querystring: query({ online: booleanParam('only online (true) or offline (false) devices'), ...PAGING_PROPERTIES }),
+    description: 'A tenant token lists its own tenant’s devices; the operator role lists every tenant’s, or one tenant’s with tenantId.',
+    querystring: query({ online: booleanParam('only online (true) or offline (false) devices'), tenantId: TENANT_QUERY, ...PAGING_PROPERTIES }),
     response: answers(pageOf('devices (with owner node and online flag)'), 'a page of devices'),
   },
   'devices.get': {
@@ -136,7 +142,13 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     querystring: query({ channelId: channel }, ['channelId']),
     response: answers(anyData('{contentType, size, base64}'), 'the picture'),
   },
-  'platforms.list': { summary: 'Upstream platforms (passwords masked)', tags: ['cascade'], response: answers(anyData('platform records'), 'platforms') },
+  'platforms.list': {
+    summary: 'Upstream platforms (passwords masked)',
+    description: 'A tenant token lists its own tenant’s platforms; the operator role lists every tenant’s, or one tenant’s with tenantId.',
+    tags: ['cascade'],
+    querystring: query({ tenantId: TENANT_QUERY }),
+    response: answers(anyData('platform records'), 'platforms'),
+  },
   'platforms.create': { summary: 'Create or replace an upstream platform', tags: ['cascade'], body: PLATFORM_BODY, response: answers(anyData('the platform (password masked)'), 'saved') },
   'platforms.update': { summary: 'Edit an upstream platform (fields not given stay)', tags: ['cascade'], params: SERVER_ID_PARAMS, body: PLATFORM_PATCH_BODY, response: answers(anyData('the platform (password masked)'), 'saved') },
   'platforms.delete': { summary: 'Delete an upstream platform and its channel list', tags: ['cascade'], params: SERVER_ID_PARAMS, response: answers(anyData('{removed}'), 'deleted') },
@@ -148,4 +160,5 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     body: PLATFORM_CHANNELS_BODY,
     response: answers(anyData('shared channels'), 'the new list'),
   },
+  ...ROUTING_SCHEMAS,
 };

@@ -1,0 +1,69 @@
+// The pure parts of the per-device bounds (SPEC SEC-3), time passed in: the token bucket, the cost of
+// a message, the lane that spreads large bodies over event-loop turns, and the catalog assembly cap.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
+import { createCatalogAssembly } from './catalog-assembler.ts';
+import { createParseLane, createTokenBuckets, messageCost } from './device-admission.ts';
+
+describe('per-device token bucket', () => {
+  it('starts full, refuses past the burst, refills at the rate, never above the burst', () => {
+    const b = createTokenBuckets(10, 5);
+    const dev = {};
+    const other = {};
+    for (let i = 0; i < 5; i++) assert.equal(b.take(dev, 1, 1000), true);
+    assert.equal(b.take(dev, 1, 1000), false);
+    assert.equal(b.take(other, 1, 1000), true, 'buckets are per device');
+    assert.equal(b.take(dev, 1, 1050), false, '0.5 token after 50 ms');
+    assert.equal(b.take(dev, 1, 1100), true, 'one token after 100 ms');
+    assert.equal(b.take(dev, 5, 1_000_000), true, 'a long pause refills to the burst only');
+    assert.equal(b.take(dev, 1, 1_000_000), false);
+    assert.equal(b.take(dev, 3, 1_000_000 + 250), false, 'a refused take takes nothing');
+    assert.equal(b.take(dev, 2, 1_000_000 + 250), true);
+  });
+
+  it('a message costs one token plus one per full 4 KiB of body', () => {
+    assert.deepEqual([0, 300, 4095, 4096, 65_000].map(messageCost), [1, 1, 1, 2, 16]);
+  });
+});
+
+describe('large-body lane', () => {
+  it('gives each waiter its own event-loop turn, in arrival order', async () => {
+    // a ticker counting loop iterations: re-armed once per check phase
+    let iteration = 0;
+    let ticking = true;
+    const tick = (): void => {
+      iteration++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const lane = createParseLane();
+    const seen: [number, number][] = [];
+    await Promise.all(
+      [0, 1, 2, 3].map(async (n) => {
+        await lane();
+        seen.push([n, iteration]);
+      }),
+    );
+    ticking = false;
+    assert.deepEqual(seen.map(([n]) => n), [0, 1, 2, 3]);
+    const iterations = seen.map(([, it]) => it);
+    assert.equal(new Set(iterations).size, 4, `turns in loop iterations ${iterations.join()}`);
+  });
+});
+
+describe('catalog assembly cap', () => {
+  const page = (ids: number[], sumNum: number): CatalogResponse => {
+    const items = ids.map((n) => `<Item><DeviceID>340200000013100${String(n).padStart(5, '0')}</DeviceID><Status>ON</Status></Item>`).join('');
+    const body = `<?xml version="1.0"?><Response><CmdType>Catalog</CmdType><SN>1</SN><DeviceID>34020000001320000001</DeviceID><SumNum>${sumNum}</SumNum><DeviceList Num="${ids.length}">${items}</DeviceList></Response>`;
+    return parseManscdpCommand(Buffer.from(body)).body as CatalogResponse;
+  };
+  it('holds at most maxItems distinct items, however large the announced SumNum; known ids still update', () => {
+    const a = createCatalogAssembly(3);
+    assert.equal(a.add(page([1, 2], 1_000_000)), false);
+    assert.equal(a.add(page([3, 4, 5], 1_000_000)), false);
+    assert.equal(a.received, 3);
+    a.add(page([1], 1_000_000));
+    assert.equal(a.partial()?.items.length, 3);
+  });
+});

@@ -1,0 +1,151 @@
+// What one device may make this instance do (SPEC SEC-3), decided before its MESSAGE is answered:
+//  - a token bucket per registered device: each MESSAGE costs one token plus one per full 4 KiB of
+//    body, so sixty 64 KB catalogs cost like a thousand keepalives; an empty bucket is answered
+//    503 with Retry-After (RFC 3261 §21.5.4: overloaded, try later; the device is not refused);
+//  - the per-device channel cap for catalog reports: a Catalog Response or Notify that would take the
+//    device over it is answered 403 (RFC 3261 §21.4.4: understood, refused, repeating will not help).
+// The stores enforce the cap again atomically (ChannelLimitError), so racing messages cannot pass it.
+// Refusals are logged at most once per device per LOG_EVERY_MS with the count since the last line.
+import type { CatalogItem, ManscdpCommand } from '@vms/gb28181';
+import type { Logger } from 'pino';
+import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository } from '../devices/device-repository.port.ts';
+import { ChannelLimitError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
+import type { DeviceFlows, DeviceSession } from './device-flows.ts';
+
+export interface DeviceLimits {
+  /** Channels one device may hold. */
+  readonly maxChannelsPerDevice: number;
+  /** Tokens added per second to a device's bucket. */
+  readonly messageRatePerSec: number;
+  /** Bucket size: the burst a device may send at once. */
+  readonly messageBurst: number;
+}
+
+/**
+ * Defaults well above a legitimate device: a keepalive a minute, a catalog of thousands of channels
+ * at a few items per MESSAGE (4,000 messages at once, then 200 a second), and far below what stalls
+ * an instance (measured: 150 unsolicited 64 KB catalogs in a burst; now 230 of them at most, then
+ * twelve a second).
+ */
+export const DEFAULT_DEVICE_LIMITS: DeviceLimits = Object.freeze({
+  maxChannelsPerDevice: DEFAULT_MAX_CHANNELS_PER_DEVICE,
+  messageRatePerSec: 200,
+  messageBurst: 4000,
+});
+
+/** Tokens one MESSAGE costs: one, plus one per full 4 KiB of body (parsing is per byte). */
+export const messageCost = (bodyBytes: number): number => 1 + Math.floor(bodyBytes / 4096);
+
+const LOG_EVERY_MS = 10_000;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** Pure token buckets keyed by object (a DeviceSession: forgotten with it), time passed in. */
+export function createTokenBuckets(ratePerSec: number, burst: number) {
+  const buckets = new WeakMap<object, Bucket>();
+  return {
+    /** Takes `cost` tokens if there are that many; false (nothing taken) otherwise. */
+    take(key: object, cost: number, now: number): boolean {
+      let b = buckets.get(key);
+      if (b === undefined) buckets.set(key, (b = { tokens: burst, at: now }));
+      else if (now > b.at) {
+        b.tokens = Math.min(burst, b.tokens + ((now - b.at) * ratePerSec) / 1000);
+        b.at = now;
+      }
+      if (b.tokens < cost) return false;
+      b.tokens -= cost;
+      return true;
+    },
+  };
+}
+
+export interface DeviceAdmission {
+  /** The rate limit alone (sync, for the keepalive shortcut): true = may go on. */
+  allow(session: DeviceSession, bodyBytes: number, now: number): boolean;
+  /**
+   * The rate limit for a MESSAGE from `deviceId` (its From user), before its body is parsed: parsing
+   * is what costs. A device with no live registration here is not charged (it gets 404 further on).
+   * The error to answer with, or undefined to go on. Logs refusals.
+   */
+  charge(deviceId: string | null | undefined, bodyBytes: number, now: number, log: Logger): VmsError | undefined;
+  /** The channel cap for a decoded catalog MESSAGE: the error to answer with, or undefined. Logs refusals. */
+  admit(session: DeviceSession, cmd: ManscdpCommand, now: number, log: Logger): Promise<VmsError | undefined>;
+}
+
+/**
+ * Bodies above this wait for their turn before they are parsed (`createParseLane`): messages that
+ * arrive together are read from the socket together, and their parses would otherwise run back to
+ * back as one long block (SPEC SEC-3: at most 50 ms per input, not per batch).
+ */
+export const LANE_ABOVE_BYTES = 4096;
+
+/**
+ * One large message handled per turn of the event loop: each caller's turn starts in a later loop
+ * iteration than the previous caller's (a setImmediate queued once that turn began), so timers and
+ * socket reads run between two large messages. Process-wide, in arrival order.
+ */
+export function createParseLane(): () => Promise<void> {
+  let tail: Promise<void> = Promise.resolve();
+  return () => {
+    const turn = tail.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    tail = turn;
+    return turn;
+  };
+}
+
+/** Ids a catalog message would store (ADD/UPDATE/ON/OFF…; DEL removes). */
+function catalogIds(cmd: ManscdpCommand): readonly string[] | undefined {
+  if (cmd.kind === 'Response/Catalog') return cmd.body.items.map((i: CatalogItem) => i.deviceId);
+  if (cmd.kind === 'Notify/Catalog') return cmd.body.items.filter((i: CatalogItem) => i.event !== 'DEL').map((i: CatalogItem) => i.deviceId);
+  return undefined;
+}
+
+export function createDeviceAdmission(
+  devices: Pick<DeviceRepository, 'getDevice' | 'getChannels'>,
+  flows: Pick<DeviceFlows, 'get'>,
+  limits: DeviceLimits,
+): DeviceAdmission {
+  const buckets = createTokenBuckets(limits.messageRatePerSec, limits.messageBurst);
+  const refusals = new WeakMap<DeviceSession, { lastLog: number; since: number }>();
+
+  const logRefusal = (session: DeviceSession, err: VmsError, now: number, log: Logger): void => {
+    let r = refusals.get(session);
+    if (r === undefined) refusals.set(session, (r = { lastLog: -Infinity, since: 0 }));
+    r.since++;
+    if (now - r.lastLog < LOG_EVERY_MS) return;
+    log.warn({ deviceId: session.deviceId, code: err.code, refusedSinceLastLog: r.since }, 'device message refused over a bound');
+    r.lastLog = now;
+    r.since = 0;
+  };
+
+  const overCap = async (deviceId: string, ids: readonly string[]): Promise<boolean> => {
+    const unique = [...new Set(ids)];
+    const count = (await devices.getDevice(deviceId))?.channelCount ?? 0;
+    if (count + unique.length <= limits.maxChannelsPerDevice) return false;
+    const known = await devices.getChannels(deviceId, unique); // only the ids named: costs the message
+    return count + unique.length - known.length > limits.maxChannelsPerDevice;
+  };
+
+  return {
+    allow: (session, bodyBytes, now) => buckets.take(session, messageCost(bodyBytes), now),
+
+    charge(deviceId, bodyBytes, now, log) {
+      const session = deviceId === undefined || deviceId === null ? undefined : flows.get(deviceId);
+      if (session === undefined || buckets.take(session, messageCost(bodyBytes), now)) return undefined;
+      const refusal = new RateLimitedError(session.deviceId);
+      logRefusal(session, refusal, now, log);
+      return refusal;
+    },
+
+    async admit(session, cmd, now, log) {
+      const ids = catalogIds(cmd);
+      if (ids === undefined || ids.length === 0 || !(await overCap(session.deviceId, ids))) return undefined;
+      const refusal = new ChannelLimitError(session.deviceId, limits.maxChannelsPerDevice);
+      logRefusal(session, refusal, now, log);
+      return refusal;
+    },
+  };
+}

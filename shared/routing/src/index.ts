@@ -1,0 +1,53 @@
+// @vms/routing: the routing engine (SPEC §10). Pure decisions over an immutable compiled table; storage,
+// reload, probing and HTTP live in their own files and services. Nothing runs at import.
+export {
+  ALGORITHMS,
+  MATCH_FIELDS,
+  type Algorithm,
+  type Destination,
+  type DestinationKind,
+  type DestinationSet,
+  type DestinationState,
+  type SetMember,
+  type MatchField,
+  type TimeWindow,
+  type GrayRelease,
+  type ReleaseCondition,
+  type ReleaseKey,
+  type ConditionField,
+  type ConditionOp,
+  type Rule,
+  type TableSource,
+} from './types.ts';
+export { compileTable, compileTableSliced, validateTable, MAX_ISSUES, type CompileResult, type TableIssue } from './compile.ts';
+export { RoutingTable } from './table.ts';
+export type { Decision, DecisionReason, DecideRequest, DecideInputs } from './decision.ts';
+export { releaseBucket, type ReleaseInput } from './gray-release.ts';
+export { ZoneClock, type LocalTime } from './time-window.ts';
+export { MAX_PREFIX_DIGITS } from './prefix-index.ts';
+export { ShadowComparator, SHADOW_SAMPLES, type ShadowReport, type ShadowGroupReport, type ShadowSample } from './shadow.ts';
+
+export { RoutingError, isRoutingError, type RoutingErrorCode } from './errors.ts';
+export type { RoutingStore, RoutingDraft, DraftRule, TableData, VersionInfo, PublishRequest, PublishResult } from './routing-store.port.ts';
+export { createMemoryRoutingStore } from './routing-store.memory.ts';
+export { createMysqlRoutingStore } from './routing-store.mysql.ts';
+export {
+  RoutingReloader,
+  ROUTING_RELOAD_CHANNEL,
+  type RoutingReloaderOptions,
+  type ReloadEvent,
+  type ReloadOutcome,
+  type ReloadStats,
+  type ReloadLog,
+} from './reloader.ts';
+export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
+export {
+  DEFAULT_ROUTING_HEALTH_POLICY,
+  initialHealth,
+  effectiveState,
+  stepHealth,
+  type HealthPolicy,
+  type DestinationHealth,
+  type HealthEvent,
+  type ManualOverride,
+} from './health.ts';

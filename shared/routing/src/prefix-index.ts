@@ -1,0 +1,167 @@
+/**
+ * Longest-prefix index on digit strings (OpenSIPS drouting matches rule prefixes the same way; GB/T 28181
+ * codes start with administrative region digits: province 2, city 4, district 6 …).
+ *
+ * Layout, chosen for a million rules (figures in docs/routing.md): no string and no object per rule. A digit
+ * prefix of length L ≤ 24 is encoded as two doubles, `hi` = its first 12 digits as an integer and
+ * `lo` = the next 12 digits as an integer times 32 plus L plus 1 (both < 2^53, exact; lo ≥ 1, so a zeroed
+ * slot is empty and a fresh table needs no initialising pass). Keys live in one
+ * open-addressing table of typed arrays sized once (load ≤ 0.5, linear probing), so building never rehashes
+ * and a lookup allocates nothing: encode the key's prefixes in one pass, then probe only the lengths that
+ * some rule uses, longest first.
+ */
+import { fmix32 } from './hash.ts';
+
+export const MAX_PREFIX_DIGITS = 24;
+const HALF = 12;
+const TWO32 = 4294967296;
+
+/** Scratch for one lookup's encodings (lookups are synchronous: one set of scratch arrays suffices). */
+const scratchHi = new Float64Array(MAX_PREFIX_DIGITS + 1);
+const scratchLo = new Float64Array(MAX_PREFIX_DIGITS + 1);
+
+export function isDigitPrefix(p: string): boolean {
+  if (p.length > MAX_PREFIX_DIGITS) return false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+function slot(hi: number, lo: number, mask: number): number {
+  const h = (hi >>> 0) ^ Math.imul(Math.floor(hi / TWO32), 0x27d4eb2f) ^ Math.imul(lo >>> 0, 0x165667b1) ^ Math.imul(Math.floor(lo / TWO32), 0x9e3779b1);
+  return fmix32(h) & mask;
+}
+
+/** Encodes a whole digit prefix into encHi / encLo (no allocation: a million calls per build). */
+let encHi = 0;
+let encLo = 0;
+let encPrefix: string | undefined;
+function encode(p: string): void {
+  encPrefix = p;
+  let hi = 0;
+  let lo = 0;
+  for (let i = 0; i < p.length; i++) {
+    const d = p.charCodeAt(i) - 48;
+    if (i < HALF) hi = hi * 10 + d;
+    else lo = lo * 10 + d;
+  }
+  encHi = hi;
+  encLo = lo * 32 + p.length + 1;
+}
+
+/**
+ * Slots are interleaved in one Float64Array, three numbers each: [hi, lo, value]. One probe then reads one
+ * or two neighbouring cache lines instead of three arrays far apart (building a million keys is bound by
+ * cache misses, not by arithmetic). lo = 0 marks an empty slot (a real lo is ≥ 1).
+ */
+const STRIDE = 3;
+
+/** Mutable while building; `freeze()` ends the build. */
+export class PrefixIndexBuilder {
+  readonly #slots: Float64Array;
+  readonly #mask: number;
+  #lengths = 0; // bit L set when some key has length L (L ≤ 24)
+  #count = 0;
+
+  /** `capacityHint`: how many distinct keys at most; the table is sized for it once (load ≤ 0.5). */
+  constructor(capacityHint: number) {
+    let cap = 16;
+    while (cap < capacityHint * 2) cap *= 2;
+    this.#slots = new Float64Array(cap * STRIDE); // zeroed: every slot empty
+    this.#mask = cap - 1;
+  }
+
+  /**
+   * Slot of `prefix` (a digit string, checked by the caller with isDigitPrefix): the one holding it, or the
+   * empty one where it would go. Read it with valueOf, fill it with put.
+   */
+  slotOf(prefix: string): number {
+    encode(prefix);
+    const slots = this.#slots;
+    for (let s = slot(encHi, encLo, this.#mask); ; s = (s + 1) & this.#mask) {
+      const o = s * STRIDE;
+      if (slots[o + 1] === 0 || (slots[o + 1] === encLo && slots[o] === encHi)) return s;
+    }
+  }
+
+  /** Value in a slot from slotOf, or -1 when the slot is empty. */
+  valueOf(s: number): number {
+    const o = s * STRIDE;
+    return this.#slots[o + 1] === 0 ? -1 : this.#slots[o + 2]!;
+  }
+
+  /** Stores `value` for `prefix` in its slot `s` (from slotOf(prefix), with no put in between). */
+  put(s: number, prefix: string, value: number): void {
+    const o = s * STRIDE;
+    const slots = this.#slots;
+    if (slots[o + 1] === 0) {
+      if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
+      if (encPrefix !== prefix) encode(prefix); // slotOf just encoded it, as a rule
+      slots[o] = encHi;
+      slots[o + 1] = encLo;
+      this.#count++;
+      this.#lengths |= 1 << prefix.length;
+    }
+    slots[o + 2] = value;
+  }
+
+  freeze(): PrefixIndex {
+    const lengths: number[] = [];
+    for (let l = MAX_PREFIX_DIGITS; l >= 0; l--) if ((this.#lengths & (1 << l)) !== 0) lengths.push(l);
+    return new PrefixIndex(this.#slots, this.#mask, Uint8Array.from(lengths), this.#count);
+  }
+}
+
+export class PrefixIndex {
+  constructor(
+    private readonly slots: Float64Array,
+    private readonly mask: number,
+    /** Key lengths present, longest first. */
+    readonly lengthsDesc: Uint8Array,
+    readonly size: number,
+  ) {}
+
+  /** Bytes held by the typed array. */
+  get bytes(): number {
+    return this.slots.byteLength;
+  }
+
+  /**
+   * Encodes the prefixes of `key` (its digits up to the first non-digit, at most 24) into scratch space
+   * shared by every index, and returns how many digits it has. Then `valueAt(length)` for each length of
+   * `lengthsDesc` up to that count, before preparing another key. No closure, no allocation: the hot path.
+   */
+  static prepare(key: string): number {
+    let n = 0;
+    let hi = 0;
+    let lo = 0;
+    scratchHi[0] = 0;
+    scratchLo[0] = 1;
+    const max = key.length < MAX_PREFIX_DIGITS ? key.length : MAX_PREFIX_DIGITS;
+    while (n < max) {
+      const d = key.charCodeAt(n) - 48;
+      if (d < 0 || d > 9) break;
+      if (n < HALF) hi = hi * 10 + d;
+      else lo = lo * 10 + d;
+      n++;
+      scratchHi[n] = hi;
+      scratchLo[n] = lo * 32 + n + 1;
+    }
+    return n;
+  }
+
+  /** Value stored for the prepared key's prefix of `length` digits, or -1. */
+  valueAt(length: number): number {
+    const hi = scratchHi[length]!;
+    const lo = scratchLo[length]!;
+    const slots = this.slots;
+    for (let s = slot(hi, lo, this.mask); ; s = (s + 1) & this.mask) {
+      const o = s * STRIDE;
+      const k = slots[o + 1]!;
+      if (k === 0) return -1;
+      if (k === lo && slots[o] === hi) return slots[o + 2]!;
+    }
+  }
+}

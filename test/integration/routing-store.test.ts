@@ -1,0 +1,225 @@
+// Routing tables in storage (SPEC §10): the RoutingStore contract on memory and on a real MariaDB migrated
+// with deploy/sql (V007), then two reloaders ("two instances") that a Redis nudge brings to a new version at
+// once, and a reload of a 100,000-rule version from MariaDB while decisions keep running.
+import assert from 'node:assert/strict';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { after, before, describe, it } from 'node:test';
+import type { Pool } from 'mysql2/promise';
+import { createMysqlPool, createRedisClient, migrate, systemClock, waitForRedisReady } from '@vms/cluster';
+import {
+  createMemoryRoutingStore,
+  createMysqlRoutingStore,
+  publishRoutingNudge,
+  RoutingReloader,
+  subscribeRoutingNudges,
+  validateTable,
+  type RoutingError,
+  type RoutingStore,
+  type TableData,
+} from '@vms/routing';
+import { startMariaDb, startRedis, waitFor, type MariaDbServer, type RedisServer } from '@vms/harness';
+import { DEPLOY_SQL } from './cluster-paths.ts';
+
+const TZ = 'Asia/Shanghai';
+const check = (d: TableData): ReturnType<typeof validateTable> => validateTable({ ...d, timeZone: TZ });
+const quiet = { info: () => undefined, warn: () => undefined };
+const defaults = {
+  destinations: [{ id: 'builtin', kind: 'media' as const, address: 'x' }],
+  sets: [{ id: 'builtin', algorithm: 'least-load' as const, members: [{ destinationId: 'builtin', weight: 1, priority: 0 }] }],
+  rules: [{ id: 1, group: 'media', field: 'device' as const, prefix: '', priority: 0, setId: 'builtin' }],
+};
+
+let db: MariaDbServer;
+let redis: RedisServer;
+const pools: Pool[] = [];
+async function freshPool(): Promise<Pool> {
+  const pool = createMysqlPool(await db.createDatabase());
+  pools.push(pool);
+  await migrate(pool, DEPLOY_SQL);
+  return pool;
+}
+
+before(async () => {
+  [db, redis] = await Promise.all([startMariaDb(), startRedis()]);
+});
+after(async () => {
+  await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+  await Promise.all([db.stop(), redis.stop()]);
+});
+
+function contract(name: string, make: () => Promise<RoutingStore>): void {
+  describe(`RoutingStore contract: ${name}`, () => {
+    it('edits the draft, publishes a validated version, keeps it immutable, rolls back in one call', async () => {
+      const store = await make();
+      assert.equal(await store.currentVersion(), undefined);
+      await assert.rejects(store.rollback(), (e: RoutingError) => e.code === 'ROUTING_ERR_NOTHING_TO_ROLL_BACK');
+      await store.putDestination({ id: 'zlm-a', kind: 'media', address: 'http://10.0.0.1', attrs: { zone: 'east' } });
+      await store.putDestination({ id: 'zlm-b', kind: 'media', address: 'http://10.0.0.2' });
+      await store.putSet({ id: 'media', algorithm: 'swrr', members: [{ destinationId: 'zlm-a', weight: 5, priority: 0 }, { destinationId: 'zlm-b', weight: 1, priority: 1 }] });
+      const r1 = await store.addRule({
+        group: 'media',
+        field: 'device',
+        prefix: '3402',
+        priority: 2,
+        setId: 'media',
+        enabled: true,
+        window: { start: '09:00', end: '18:00', days: [1, 2, 3, 4, 5] },
+        release: { canarySetId: 'media', key: 'device', steps: [1, 10], step: 0, conditions: [{ field: 'source', op: 'cidr', value: '10.0.0.0/8' }] },
+      });
+      const off = await store.addRule({ group: 'media', field: 'device', prefix: '44', priority: 0, setId: 'media', enabled: false });
+
+      // the release's canary set is the rule's own set: refused, nothing written
+      const refused = await store.publish({ by: 'ops', comment: 'bad', check });
+      assert.equal(refused.ok, false);
+      assert.ok(!refused.ok && refused.issues.some((i) => /canary set is the rule's own set/.test(i.message)));
+      assert.equal(await store.currentVersion(), undefined);
+      assert.deepEqual(await store.versions(10), []);
+
+      await store.putSet({ id: 'canary', algorithm: 'round-robin', members: [{ destinationId: 'zlm-b', weight: 1, priority: 0 }] });
+      const rule = (await store.draft()).rules.find((r) => r.id === r1)!;
+      assert.equal(await store.putRule({ ...rule, release: { ...rule.release!, canarySetId: 'canary' } }), true);
+      assert.equal(await store.putRule({ ...rule, id: 999_999 }), false);
+      const p1 = await store.publish({ by: 'ops', comment: 'first', check });
+      assert.deepEqual(p1, { ok: true, version: 1, ruleCount: 1 });
+      assert.equal(await store.currentVersion(), 1);
+
+      const v1 = await store.loadVersion(1);
+      assert.deepEqual(v1?.rules, [
+        {
+          id: r1,
+          group: 'media',
+          field: 'device',
+          prefix: '3402',
+          priority: 2,
+          setId: 'media',
+          window: { start: '09:00', end: '18:00', days: [1, 2, 3, 4, 5] },
+          release: { canarySetId: 'canary', key: 'device', steps: [1, 10], step: 0, conditions: [{ field: 'source', op: 'cidr', value: '10.0.0.0/8' }] },
+        },
+      ]);
+      assert.deepEqual(v1?.destinations.find((d) => d.id === 'zlm-a'), { id: 'zlm-a', kind: 'media', address: 'http://10.0.0.1', attrs: { zone: 'east' } });
+      assert.deepEqual(v1?.sets.find((s) => s.id === 'media')?.members, [
+        { destinationId: 'zlm-a', weight: 5, priority: 0 },
+        { destinationId: 'zlm-b', weight: 1, priority: 1 },
+      ]);
+
+      // edit the draft and publish again; version 1 does not change
+      assert.equal(await store.removeRule(r1), true);
+      assert.equal(await store.removeRule(r1), false);
+      await store.putRule({ id: off, group: 'media', field: 'device', prefix: '44', priority: 0, setId: 'media', enabled: true });
+      const p2 = await store.publish({ by: 'ops', comment: 'second', check });
+      assert.deepEqual(p2, { ok: true, version: 2, ruleCount: 1 });
+      assert.deepEqual((await store.loadVersion(1))?.rules.map((r) => r.id), [r1]);
+      assert.deepEqual((await store.loadVersion(2))?.rules.map((r) => r.id), [off]);
+      assert.equal(await store.loadVersion(3), undefined);
+
+      assert.deepEqual(await store.rollback(), { from: 2, to: 1 });
+      assert.equal(await store.currentVersion(), 1);
+      await assert.rejects(store.rollback(), (e: RoutingError) => e.code === 'ROUTING_ERR_NOTHING_TO_ROLL_BACK');
+      const p3 = await store.publish({ by: 'ops', comment: 'third', check });
+      assert.ok(p3.ok && p3.version === 3);
+      const vs = await store.versions(10);
+      assert.deepEqual(
+        vs.map((v) => [v.version, v.parent, v.comment, v.publishedBy, v.ruleCount]),
+        [
+          [3, 1, 'third', 'ops', 1],
+          [2, 1, 'second', 'ops', 1],
+          [1, undefined, 'first', 'ops', 1],
+        ],
+      );
+      assert.equal(await store.removeSet('canary'), true);
+      assert.equal(await store.removeDestination('zlm-a'), true);
+      assert.deepEqual((await store.draft()).sets.map((s) => s.id), ['media']);
+      await store.close();
+    });
+  });
+}
+
+contract('memory', async () => createMemoryRoutingStore());
+contract('mariadb', async () => createMysqlRoutingStore(await freshPool()));
+
+describe('reload from MariaDB with a Redis nudge', () => {
+  it('two instances reach a new version at once on the nudge (poll period 60 s), and again after a rollback', async () => {
+    const pool = await freshPool();
+    const store = createMysqlRoutingStore(pool);
+    const pub = createRedisClient(redis.url);
+    const subs = [createRedisClient(redis.url), createRedisClient(redis.url)];
+    const instances = subs.map(() => new RoutingReloader({ store: createMysqlRoutingStore(pool), clock: systemClock, timeZone: TZ, defaults, pollMs: 60_000, log: quiet }));
+    await Promise.all([pub, ...subs].map((c) => waitForRedisReady(c, 5000)));
+    const unsubscribe = await Promise.all(instances.map((r, i) => subscribeRoutingNudges(subs[i]!, () => r.nudge())));
+    try {
+      await Promise.all(instances.map((r) => r.start()));
+      assert.deepEqual(instances.map((r) => r.table.version), [0, 0]);
+      await store.putDestination({ id: 'up-1', kind: 'sip', address: 'sip:10.0.0.9:5060' });
+      await store.putSet({ id: 'up', algorithm: 'priority', members: [{ destinationId: 'up-1', weight: 1, priority: 0 }] });
+      await store.addRule({ group: 'upstream', field: 'callee', prefix: '', priority: 0, setId: 'up', enabled: true });
+      const p = await store.publish({ by: 'ops', comment: '', check });
+      assert.ok(p.ok);
+      const t0 = Date.now();
+      await publishRoutingNudge(pub, p.version);
+      await waitFor(() => instances.every((r) => r.table.version === 1), { timeoutMs: 5000 });
+      assert.ok(Date.now() - t0 < 5000);
+      assert.deepEqual(instances.map((r) => r.table.decide({ group: 'upstream', callee: '1', now: 0 }).destination?.id), ['up-1', 'up-1']);
+
+      await store.addRule({ group: 'upstream', field: 'callee', prefix: '9', priority: 0, setId: 'up', enabled: true });
+      assert.ok((await store.publish({ by: 'ops', comment: '', check })).ok);
+      await publishRoutingNudge(pub, 2);
+      await waitFor(() => instances.every((r) => r.table.version === 2), { timeoutMs: 5000 });
+      await store.rollback();
+      await publishRoutingNudge(pub, 1);
+      await waitFor(() => instances.every((r) => r.table.version === 1), { timeoutMs: 5000 });
+    } finally {
+      await Promise.all(unsubscribe.map((u) => u()));
+      for (const r of instances) r.close();
+      for (const c of [pub, ...subs]) c.disconnect();
+    }
+  });
+
+  it('a 100,000-rule version loads and swaps while decisions keep running, none unanswered', async () => {
+    const pool = await freshPool();
+    const store = createMysqlRoutingStore(pool);
+    await store.putDestination({ id: 'shard-a', kind: 'shard', address: 'sip:10.0.0.1:5060' });
+    await store.putDestination({ id: 'shard-b', kind: 'shard', address: 'sip:10.0.0.2:5060' });
+    await store.putSet({ id: 'shards', algorithm: 'hash-device', members: ['shard-a', 'shard-b'].map((d) => ({ destinationId: d, weight: 1, priority: 0 })) });
+    await store.addRule({ group: 'placement', field: 'device', prefix: '', priority: 0, setId: 'shards', enabled: true });
+    assert.ok((await store.publish({ by: 'ops', comment: 'small', check })).ok);
+    const reloader = new RoutingReloader({ store, clock: systemClock, timeZone: TZ, defaults, pollMs: 60_000, log: quiet });
+    await reloader.start();
+    assert.equal(reloader.table.version, 1);
+
+    const N = 100_000;
+    for (let i = 0; i < N; i += 10_000) {
+      const rows = Array.from({ length: 10_000 }, (_, k) => ['placement', 'device', `3402${String(i + k).padStart(8, '0')}`, 0, 'shards', 1]);
+      await pool.query('INSERT INTO routing_rule (grp, field, prefix, priority, set_id, enabled) VALUES ?', [rows]);
+    }
+    const p = await store.publish({ by: 'ops', comment: 'big', check });
+    assert.ok(p.ok && p.ruleCount === N + 1);
+
+    let served = 0;
+    let unanswered = 0;
+    let stop = false;
+    const h = monitorEventLoopDelay({ resolution: 5 });
+    h.enable();
+    const loop = (): void => {
+      if (stop) return;
+      for (let i = 0; i < 50; i++) {
+        const d = reloader.table.decide({ group: 'placement', device: `3402${String(served % N).padStart(8, '0')}13200001`, now: Date.now() });
+        if (d.destination === undefined) unanswered++;
+        served++;
+      }
+      setImmediate(loop);
+    };
+    loop();
+    const outcome = await reloader.check();
+    stop = true;
+    h.disable();
+    assert.equal(outcome, 'swapped');
+    assert.equal(reloader.table.version, 2);
+    assert.equal(reloader.table.ruleCount, N + 1);
+    assert.equal(unanswered, 0);
+    assert.ok(served > 1000, `${served} decisions during the reload`);
+    const d = reloader.table.decide({ group: 'placement', device: '34020000012313200001', now: 0 });
+    assert.equal(d.matchedLength, 12);
+    console.log(`reload of ${N} rules from MariaDB: ${served} decisions served meanwhile, event-loop delay max ${(h.max / 1e6).toFixed(1)} ms`);
+    reloader.close();
+  });
+});
