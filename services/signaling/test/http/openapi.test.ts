@@ -20,8 +20,11 @@ type Doc = { openapi: string; servers: { url: string }[]; paths: Record<string, 
 // A stand-in media side: only the webhook route's presence matters here.
 const media = { receiveHook: async () => ({ status: 200, contentType: 'application/json', body: { code: 0 } }) } as unknown as MediaWiring;
 
+// A stand-in scrape: only the /metrics route's presence matters here.
+const metrics = { contentType: 'text/plain; version=0.0.4; charset=utf-8', render: async () => '' };
+
 async function served() {
-  const f = await buildFixture({ media });
+  const f = await buildFixture({ media, metrics });
   const routes: { method: string; url: string; hidden: boolean }[] = [];
   f.app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) routes.push({ method, url: r.url, hidden: r.schema?.hide === true });
@@ -44,6 +47,8 @@ describe('OpenAPI description of the control API', () => {
     for (const r of routes.filter((x) => x.hidden)) assert.match(r.url, /^\/(docs|openapi\.json)/, `${r.url} hidden`);
     for (const spec of ROUTES) assert.ok(visible.some((r) => r.method === spec.method && r.url === spec.path), `${spec.id} served`);
     assert.ok(doc.paths['/vms/webhook/{hook}']?.post !== undefined);
+    assert.ok(doc.paths['/metrics']?.get !== undefined, 'the Prometheus scrape is documented');
+    assert.ok(doc.paths['/readyz']?.get !== undefined && doc.paths['/vms/routing/rules/{ruleId}']?.put !== undefined);
     await app.close();
   });
 
@@ -106,6 +111,13 @@ describe('OpenAPI description of the control API', () => {
     assert.deepEqual(await msg('GET', `/vms/devices/${DEV}x`), [400, 'bad parameter deviceId: must be a 20-digit code']);
     assert.deepEqual(await msg('POST', '/vms/record/query?channelId=' + CH + '&startTime=yesterday&endTime=now'), [400, 'bad parameter startTime: must be ISO-8601 or yyyy-MM-dd HH:mm:ss']);
     assert.deepEqual(await msg('GET', '/vms/devices?online=maybe'), [400, 'bad parameter online: must be one of true, false, 1, 0']);
+    assert.deepEqual(await msg('GET', '/vms/devices?tenantId=a%20b'), [400, 'bad parameter tenantId: must be 1-12 characters of A-Z a-z 0-9 _ -']);
+    assert.deepEqual(await msg('GET', `/vms/platforms?tenantId=${'t'.repeat(13)}`), [400, 'bad parameter tenantId: must be 1-12 characters of A-Z a-z 0-9 _ -']);
+    assert.deepEqual(await msg('PUT', `/vms/platforms/${UPSTREAM}`, { tenantId: 'a/b' }), [400, 'bad parameter tenantId: must be 1-12 characters of A-Z a-z 0-9 _ -']);
+    assert.deepEqual(await msg('PUT', '/vms/routing/rules/0', { group: 'g' }), [400, 'bad parameter ruleId: must be a positive integer']);
+    assert.deepEqual(await msg('GET', '/vms/routing/versions?limit=many'), [400, 'bad parameter limit: must be an integer']);
+    assert.deepEqual(await msg('GET', '/vms/routing/decide'), [400, 'bad parameter group: is required']);
+    assert.deepEqual(await msg('PUT', '/vms/routing/sets/s1', ['not', 'an', 'object']), [400, 'bad parameter body: must be a JSON object']);
     const [code, text] = await msg('PUT', `/vms/platforms/${UPSTREAM}`, { port: 'abc' });
     assert.equal(code, 400);
     assert.match(text, /^bad parameter port: /);

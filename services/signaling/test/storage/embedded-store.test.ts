@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { createSqlitePlatformRepository } from '../../src/cascade/platform-repository.sqlite.ts';
 import { createSqliteDeviceRepository, WRITE_CHUNK } from '../../src/devices/device-repository.sqlite.ts';
 import { StorageError } from '../../src/errors/catalog.ts';
 import { DataDirInUseError, EMBEDDED_DB_FILE, openEmbeddedStore } from '../../src/storage/embedded-store.sqlite.ts';
@@ -62,6 +63,28 @@ describe('embedded store (SQLite in the data directory)', () => {
     raw.pragma(`user_version = ${(EMBEDDED_MIGRATIONS.at(-1)?.version ?? 0) + 1}`);
     raw.close();
     assert.throws(() => openEmbeddedStore(dir), (err: unknown) => err instanceof StorageError && /newer than this build/.test(err.message));
+  });
+
+  it('upgrades a version-1 file in place: a platform stored before V006 joins the default tenant', async () => {
+    const dir = freshDir();
+    openEmbeddedStore(dir).close(); // creates the directory
+    rmSync(join(dir, EMBEDDED_DB_FILE));
+    const raw = new Database(join(dir, EMBEDDED_DB_FILE));
+    raw.exec(EMBEDDED_MIGRATIONS[0]?.sql ?? '');
+    raw.pragma('user_version = 1');
+    raw
+      .prepare(
+        'INSERT INTO upstream_platform (server_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s, keepalive_max_failures, enabled, charset, local_id) ' +
+          "VALUES ('34010000002000000001', 'up', '3401000000', '10.1.2.3', 5060, 'UDP', '', 3600, 60, 3, 1, 'GB2312', '34020000002000000001')",
+      )
+      .run();
+    raw.close();
+    const s = openEmbeddedStore(dir);
+    assert.deepEqual(s.applied, EMBEDDED_MIGRATIONS.slice(1).map((m) => m.version));
+    const platforms = createSqlitePlatformRepository(s.db);
+    assert.deepEqual([(await platforms.get('34010000002000000001'))?.tenantId, (await platforms.get('34010000002000000001'))?.name], ['000000', 'up']);
+    await platforms.close();
+    s.close();
   });
 
   it('a path that cannot be a directory is a StorageError naming it', () => {
