@@ -69,6 +69,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     serverFactory: boundedServerFactory(limits, edge, deps.logger),
     loggerInstance: deps.logger,
     bodyLimit,
+    // Schemas validate, never convert (schemas/*.ts): query values are declared as text, and a body field
+    // of the wrong JSON type ("5060" for a port) is refused as the handlers refuse it, not coerced.
+    ajv: { customOptions: { coerceTypes: false } },
     rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
     return503OnClosing: true,
     // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the

@@ -14,8 +14,7 @@ const between = (key: keyof typeof PLATFORM_LIMITS, description: string): JsonSc
 
 const PLATFORM_FIELDS: Readonly<Record<string, JsonSchema>> = {
   serverId: gbIdParam('the upstream platform’s SIP id'),
-  // no `type`: fastify would coerce a number to text, which the handler refuses (tenantOfBody)
-  tenantId: { pattern: TENANT_ID_PATTERN, description: 'owning tenant (SPEC SEC-2), text; default the caller’s; another tenant only with the operator role' },
+  tenantId: { type: 'string', pattern: TENANT_ID_PATTERN, description: 'owning tenant (SPEC SEC-2), text; default the caller’s; another tenant only with the operator role' },
   name: { type: 'string', maxLength: 255 },
   domain: { type: 'string', maxLength: 64, description: 'SIP domain (digest realm); default the first 10 digits of serverId' },
   host: { type: 'string', minLength: 1, maxLength: 255 },
@@ -43,18 +42,19 @@ export const PLATFORM_PATCH_BODY: JsonSchema = { type: 'object', properties: PLA
 
 export const SERVER_ID_PARAMS: JsonSchema = { type: 'object', properties: { serverId: gbIdParam('upstream platform id') }, required: ['serverId'] };
 
+// Fields described, not enforced: the handler checks every item with @vms/cascade's validateSharedChannel
+// and names all the bad fields at once (`deviceId, channelId: …`); a schema would stop at the first.
 const SHARED_CHANNEL: JsonSchema = {
   type: 'object',
-  required: ['deviceId', 'channelId'],
   properties: {
-    deviceId: { type: 'string', minLength: 1, maxLength: 20 },
-    channelId: { type: 'string', minLength: 1, maxLength: 64 },
-    catalogGroupId: { type: ['string', 'null'], description: 'BusinessGroupID at this platform (default the platform’s)' },
-    parentId: { type: ['string', 'null'], description: 'ParentID at this platform' },
+    deviceId: { description: 'required: 1-20 characters of [A-Za-z0-9_.-]' },
+    channelId: { description: 'required: 1-64 characters of [A-Za-z0-9_.-]' },
+    catalogGroupId: { description: 'BusinessGroupID at this platform, 20 digits, or null (default the platform’s)' },
+    parentId: { description: 'ParentID at this platform, or null' },
   },
 };
 
-/** The whole list, as an array or as `{channels: [...]}`. */
+/** The whole list (at most 10,000 channels), as an array or as `{channels: [...]}`. */
 export const PLATFORM_CHANNELS_BODY: JsonSchema = {
   anyOf: [
     { type: 'array', items: SHARED_CHANNEL },
