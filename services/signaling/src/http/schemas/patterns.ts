@@ -8,9 +8,8 @@ export const SERIAL_PATTERN = '^\\s*[0-9A-Za-z_-]{1,64}\\s*$'; // same set as se
 /** core/gb-time.ts's PATTERN, around spaces the reader trims; the reader still checks the calendar. */
 export const TIME_PATTERN = '^\\s*\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:?\\d{2})?\\s*$';
 
-/** Tenant ids (auth/principal.ts TENANT_ID): in a query, around spaces the reader trims; in a body, as is. */
+/** Tenant ids (auth/principal.ts TENANT_ID) in a query, around spaces the reader trims; '' = absent. */
 export const OPTIONAL_TENANT_ID_PATTERN = '^\\s*([A-Za-z0-9_-]{1,12})?\\s*$';
-export const TENANT_ID_PATTERN = '^[A-Za-z0-9_-]{1,12}$';
 /** Ids the store hands out (routing rules): 1-15 digits, no leading zero. */
 export const POSITIVE_ID_PATTERN = '^\\s*[1-9]\\d{0,14}\\s*$';
 
@@ -30,7 +29,6 @@ export const PATTERN_PROBLEMS: ReadonlyMap<string, string> = new Map([
   [OPTIONAL_INT_PATTERN, 'must be an integer'],
   [TIME_PATTERN, 'must be ISO-8601 or yyyy-MM-dd HH:mm:ss'],
   [OPTIONAL_TENANT_ID_PATTERN, 'must be 1-12 characters of A-Z a-z 0-9 _ -'],
-  [TENANT_ID_PATTERN, 'must be 1-12 characters of A-Z a-z 0-9 _ -'],
   [POSITIVE_ID_PATTERN, 'must be a positive integer'],
 ]);
 

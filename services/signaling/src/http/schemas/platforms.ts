@@ -1,42 +1,34 @@
 // Bodies and path parameters of the upstream platform administration (routes/platforms.ts, SPEC
-// CASC-2). The schema checks shapes and types; @vms/cascade's validateUpstreamPlatform still checks
-// every field's value and reports all problems at once. Unknown fields are ignored, as the handler does.
+// CASC-2). The body fields are described, not enforced: @vms/cascade's validateUpstreamPlatform checks
+// every field (types included) and names all the bad ones in one answer (`serverId, host: …`), which a
+// schema stopping at the first problem would not. Enforced here: a JSON object, `serverId` present on
+// create, the path's serverId. Unknown fields are ignored, as the handler does.
 import { PLATFORM_LIMITS } from '@vms/cascade';
-import { GB_ID_PATTERN, gbIdParam, type JsonSchema } from './common.ts';
-import { TENANT_ID_PATTERN } from './patterns.ts';
+import { gbIdParam, type JsonSchema } from './common.ts';
 
-const between = (key: keyof typeof PLATFORM_LIMITS, description: string): JsonSchema => ({
-  type: 'integer',
-  minimum: PLATFORM_LIMITS[key].min,
-  maximum: PLATFORM_LIMITS[key].max,
-  description,
+const between = (key: keyof typeof PLATFORM_LIMITS, what: string): JsonSchema => ({
+  description: `${what}: integer ${PLATFORM_LIMITS[key].min}-${PLATFORM_LIMITS[key].max}`,
 });
 
 const PLATFORM_FIELDS: Readonly<Record<string, JsonSchema>> = {
-  serverId: gbIdParam('the upstream platform’s SIP id'),
-  tenantId: { type: 'string', pattern: TENANT_ID_PATTERN, description: 'owning tenant (SPEC SEC-2), text; default the caller’s; another tenant only with the operator role' },
-  name: { type: 'string', maxLength: 255 },
-  domain: { type: 'string', maxLength: 64, description: 'SIP domain (digest realm); default the first 10 digits of serverId' },
-  host: { type: 'string', minLength: 1, maxLength: 255 },
-  port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'default 5060' },
-  transport: { type: 'string', enum: ['udp', 'tcp'], description: 'default udp' },
-  password: { type: 'string', maxLength: 255, description: 'digest password; never echoed (masked ******)' },
+  serverId: { description: 'the upstream platform’s SIP id: 20 digits (required on create)' },
+  tenantId: { description: 'owning tenant (SPEC SEC-2): 1-12 characters of A-Z a-z 0-9 _ -; default the caller’s; another tenant only with the operator role' },
+  name: { description: 'label: text of at most 255 characters, no control characters' },
+  domain: { description: 'SIP domain (digest realm): 1-64 characters of [A-Za-z0-9.-]; default the first 10 digits of serverId' },
+  host: { description: 'required: a literal IP address or a DNS name (no scheme, port, path or spaces; at most 253 characters)' },
+  port: { description: 'integer 1-65535, default 5060' },
+  transport: { description: 'udp or tcp, default udp' },
+  password: { description: 'digest password, at most 255 characters; never echoed (masked ******)' },
   registerExpiresS: between('registerExpiresS', 'REGISTER Expires, seconds'),
   keepaliveIntervalS: between('keepaliveIntervalS', 'keepalive period, seconds'),
   maxKeepaliveFailures: between('maxKeepaliveFailures', 'failed keepalives before re-registering'),
-  enabled: { type: 'boolean' },
-  charset: { type: 'string', enum: ['GB2312', 'UTF-8'] },
-  localId: gbIdParam('the id presented upstream (default this platform’s server id)'),
-  catalog: {
-    type: 'object',
-    properties: {
-      groupId: { type: ['string', 'null'], pattern: GB_ID_PATTERN, description: 'virtual organisation above the shared channels' },
-      groupName: { type: ['string', 'null'], maxLength: 255 },
-    },
-  },
+  enabled: { description: 'true or false, default true' },
+  charset: { description: 'GB2312 or UTF-8' },
+  localId: { description: 'the id presented upstream: 20 digits (default this platform’s server id)' },
+  catalog: { description: '{groupId: 20 digits or null (virtual organisation above the shared channels), groupName: text of at most 255 characters or null}' },
 };
 
-export const PLATFORM_BODY: JsonSchema = { type: 'object', properties: PLATFORM_FIELDS, required: ['serverId', 'host'] };
+export const PLATFORM_BODY: JsonSchema = { type: 'object', properties: PLATFORM_FIELDS, required: ['serverId'] };
 
 export const PLATFORM_PATCH_BODY: JsonSchema = { type: 'object', properties: PLATFORM_FIELDS };
 
