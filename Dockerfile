@@ -29,6 +29,11 @@ COPY --from=build /src/shared shared
 COPY --from=build /src/services/signaling services/signaling
 COPY --from=build /src/deploy/sql deploy/sql
 RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && npm cache clean --force
+# Without MYSQL_URL the instance keeps its state in the embedded SQLite store in VMS_DATA_DIR: a
+# directory the unprivileged user owns (it cannot write /app), a volume so the state outlives the container.
+ENV VMS_DATA_DIR=/data
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
 # The node image's unprivileged user (uid 1000, as the chart's securityContext expects).
 USER node
 # SIP (UDP and TCP) and the HTTP control API.

@@ -16,6 +16,16 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } || need_apt+=(mariadb-server)
 command -v sipp >/dev/null 2>&1 || need_apt+=(sip-tester)
 [ "$bench" -eq 0 ] || command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+# better-sqlite3 (the embedded store of `npm start`) compiles its native module when no prebuilt binary
+# can be downloaded: node-gyp needs python3, make and a C++ compiler.
+need_build=()
+command -v python3 >/dev/null 2>&1 || need_build+=(python3)
+command -v make >/dev/null 2>&1 || need_build+=(make)
+command -v g++ >/dev/null 2>&1 || need_build+=(g++)
+need_apt+=("${need_build[@]}")
+if [ "$npm_only" -eq 1 ] && [ "${#need_build[@]}" -gt 0 ]; then
+  echo "setup: ${need_build[*]} missing: better-sqlite3 can only use a downloaded prebuilt binary (npm run setup installs them)" >&2
+fi
 
 if [ "$npm_only" -eq 0 ] && [ "${#need_apt[@]}" -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"

@@ -61,6 +61,15 @@ describe('Dockerfile', () => {
     assert.ok(userAt >= 0 && userAt < entryAt, 'USER before the entrypoint');
   });
 
+  it('gives the embedded store (no MYSQL_URL) a data directory the unprivileged user owns, as a volume', () => {
+    const env = args(final, 'ENV').join(' ');
+    const dir = /\bVMS_DATA_DIR=(\S+)/.exec(env)?.[1];
+    assert.ok(dir !== undefined && dir.startsWith('/'), `ENV VMS_DATA_DIR (${env})`);
+    const user = (args(final, 'USER').at(-1) ?? '').split(':')[0] ?? '';
+    assert.ok(args(final, 'RUN').some((r) => r.includes(`chown ${user}`) && r.includes(dir)), `${dir} owned by ${user}`);
+    assert.ok(args(final, 'VOLUME').some((v) => v.includes(dir)), `VOLUME ${dir}`);
+  });
+
   it('has no devDependencies in the final stage', () => {
     const installs = args(final, 'RUN').filter((r) => /\bnpm (ci|install|i)\b/.test(r));
     assert.ok(installs.length > 0, 'final stage installs its dependencies itself');

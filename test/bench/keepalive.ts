@@ -19,8 +19,8 @@
 // the keepalives answered, as the first version did, bills every retransmission to its original: on a
 // busy machine (response > 500 ms → SIPp retransmits) that inflated the figure by up to 3×, and it
 // measured the machine's load, not the code. Both figures are printed; on a quiet machine they agree.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, requireBinary, runSipp, startService, tsxArgs, writeInjectionCsv, type SippOptions } from '@vms/harness';
@@ -147,6 +147,7 @@ interface StepResult {
 async function main(): Promise<void> {
   requireBinary('sip-tester', 'sipp'); // fails at once, naming `npm run setup`, rather than after the server started
   process.env['SIPP_KEEP_LOGS'] = '1'; // the logs are read here, then removed
+  const dataDir = mkdtempSync(join(tmpdir(), 'vms-keepalive-bench-'));
   const server = await startService({
     name: 'signaling',
     cwd: REPO,
@@ -160,6 +161,7 @@ async function main(): Promise<void> {
       VMS_GB28181_SIP_PASSWORD: '',
       MYSQL_URL: '',
       REDIS_URL: '',
+      VMS_DATA_DIR: dataDir, // the embedded store, as `npm start` runs
       LOG_LEVEL: 'warn',
     }),
     healthUrl: (env) => `http://127.0.0.1:${env['SERVER_PORT']}/healthz`,
@@ -294,6 +296,7 @@ async function main(): Promise<void> {
     });
   } finally {
     await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -3,6 +3,8 @@
 // operator tokens minted from the SPEC §12 contract (HS256, claims user_id / tenant_id / exp), and
 // SIPp devices built from the scenarios in test/sipp.
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, runSipp, startService, tsxArgs, waitFor, writeInjectionCsv, type ServiceProcess, type SippRun, type SippTransport } from '@vms/harness';
@@ -43,8 +45,13 @@ export function operatorToken(key = SIGNING_KEY, tenantId = '000000'): string {
   return `${head}.${claims}.${sig}`;
 }
 
-/** Starts one instance; `extraEnv` adds e.g. MYSQL_URL. SIP and HTTP ports come from the OS. */
+/**
+ * Starts one instance; `extraEnv` adds e.g. MYSQL_URL. SIP and HTTP ports come from the OS. Without
+ * MySQL its embedded store is in a throwaway data directory (removed by `stop`) unless `extraEnv`
+ * names one (VMS_DATA_DIR).
+ */
 export async function startInstance(extraEnv: Record<string, string> = {}): Promise<Instance> {
+  const ownDataDir = extraEnv['VMS_DATA_DIR'] === undefined ? mkdtempSync(join(tmpdir(), 'vms-signaling-')) : null;
   const proc = await startService({
     name: 'signaling',
     cwd: REPO_ROOT,
@@ -57,6 +64,7 @@ export async function startInstance(extraEnv: Record<string, string> = {}): Prom
       VMS_GB28181_SIP_PASSWORD: PASSWORD,
       VMS_AUTH_SIGNING_KEY: SIGNING_KEY,
       LOG_LEVEL: 'info',
+      ...(ownDataDir === null ? {} : { VMS_DATA_DIR: ownDataDir }),
       ...extraEnv,
     }),
     readyLine: /"msg":"signaling instance started"/,
@@ -78,6 +86,7 @@ export async function startInstance(extraEnv: Record<string, string> = {}): Prom
     },
     async stop() {
       await proc.stop();
+      if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 }

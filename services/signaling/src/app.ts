@@ -21,8 +21,8 @@ import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
 import { systemClock, type Clock } from './core/clock.ts';
-import { createMemoryDeviceRepository } from './devices/device-repository.memory.ts';
 import { createMysqlDeviceRepository } from './devices/device-repository.mysql.ts';
+import { createSqliteDeviceRepository } from './devices/device-repository.sqlite.ts';
 import type { DeviceRepository } from './devices/device-repository.port.ts';
 import { ShuttingDownError } from './errors/catalog.ts';
 import { buildHttpApp } from './http/app.ts';
@@ -32,6 +32,7 @@ import { createStandaloneNodeDirectory } from './nodes/node-directory.standalone
 import type { NodeDirectory } from './nodes/node-directory.port.ts';
 import { createSelfOwnerDirectory } from './ownership/owner-directory.standalone.ts';
 import type { OwnerDirectory } from './ownership/owner-directory.port.ts';
+import { openEmbeddedStore, type EmbeddedDb, type EmbeddedStore } from './storage/embedded-store.sqlite.ts';
 import { SQL_DIR } from './storage/sql-dir.ts';
 
 export const SERVICE_VERSION: string = pkg.version;
@@ -86,6 +87,7 @@ function describe(config: Config): Record<string, unknown> {
     http: `${config.http.address}:${config.http.port}`,
     redis: config.redis?.mode ?? 'none',
     mysql: config.mysql === null ? 'none' : config.mysql.database,
+    dataDir: config.mysql === null ? config.dataDir : null,
     configFile: config.configFile,
     sources: config.sources,
   };
@@ -102,9 +104,31 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   let leaveCluster: (() => Promise<void>) | null = null;
   let phase: Readiness['phase'] = 'starting'; // /readyz
 
+  // Without MySQL, devices, platforms and media nodes live in one SQLite file in the data directory,
+  // opened at the first use (a test replacing the device store and the SIP side never opens it).
+  let embedded: EmbeddedStore | null = null;
+  const embeddedDb = (): EmbeddedDb => {
+    if (embedded === null) {
+      const store = openEmbeddedStore(config.dataDir);
+      embedded = store;
+      closers.push(async () => store.close()); // pushed first of its users: closed after them
+      log.info({ file: store.file, applied: store.applied }, 'embedded store opened');
+    }
+    return embedded.db;
+  };
+
   const openDevices = async (): Promise<DeviceRepository> => {
     if (deps.devices !== undefined) return deps.devices;
-    if (config.mysql === null) return createMemoryDeviceRepository({ maxChannelsPerDevice: config.limits.deviceMaxChannels });
+    if (config.mysql === null) {
+      const repo = createSqliteDeviceRepository({
+        db: embeddedDb(),
+        clock,
+        maxChannelsPerDevice: config.limits.deviceMaxChannels,
+        onKeepaliveFlushError: (err, size) => log.warn({ err, size }, 'keepalive batch write failed, will retry'),
+      });
+      closers.push(() => repo.close());
+      return repo;
+    }
     const pool: Pool = createMysqlPool(config.mysql.url, mysqlPoolLimits(config.limits));
     closers.push(() => pool.end());
     const { applied } = await migrate(pool, SQL_DIR);
@@ -175,7 +199,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     closers.push(() => routing.close());
     let media: MediaWiring | undefined;
     if (side !== null) {
-      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing });
+      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing, embedded: config.mysql === null ? embeddedDb() : null });
       media = m;
       closers.push(() => m.close());
     }
@@ -197,6 +221,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         media: media.plane,
         api: () => controlApi,
         queries: side.control,
+        embedded: config.mysql === null ? embeddedDb() : null,
       });
       cascade = c;
       closers.push(() => c.close());
@@ -222,7 +247,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     const http: FastifyInstance = buildHttpApp({
       instanceId: config.sip.instanceId,
       signingKey: config.auth.signingKey,
-      storage: config.mysql === null ? 'memory' : 'mysql',
+      storage: config.mysql === null ? 'embedded' : 'mysql',
       devices,
       control: deps.control ?? side?.control ?? createUnavailableDeviceControl(),
       nodes:

@@ -2,7 +2,10 @@
 // API, device events are exposed, close() answers waiting queries and stops SIP.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { signToken } from '../src/auth/jwt.ts';
@@ -11,6 +14,8 @@ import { bodies, startFakeDevice } from './sip/fake-device.ts';
 
 const KEY = 'app-sip-test-signing-key-0123456789';
 const DEV = '34020000001320000001';
+const dataRoot = mkdtempSync(join(tmpdir(), 'vms-app-sip-'));
+after(() => rmSync(dataRoot, { recursive: true, force: true }));
 
 describe('createApp with the SIP device side', () => {
   it('binds SIP with HTTP, serves registered devices, rejects waiting queries on close', async () => {
@@ -20,6 +25,7 @@ describe('createApp with the SIP device side', () => {
       VMS_GB28181_SIP_HOST: '127.0.0.1',
       VMS_GB28181_SIP_PORT: '0',
       VMS_GB28181_SIP_INSTANCE_ID: 'node-s',
+      VMS_DATA_DIR: join(dataRoot, 'a'),
       VMS_AUTH_SIGNING_KEY: KEY,
     };
     const app = createApp(loadConfig([], env), { logger: pino({ level: 'silent' }), queryTimeouts: { deviceInfoMs: 30_000 } });
@@ -63,6 +69,7 @@ describe('createApp with the SIP device side', () => {
       VMS_GB28181_SIP_BIND_HOST: '127.0.0.1',
       VMS_GB28181_SIP_PORT: '0',
       VMS_GB28181_SIP_INSTANCE_ID: 'node-b',
+      VMS_DATA_DIR: join(dataRoot, 'b'),
       VMS_AUTH_SIGNING_KEY: KEY,
     };
     const app = createApp(loadConfig([], env), { logger: pino({ level: 'silent' }) });

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { signToken } from '../src/auth/jwt.ts';
@@ -9,8 +12,12 @@ import { ShuttingDownError } from '../src/errors/catalog.ts';
 const KEY = 'app-test-signing-key-0123456789ab';
 const silent = pino({ level: 'silent' });
 
+const dataRoot = mkdtempSync(join(tmpdir(), 'vms-app-'));
+after(() => rmSync(dataRoot, { recursive: true, force: true }));
+let apps = 0;
+
 function config(env: NodeJS.ProcessEnv = {}) {
-  return loadConfig([], { SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_INSTANCE_ID: 'node-t', VMS_AUTH_SIGNING_KEY: KEY, ...env });
+  return loadConfig([], { VMS_DATA_DIR: join(dataRoot, String(++apps)), SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_INSTANCE_ID: 'node-t', VMS_AUTH_SIGNING_KEY: KEY, ...env });
 }
 
 describe('createApp', () => {
@@ -21,7 +28,7 @@ describe('createApp', () => {
     assert.ok(running.httpPort > 0);
     assert.equal(running.internalBaseUrl, `http://127.0.0.1:${running.httpPort}`, 'derived from the bound port');
     const health = await fetch(`${running.httpUrl}/blade-iot/healthz`);
-    assert.deepEqual(await health.json(), { code: 200, success: true, msg: 'ok', data: { status: 'UP', instanceId: 'node-t', storage: 'memory' } });
+    assert.deepEqual(await health.json(), { code: 200, success: true, msg: 'ok', data: { status: 'UP', instanceId: 'node-t', storage: 'embedded' } });
     const ready = await fetch(`${running.httpUrl}/readyz`);
     assert.equal(ready.status, 200, 'ready once started');
     assert.deepEqual(await ready.json(), { code: 200, success: true, msg: 'ok', data: { status: 'READY', instanceId: 'node-t', redis: null } });

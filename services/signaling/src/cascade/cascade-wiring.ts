@@ -2,7 +2,7 @@
 // the node table (CASC-1) and the leader's upstream registrations (CASC-2).
 //  - with MySQL: platforms in MySQL (deploy/sql/V004), leadership follows every node-table read
 //    (`onNodeRead`, fed by the cluster's node heartbeat);
-//  - standalone: platforms in memory, and `observeStandalone()` elects self once (CASC-5).
+//  - standalone: platforms in the embedded store (SQLite in the data directory), and `observeStandalone()` elects self once (CASC-5).
 // Leadership changes are logged and counted. close(): registrations, then the platform store.
 import {
   CASCADE_EVENT_VERSION,
@@ -45,6 +45,8 @@ import { createHttpLiveSource } from './live-source.http.ts';
 import { createZlmRtpForwarder } from './rtp-forwarder.zlm.ts';
 import type { PlatformAdmin } from './platform-admin.port.ts';
 import type { SipDeviceControl } from '../sip/sip-device-control.ts';
+import { createSqlitePlatformRepository } from './platform-repository.sqlite.ts';
+import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { createUpstreamControl } from './upstream-control.ts';
 import { createUpstreamMessages } from './upstream-messages.ts';
 import { UpstreamRegistrations } from './upstream-registrations.ts';
@@ -73,6 +75,8 @@ export interface CascadeWiringDeps {
   readonly api: () => Pick<FastifyInstance, 'inject'> | null;
   /** The device side's queries: an upstream's query for a device registered here is relayed through them. */
   readonly queries: Pick<SipDeviceControl, 'relayQuery'>;
+  /** Without MySQL: the embedded store platforms are kept in; null with MySQL (or in memory for tests). */
+  readonly embedded?: EmbeddedDb | null;
 }
 
 export interface CascadeStats {
@@ -113,6 +117,8 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(d.config.limits) });
     closers.push(() => pool.end());
     platforms = createMysqlPlatformRepository(pool); // schema applied by the device store's migration
+  } else if (d.embedded !== undefined && d.embedded !== null) {
+    platforms = createSqlitePlatformRepository(d.embedded);
   } else {
     platforms = createMemoryPlatformRepository();
   }

@@ -105,8 +105,10 @@ export interface Config {
   readonly http: HttpSettings;
   /** null = standalone (no Redis). */
   readonly redis: RedisSettings | null;
-  /** null = embedded device store. */
+  /** null = embedded store in `dataDir`. */
   readonly mysql: MysqlSettings | null;
+  /** Directory of the embedded store (SQLite), used when `mysql` is null; relative to the working directory. */
+  readonly dataDir: string;
   readonly auth: AuthSettings;
   readonly media: MediaSettings;
   readonly log: { readonly level: LogLevel };

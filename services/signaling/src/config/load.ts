@@ -10,6 +10,7 @@ import { parseMediaNodes } from '../media/media-nodes.config.ts';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
+  DEFAULT_DATA_DIR,
   DEFAULT_HTTP_PORT,
   DEFAULT_REGISTER_EXPIRES_MAX,
   DEFAULT_REGISTER_EXPIRES_MIN,
@@ -67,6 +68,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   signingKey: P.parseSigningKey,
   logLevel: P.parseLogLevel,
   mediaNodes: parseMediaNodes,
+  path: P.parsePath,
   expiresSeconds: P.parseExpiresSeconds,
   digestQop: P.parseDigestQop,
   digestUsername: P.parseDigestUsername,
@@ -227,6 +229,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     http: { address: get('server.address') ?? '0.0.0.0', port: httpPort },
     redis: get('redis.url') ?? null,
     mysql: get('mysql.url') ?? null,
+    dataDir: get('vms.data-dir') ?? DEFAULT_DATA_DIR,
     auth: {
       signingKey: configuredKey ?? devSigningKey(serverId),
       signingKeySource: configuredKey === undefined ? 'dev-default' : 'configured',

@@ -28,6 +28,12 @@ export function parseGbId(raw: string): Parsed<string> {
   return /^\d{20}$/.test(raw) ? ok(raw) : bad('must be a 20-digit GB28181 code');
 }
 
+/** A file-system path: non-empty, no NUL byte, at most 4096 characters (PATH_MAX). */
+export function parsePath(raw: string): Parsed<string> {
+  if (raw.length === 0 || raw.length > 4096 || raw.includes('\0')) return bad('must be a directory path (1-4096 characters, no NUL)');
+  return ok(raw);
+}
+
 export function parseNonEmpty(raw: string): Parsed<string> {
   return raw.length > 0 ? ok(raw) : bad('must not be empty');
 }

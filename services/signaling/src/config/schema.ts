@@ -18,6 +18,7 @@ export type SettingType =
   | 'signingKey'
   | 'logLevel'
   | 'mediaNodes'
+  | 'path'
   | 'expiresSeconds'
   | 'digestQop'
   | 'digestUsername';
@@ -52,6 +53,7 @@ export const SETTINGS = [
   { key: 'server.address', type: 'host', default: '0.0.0.0', doc: 'HTTP listen address' },
   { key: 'server.port', type: 'port', default: '18080', doc: 'HTTP control API port; 0 = any free port' },
   { key: 'redis.url', type: 'redisUrl', secret: true, default: 'none (standalone, embedded store)', doc: 'redis://, rediss:// or redis+cluster://h1:p1,h2:p2' },
+  { key: 'vms.data-dir', type: 'path', default: './data (relative to the working directory)', doc: 'directory of the embedded store (SQLite file vms.sqlite) used when mysql.url is not set: devices, channels, upstream platforms, shared channels, media nodes survive restarts; one instance per directory' },
   { key: 'mysql.url', type: 'mysqlUrl', secret: true, default: 'none (embedded device store)', doc: 'mysql://user:pass@host:port/db' },
   { key: 'vms.auth.signing-key', type: 'signingKey', secret: true, default: 'dev key derived from server-id (warned at start)', doc: 'HS256 key for operator tokens, at least 32 bytes' },
   { key: 'vms.media.nodes', type: 'mediaNodes', secret: true, default: 'none (nodes come from the media node table)', doc: 'media nodes seeded at start: JSON array (YAML: list of maps), see src/media/media-nodes.config.ts' },
@@ -91,6 +93,7 @@ export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;
 export const DEFAULT_HTTP_PORT = 18080;
+export const DEFAULT_DATA_DIR = './data';
 /** SPEC SEC-1: granted REGISTER lifetime at most one hour (what GB28181 devices ask for by default). */
 export const DEFAULT_REGISTER_EXPIRES_MAX = 3600;
 /** RFC 3261 §10.3 step 7; 60 s as common registrars (Asterisk's minexpiry) use. */

@@ -1,4 +1,4 @@
-// Embedded device store (the default with no MYSQL_URL): process memory only. Devices re-appear at
+// Device store in process memory (tests, and callers that pass it in `AppDeps.devices`). Devices re-appear at
 // their next REGISTER after a restart; provisioning done through the API is lost on restart. Keepalive
 // is O(1): one Map lookup and two field writes.
 import { ChannelLimitError, DeviceNotFoundError } from '../errors/catalog.ts';

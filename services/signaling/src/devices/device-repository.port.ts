@@ -26,8 +26,9 @@ export interface DeviceRepositoryLimits {
 
 /**
  * Durable device and channel records (not ownership: that is runtime state, SPEC OWN-1).
- * Implementations: `device-repository.memory.ts` (embedded default) and `device-repository.mysql.ts`;
- * both pass `test/devices/device-repository.contract.ts`.
+ * Implementations: `device-repository.sqlite.ts` (the embedded store of a single instance),
+ * `device-repository.mysql.ts` and `device-repository.memory.ts` (tests); all pass
+ * `test/devices/device-repository.contract.ts`.
  *
  * Errors: `DeviceNotFoundError` where a method needs an existing device, `StorageError` for store
  * failures. Times are epoch milliseconds passed in by the caller.

@@ -16,8 +16,11 @@ import { errorResponse, refusalLogFields, toVmsError } from './errors.ts';
 import { publishApiFailure } from '../metrics/channels.ts';
 import type { HttpDeps, OwnerRoutingHook, RouteHandlers } from './handler.types.ts';
 import type { RawParams } from './params.ts';
+import { registerOpenApi } from './openapi.ts';
 import { isWebhookPath, stripServicePrefix } from './paths.ts';
 import { ROUTES } from './route-table.ts';
+import { METRICS_SCHEMA } from './schemas/metrics.ts';
+import { ROUTE_SCHEMAS } from './schemas/routes.ts';
 import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
 import { healthHandlers } from './routes/health.ts';
@@ -66,6 +69,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     serverFactory: boundedServerFactory(limits, edge, deps.logger),
     loggerInstance: deps.logger,
     bodyLimit,
+    // Schemas validate, never convert (schemas/*.ts): query values are declared as text, and a body field
+    // of the wrong JSON type ("5060" for a port) is refused as the handlers refuse it, not coerced.
+    ajv: { customOptions: { coerceTypes: false } },
     rewriteUrl: (req) => stripServicePrefix(req.url ?? '/'),
     return503OnClosing: true,
     // A forwarded request (SPEC ROUTE-3) was logged as it arrived and completed by the instance the
@@ -83,6 +89,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.decorateRequest('principal', null);
   app.decorateRequest('rawBody', null);
   installBodyParsers(app);
+  registerOpenApi(app); // before the routes: it collects them as they are declared
 
   app.addHook('preClose', async () => {
     closing = true;
@@ -104,30 +111,34 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   };
 
   const handlers = createRouteHandlers(deps);
-  for (const route of ROUTES) {
-    const handler = handlers[route.id];
-    app.route({
-      method: route.method,
-      url: route.path,
-      config: { route },
-      ...(route.routedBy === null ? {} : { preHandler: routingPreHandler }),
-      handler: async (request) =>
-        ok(
-          await handler({
-            query: request.query as RawParams,
-            params: request.params as RawParams,
-            body: request.body,
-            principal: request.principal,
-            log: request.log,
-          }),
-        ),
-    });
-  }
-
-  if (deps.media !== undefined) registerWebhookRoute(app, deps.media, limits.webhookBodyLimit);
-  // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
-  const metrics = deps.metrics;
-  if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+  // Declared in a plugin, so they load after the OpenAPI generator (plugins load in order at ready())
+  // and inherit every hook and handler set on `app` here and by the caller before it starts.
+  void app.register(async (api) => {
+    for (const route of ROUTES) {
+      const handler = handlers[route.id];
+      api.route({
+        method: route.method,
+        url: route.path,
+        config: { route },
+        schema: ROUTE_SCHEMAS[route.id], // validated before owner routing; published at /openapi.json
+        ...(route.routedBy === null ? {} : { preHandler: routingPreHandler }),
+        handler: async (request) =>
+          ok(
+            await handler({
+              query: request.query as RawParams,
+              params: request.params as RawParams,
+              body: request.body,
+              principal: request.principal,
+              log: request.log,
+            }),
+          ),
+      });
+    }
+    if (deps.media !== undefined) registerWebhookRoute(api, deps.media, limits.webhookBodyLimit);
+    // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
+    const metrics = deps.metrics;
+    if (metrics !== undefined) api.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+  });
 
   app.setNotFoundHandler(async (request) => {
     throw new RouteNotFoundError(request.method, request.url.split('?')[0] ?? '/');

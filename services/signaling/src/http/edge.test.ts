@@ -120,6 +120,34 @@ describe('the HTTP edge in front of fastify', () => {
     assert.equal(JSON.parse(atEdge.bytes.toString()).code, 4603);
   });
 
+  it('a request invalid by schema gets the same answer whether fastify refuses it here or the edge forwards it to the owner', async () => {
+    const owner = await buildFixture();
+    await owner.app.listen({ port: 0, host: '127.0.0.1' });
+    closers.push(() => owner.app.close());
+    const ownerUrl = `http://127.0.0.1:${(owner.app.server.address() as AddressInfo).port}`;
+    const f = await start((r) => {
+      // a minimal forward: the request as received, the owner's answer unchanged (ROUTE-3, ROUTE-4)
+      void (async () => {
+        const res = await fetch(`${ownerUrl}${r.url}`, { method: r.method, headers: { 'blade-auth': String(r.headers['blade-auth']) } });
+        r.answer(res.status, res.headers.get('content-type'), Buffer.from(await res.arrayBuffer()));
+      })();
+      return true;
+    });
+    const token = await f.token();
+    const path = `/vms/ptz/control?channelId=${CH}&command=jump`;
+    const here = await f.get(path, token, { method: 'POST' }); // token not verified yet: fastify refuses it here
+    assert.equal(f.offered.length, 0);
+    const forwarded = await f.get(path, token, { method: 'POST' }); // the edge takes it; the owner refuses it
+    assert.equal(f.offered.length, 1);
+    assert.deepEqual([forwarded.status, forwarded.bytes.toString()], [here.status, here.bytes.toString()]);
+    assert.deepEqual(JSON.parse(here.bytes.toString()), {
+      code: 400,
+      success: false,
+      msg: 'bad parameter command: must be one of left, right, up, down, upleft, upright, downleft, downright, zoomin, zoomout, stop',
+      data: null,
+    });
+  });
+
   it('declined or throwing: fastify runs the request', async () => {
     let mode: 'decline' | 'throw' = 'decline';
     const f = await start(() => {

@@ -3,6 +3,7 @@
 // forward (403). Device-side failures follow the same rule with codes 4606-4608.
 import { BadParameterError, BodyTooLargeError, ErrorCodes, InternalError, isVmsError, type ErrorCode, type VmsError } from '../errors/catalog.ts';
 import { failure, type Envelope } from './envelope.ts';
+import { problemOf } from './schemas/patterns.ts';
 
 export interface EnvelopeMapping {
   readonly httpStatus: number;
@@ -45,9 +46,40 @@ function isClientError(err: unknown): err is Error & { statusCode: number } {
   return err instanceof Error && typeof status === 'number' && status >= 400 && status < 500;
 }
 
+interface SchemaFailure {
+  readonly keyword: string;
+  readonly instancePath: string;
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly message?: string;
+}
+
+/**
+ * A request refused by a route's schema (schemas/*.ts) as the handlers' readers would refuse it: the
+ * parameter's name and the same problem words (params.ts), e.g. `channelId must be a 20-digit code`.
+ */
+function schemaRefusal(err: unknown): BadParameterError | null {
+  const failures = (err as { validation?: unknown } | null)?.validation;
+  if (!Array.isArray(failures) || failures.length === 0) return null;
+  const first = failures[0] as SchemaFailure;
+  const context = (err as { validationContext?: unknown }).validationContext;
+  const path = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (first.keyword === 'required') {
+    const missing = String(first.params['missingProperty'] ?? '');
+    return new BadParameterError(path === '' ? missing : `${path}.${missing}`, 'is required');
+  }
+  const name = path === '' ? (typeof context === 'string' ? context : 'request') : path;
+  const pattern = first.params['pattern'];
+  // a body that is not an object: the handlers' objectBody words
+  const notObject = first.keyword === 'type' && first.params['type'] === 'object' ? 'must be a JSON object' : null;
+  const problem = (typeof pattern === 'string' ? problemOf(pattern) : null) ?? notObject ?? first.message ?? 'is invalid';
+  return new BadParameterError(name, problem);
+}
+
 /** Anything thrown becomes a catalog error; unknown errors become InternalError (cause kept for the log). */
 export function toVmsError(err: unknown): VmsError {
   if (isVmsError(err)) return err;
+  const refused = schemaRefusal(err);
+  if (refused !== null) return refused;
   if (isClientError(err) && err.statusCode === 413) return new BodyTooLargeError({ cause: err });
   if (isClientError(err)) return new BadParameterError('request', err.message);
   return new InternalError({ cause: err });

@@ -83,7 +83,7 @@ export interface Readiness {
 export interface HttpDeps {
   readonly instanceId: string;
   readonly signingKey: string;
-  readonly storage: 'memory' | 'mysql';
+  readonly storage: 'memory' | 'embedded' | 'mysql';
   readonly devices: DeviceRepository;
   readonly control: DeviceControlService;
   readonly nodes: NodeDirectory;

@@ -1,4 +1,4 @@
-// Builds the media side of one instance: the node registry (MySQL when configured, else memory)
+// Builds the media side of one instance: the node registry (MySQL when configured, else the embedded store)
 // seeded from `vms.media.nodes`, SSRCs (memory alone; Redis in a cluster, with a local fallback), the
 // media plane and its API probe loop, INVITE signaling on the device side's SIP stack, the session
 // manager (with stream → holder records in a cluster), MediaStatus from the device events, and the
@@ -24,7 +24,9 @@ import type { Clock } from '../core/clock.ts';
 import type { DeviceEvents } from '../events/device-events.ts';
 import type { DeviceSide } from '../sip/device-side.ts';
 import { DEFAULT_QUERY_TIMEOUTS } from '../sip/query-timeouts.ts';
+import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { createHookReceiver, type HookReceiver } from './media-hooks.ts';
+import { createSqliteMediaNodeRegistry } from './media-node-registry.sqlite.ts';
 import { createMediaPlane } from './media-plane.ts';
 import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import { createMediaProber } from './media-prober.ts';
@@ -60,6 +62,8 @@ export interface MediaWiringDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly inviteTimeoutMs?: number;
+  /** Without MySQL: the embedded store the node list is kept in; null/absent = memory (tests). */
+  readonly embedded?: EmbeddedDb | null;
   /** The routing engine (SPEC §10): its published table and shadow table drive the node choice. */
   readonly routing?: Pick<RoutingWiring, 'published' | 'shadow'>;
 }
@@ -79,6 +83,8 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     const pool = createMysqlPool(config.mysql.url, { connectionLimit: 2, ...mysqlPoolLimits(config.limits) });
     closers.push(() => pool.end());
     registry = createMysqlMediaNodeRegistry(pool); // table from deploy/sql V003, migrated at start
+  } else if (d.embedded !== undefined && d.embedded !== null) {
+    registry = createSqliteMediaNodeRegistry(d.embedded);
   } else {
     registry = createMemoryMediaNodeRegistry();
   }

@@ -1,5 +1,6 @@
 // The DeviceRepository contract: one suite, run against every implementation
-// (memory: device-repository.memory.test.ts; MariaDB: test/integration/device-repository-mysql.test.ts).
+// (memory: device-repository.memory.test.ts; SQLite: device-repository.sqlite.test.ts; MariaDB:
+// test/integration/device-repository-mysql.test.ts).
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ChannelLimitError, DeviceNotFoundError } from '../../src/errors/catalog.ts';

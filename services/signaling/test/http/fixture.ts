@@ -92,6 +92,7 @@ export async function buildFixture(
     readiness?: HttpDeps['readiness'];
     limits?: HttpDeps['limits'];
     media?: HttpDeps['media'];
+    metrics?: HttpDeps['metrics'];
   } = {},
 ) {
   const clock = new FakeClock(NOW);
@@ -124,6 +125,7 @@ export async function buildFixture(
     ...(options.edgeRouting === undefined ? {} : { edgeRouting: options.edgeRouting }),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.media === undefined ? {} : { media: options.media }),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
   const app = buildHttpApp(deps);
   const token = (tenantId = TENANT, ttlSec = 3600, role: 'tenant' | 'operator' = 'tenant') => signToken({ tenantId, userId: 'u1', ttlSec, role }, KEY, NOW);

@@ -5,10 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { MediaWiring } from '../../media/media-wiring.ts';
 import { WEBHOOK_PREFIX } from '../paths.ts';
+import { WEBHOOK_SCHEMA } from '../schemas/webhook.ts';
 
 /** `bodyLimit`: hook bodies are small JSON; no token is needed to send one, so the cap is tight (SEC-3). */
 export function registerWebhookRoute(app: FastifyInstance, media: Pick<MediaWiring, 'receiveHook'>, bodyLimit: number): void {
-  app.post<{ Params: { hook: string } }>(`${WEBHOOK_PREFIX}:hook`, { bodyLimit }, async (request, reply) => {
+  app.post<{ Params: { hook: string } }>(`${WEBHOOK_PREFIX}:hook`, { bodyLimit, schema: WEBHOOK_SCHEMA }, async (request, reply) => {
     const answer = await media.receiveHook({
       name: request.params.hook,
       body: request.body,

@@ -1,0 +1,164 @@
+// One schema per route of the route table (route-table.ts): what fastify validates before the owner
+// routing hook and the handler run, and what /openapi.json publishes. A route missing here fails to
+// type-check; a route fastify serves that the document lacks fails http/openapi.test.ts.
+import { DEVICE_ACTIONS, PTZ_COMMANDS, PTZ_SPEED_MAX, PTZ_SPEED_MIN } from '../../control/device-control.port.ts';
+import { PLAYBACK_ACTIONS, STREAM_MODES } from '../../media/media-session.types.ts';
+import type { RouteId } from '../route-table.ts';
+import { OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
+import {
+  anyData,
+  answers,
+  booleanParam,
+  enumParam,
+  gbIdParam,
+  intParam,
+  PAGING_PROPERTIES,
+  pageOf,
+  query,
+  serialParam,
+  sessionIdParam,
+  timeParam,
+  type JsonSchema,
+  type RouteSchema,
+} from './common.ts';
+import { ROUTING_SCHEMAS } from './routing.ts';
+import { PLATFORM_BODY, PLATFORM_CHANNELS_BODY, PLATFORM_PATCH_BODY, SERVER_ID_PARAMS } from './platforms.ts';
+
+export type { RouteSchema };
+
+const TENANT_QUERY: JsonSchema = {
+  type: 'string',
+  pattern: OPTIONAL_TENANT_ID_PATTERN,
+  description: 'tenant id; a tenant token may name only its own (else 403)',
+};
+const channel = gbIdParam('channel id');
+const device = gbIdParam('device id');
+const streamMode = enumParam(STREAM_MODES, 'how the device sends RTP (default udp)', true);
+const range = { startTime: timeParam('start of the range'), endTime: timeParam('end of the range') };
+const byDevice = query({ deviceId: device }, ['deviceId']);
+const bySession = query({ sessionId: sessionIdParam }, ['sessionId']);
+const session = (what: string): Readonly<Record<string, JsonSchema>> => answers(anyData(what), what);
+
+const ROUTING = {
+  channel: 'Owner-routed by channelId: runs on the instance owning the channel’s device (forwarded there from any other).',
+  session: 'Owner-routed by sessionId: runs on the instance holding the session.',
+  device: 'Owner-routed by deviceId: runs on the instance owning the device.',
+  sn: 'Owner-routed by sn: runs on the instance that sent the query.',
+};
+
+export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
+  health: { summary: 'Liveness and storage kind of this instance', tags: ['instance'], response: answers(anyData('{status, instanceId, storage}'), 'instance is up'), security: [] },
+  ready: {
+    summary: 'Readiness: 200 once started, 503 while starting or draining (load balancers, orchestrators)',
+    tags: ['instance'],
+    response: answers(anyData('{status, instanceId, redis}'), 'ready'),
+    security: [],
+  },
+  'devices.list': {
+    summary: 'Devices of the operator’s tenant, ordered by id',
+    tags: ['devices'],
+    description: 'A tenant token lists its own tenant’s devices; the operator role lists every tenant’s, or one tenant’s with tenantId.',
+    querystring: query({ online: booleanParam('only online (true) or offline (false) devices'), tenantId: TENANT_QUERY, ...PAGING_PROPERTIES }),
+    response: answers(pageOf('devices (with owner node and online flag)'), 'a page of devices'),
+  },
+  'devices.get': {
+    summary: 'One device',
+    tags: ['devices'],
+    params: { type: 'object', properties: { deviceId: device }, required: ['deviceId'] },
+    response: answers(anyData('the device, with its owner node'), 'the device'),
+  },
+  'channels.list': {
+    summary: 'Channels of a device, ordered by id',
+    tags: ['devices'],
+    querystring: query({ deviceId: device, ...PAGING_PROPERTIES }, ['deviceId']),
+    response: answers(pageOf('channels'), 'a page of channels'),
+  },
+  'nodes.list': { summary: 'The node table: instances, their online devices, the cascade leader', tags: ['instance'], response: answers(anyData('{cascadeLeader, nodes}'), 'the node table') },
+  'device.info': { summary: 'Ask the device for its DeviceInfo', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceInfo') },
+  'device.status': { summary: 'Ask the device for its DeviceStatus', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceStatus') },
+  'catalog.sync': { summary: 'Start a catalog query; channels are stored as the answers arrive', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('sync progress'), 'catalog sync started') },
+  'catalog.progress': { summary: 'Progress of the device’s catalog sync', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('sync progress'), 'progress') },
+  'device.control': {
+    summary: 'Device command (reboot, guard, record…)',
+    description: ROUTING.device,
+    tags: ['device control'],
+    querystring: query({ deviceId: device, action: enumParam(DEVICE_ACTIONS, 'command') }, ['deviceId', 'action']),
+    response: answers(anyData('the device’s answer'), 'command sent'),
+  },
+  'ptz.control': {
+    summary: 'PTZ command on a channel',
+    description: ROUTING.channel,
+    tags: ['device control'],
+    querystring: query({ channelId: channel, command: enumParam(PTZ_COMMANDS, 'movement'), speed: intParam(PTZ_SPEED_MIN, PTZ_SPEED_MAX, 'speed (default 128)') }, ['channelId', 'command']),
+    response: answers(anyData('null'), 'command sent'),
+  },
+  'record.query': {
+    summary: 'Start a RecordInfo query; fetch the result with GET /vms/record/result?sn=',
+    description: ROUTING.channel,
+    tags: ['records'],
+    querystring: query({ channelId: channel, ...range }, ['channelId', 'startTime', 'endTime']),
+    response: answers(anyData('{sn}'), 'query started'),
+  },
+  'record.result': { summary: 'Result (so far) of a record query', description: ROUTING.sn, tags: ['records'], querystring: query({ sn: serialParam }, ['sn']), response: answers(anyData('record items'), 'records') },
+  'play.start': {
+    summary: 'Start (or join) the live view of a channel',
+    description: ROUTING.channel,
+    tags: ['media'],
+    querystring: query({ channelId: channel, streamMode }, ['channelId']),
+    response: session('session id, media node and play URLs'),
+  },
+  'play.stop': { summary: 'Leave a live view', description: ROUTING.session, tags: ['media'], querystring: bySession, response: session('viewers left') },
+  'playback.start': {
+    summary: 'Start playback of recorded video',
+    description: ROUTING.channel,
+    tags: ['media'],
+    querystring: query({ channelId: channel, streamMode, ...range }, ['channelId', 'startTime', 'endTime']),
+    response: session('session id, media node and play URLs'),
+  },
+  'playback.control': {
+    summary: 'Pause, resume, seek or change the speed of a playback',
+    description: ROUTING.session,
+    tags: ['media'],
+    querystring: query(
+      { sessionId: sessionIdParam, action: enumParam(PLAYBACK_ACTIONS, 'action'), value: { type: 'string', maxLength: 16, description: 'seek: seconds from the start of the range; speed: 0.25, 0.5, 1, 2, 4, 8 or 16' } },
+      ['sessionId', 'action'],
+    ),
+    response: session('null'),
+  },
+  'playback.stop': { summary: 'Stop a playback', description: ROUTING.session, tags: ['media'], querystring: bySession, response: session('null') },
+  'download.start': {
+    summary: 'Start a download of recorded video',
+    description: ROUTING.channel,
+    tags: ['media'],
+    querystring: query({ channelId: channel, streamMode, ...range, speed: intParam(1, 16, 'download speed (default 1)') }, ['channelId', 'startTime', 'endTime']),
+    response: session('session id, media node and file URL'),
+  },
+  'download.progress': { summary: 'Progress of a download', description: ROUTING.session, tags: ['media'], querystring: bySession, response: session('progress') },
+  'download.stop': { summary: 'Stop a download', description: ROUTING.session, tags: ['media'], querystring: bySession, response: session('null') },
+  snapshot: {
+    summary: 'JPEG snapshot of a channel being viewed live',
+    description: ROUTING.channel,
+    tags: ['media'],
+    querystring: query({ channelId: channel }, ['channelId']),
+    response: answers(anyData('{contentType, size, base64}'), 'the picture'),
+  },
+  'platforms.list': {
+    summary: 'Upstream platforms (passwords masked)',
+    description: 'A tenant token lists its own tenant’s platforms; the operator role lists every tenant’s, or one tenant’s with tenantId.',
+    tags: ['cascade'],
+    querystring: query({ tenantId: TENANT_QUERY }),
+    response: answers(anyData('platform records'), 'platforms'),
+  },
+  'platforms.create': { summary: 'Create or replace an upstream platform', tags: ['cascade'], body: PLATFORM_BODY, response: answers(anyData('the platform (password masked)'), 'saved') },
+  'platforms.update': { summary: 'Edit an upstream platform (fields not given stay)', tags: ['cascade'], params: SERVER_ID_PARAMS, body: PLATFORM_PATCH_BODY, response: answers(anyData('the platform (password masked)'), 'saved') },
+  'platforms.delete': { summary: 'Delete an upstream platform and its channel list', tags: ['cascade'], params: SERVER_ID_PARAMS, response: answers(anyData('{removed}'), 'deleted') },
+  'platforms.channels': { summary: 'Channels shared with an upstream platform', tags: ['cascade'], params: SERVER_ID_PARAMS, response: answers(anyData('shared channels'), 'the list') },
+  'platforms.channels.replace': {
+    summary: 'Replace the channels shared with an upstream platform',
+    tags: ['cascade'],
+    params: SERVER_ID_PARAMS,
+    body: PLATFORM_CHANNELS_BODY,
+    response: answers(anyData('shared channels'), 'the new list'),
+  },
+  ...ROUTING_SCHEMAS,
+};
