@@ -302,6 +302,13 @@ function openRedis(url: string, instanceId: string, log: Logger): RedisClient {
       log.warn({ err }, 'redis connection lost, reconnecting in the background');
     },
   });
+  // A restart fast enough for the first reconnect to succeed raises no 'error': the outage is known by the
+  // reconnect itself, so the restore is logged whatever way the connection went away.
+  client.on('reconnecting', () => {
+    if (failing) return;
+    failing = true;
+    log.warn('redis connection lost, reconnecting in the background');
+  });
   client.on('ready', () => {
     if (!failing) return;
     failing = false;
