@@ -150,7 +150,15 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
         ctx.reply(SipStatus.UnsupportedMediaType, { headers: { Accept: 'Application/MANSCDP+xml' } });
         return;
       }
-      const limited = admission.charge(getFrom(req).uri.user, req.body.length, now, log);
+      // SEC-1 before anything is charged or parsed: a message naming a device registered here from another
+      // flow is refused at once, so it neither costs a parse nor drains the real device's rate bucket.
+      const named = getFrom(req).uri.user;
+      const bound = named === null ? undefined : flows.get(named);
+      if (bound !== undefined && !sameFlow(bound.flow, ctx.flow)) {
+        sender = named ?? '';
+        throw new UnboundRequest('other flow');
+      }
+      const limited = admission.charge(named, req.body.length, now, log);
       if (limited !== undefined) return refuse(ctx, limited);
       if (req.body.length > LANE_ABOVE_BYTES) await largeTurn();
       const msg = parseManscdp(req.body);

@@ -119,4 +119,16 @@ describe('device bounds over SIP', () => {
     await new Promise((r) => setTimeout(r, 1100));
     assert.equal((await noisy.send(bodies.keepalive(DEV, 20))).status, 200, 'refilled at the configured rate');
   });
+
+  it("messages naming a device from another flow get 401 and do not drain the real device's rate bucket", async () => {
+    const { repo } = countingStore({ maxChannelsPerDevice: 100 });
+    const { device } = await start({ VMS_LIMITS_DEVICE_MESSAGE_RATE: '1', VMS_LIMITS_DEVICE_MESSAGE_BURST: '5' }, repo);
+    const real = await device(DEV);
+    const spoofer = await startFakeDevice(DEV, (side as DeviceSide).sipPort); // never registered: another flow
+    fakes.push(spoofer);
+    for (let sn = 1; sn <= 10; sn++) assert.equal((await spoofer.send(bodies.keepalive(DEV, sn))).status, 401);
+    const statuses: number[] = [];
+    for (let sn = 1; sn <= 5; sn++) statuses.push((await real.send(bodies.keepalive(DEV, 100 + sn))).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200], 'the whole burst is still the real device’s');
+  });
 });
