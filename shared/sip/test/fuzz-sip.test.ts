@@ -131,7 +131,7 @@ describe('fuzz: mutated GB28181 captures', () => {
     };
     const cpu = (input: Buffer): number => {
       let best = Infinity;
-      for (let k = 0; k < 3; k++) {
+      for (let k = 0; k < 5; k++) {
         const t0 = process.cpuUsage();
         allowed(() => exercise(parseSipMessage(input)));
         const t = process.cpuUsage(t0);
@@ -144,7 +144,9 @@ describe('fuzz: mutated GB28181 captures', () => {
       const large = Buffer.from(`${head}${shape(8000)}\r\n`, 'latin1');
       cpu(large); // warm up
       const ratio = cpu(large) / Math.max(cpu(small), 50);
-      assert.ok(ratio < 24, `${name}: 8x input took ${ratio.toFixed(1)}x the time`);
+      // linear is 8x, quadratic 64x; CPU time still carries a loaded machine's cache and GC noise (27.5x seen
+      // once beside another package's suite), so the bound sits where only a super-linear parse lands
+      assert.ok(ratio < 40, `${name}: 8x input took ${ratio.toFixed(1)}x the time`);
     }
   });
 });
