@@ -3,7 +3,7 @@
 // download whose range has been sent reports it once through `onRangeEnd` (MediaStatus 121, §9.8).
 import { EventEmitter } from 'node:events';
 import { isGbError, parseMansrtsp, type MansrtspRequest, type SdpSummary } from '@vms/gb28181';
-import { SipStatus, type DialogTerminationReason, type ServerContext, type SipLogger, type SipRequest } from '@vms/sip';
+import { SipStatus, type DialogTerminationReason, type RequestContext, type SipLogger, type SipRequest } from '@vms/sip';
 import { MediaStream, type MediaStreamState } from './media/stream.ts';
 import type { MediaSink, MediaSinkStats } from './media/sink.ts';
 import { MAX_RTP_PAYLOAD_BYTES, type ResolvedDeviceOptions } from './options.ts';
@@ -124,7 +124,7 @@ export class MediaSession extends EventEmitter<MediaSessionEvents> {
   }
 
   /** INFO with a MANSRTSP body; answered 200, or 400 when unparsable. */
-  handleInfo(req: SipRequest, ctx: ServerContext): void {
+  handleInfo(req: SipRequest, ctx: RequestContext): void {
     let r: MansrtspRequest;
     try {
       r = parseMansrtsp(req.body);

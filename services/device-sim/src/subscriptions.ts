@@ -6,7 +6,7 @@ import {
   buildAlarmNotify, buildCatalogNotify, buildMobilePositionNotify, buildResultResponse, formatGbTime, isGbError,
   parseManscdpCommand, RESULT_OK, type AlarmNotify, type ManscdpCommand, type SnGenerator,
 } from '@vms/gb28181';
-import { SipStatus, type Dialog, type ServerContext, type SipLogger, type SipRequest, type TimerHandle } from '@vms/sip';
+import { SipStatus, type Dialog, type RequestContext, type ServerContext, type SipLogger, type SipRequest, type TimerHandle } from '@vms/sip';
 import { catalogItems, pages, type SimChannel } from './channels.ts';
 import type { ResolvedDeviceOptions } from './options.ts';
 import { MANSCDP_CONTENT_TYPE } from './protocol.ts';
@@ -77,7 +77,7 @@ export class Subscription {
     this.#stopTimers();
   }
 
-  #refresh(req: SipRequest, ctx: ServerContext): void {
+  #refresh(req: SipRequest, ctx: RequestContext): void {
     const expires = expiresOf(req);
     ctx.reply(SipStatus.OK, { headers: { Expires: String(expires) } });
     if (expires === 0) return; // the dialog ends itself (RFC 6665 §4.2.1.2)

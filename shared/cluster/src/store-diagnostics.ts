@@ -5,7 +5,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'mysql2/promise';
-import type { RedisClient } from './redis-client.ts';
+import type { Cluster, Redis } from 'ioredis';
 
 export const STORE_CHANNELS = Object.freeze({
   command: 'vms.store.command',
@@ -39,7 +39,7 @@ const settled = (store: StoreKind, promise: Promise<unknown>): void => {
 type SendCommand = (cmd: { promise?: Promise<unknown> } | undefined, ...rest: unknown[]) => unknown;
 
 /** Every command goes through `sendCommand` (pipelines and auto-pipelining included, cluster or not). */
-export function instrumentRedisClient(client: RedisClient): void {
+export function instrumentRedisClient(client: Redis | Cluster): void {
   const send = (client.sendCommand as unknown as SendCommand).bind(client);
   const wrapped: SendCommand = (cmd, ...rest) => {
     if (command.hasSubscribers && cmd?.promise !== undefined) settled('redis', cmd.promise);

@@ -19,7 +19,7 @@
 // 500 media, 503 not the leader. A CANCEL (the stack has answered 487) undoes the same way.
 import { buildUpstreamAnswer, CascadeError, isCascadeError, readUpstreamOffer, type PlatformRepository, type UpstreamOffer, type UpstreamPlatform } from '@vms/cascade';
 import { isGbError, parseMansrtsp } from '@vms/gb28181';
-import { SipStatus, type Dialog, type DialogTerminationReason, type ServerContext, type SipRequest } from '@vms/sip';
+import { SipStatus, type Dialog, type DialogTerminationReason, type RequestContext, type ServerContext, type SipRequest } from '@vms/sip';
 import { platformOfRequest } from './platform-of-request.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
@@ -207,7 +207,7 @@ export class UpstreamLiveViews {
   }
 
   /** The upstream's MANSRTSP INFO on a playback (§9.8, Annex B): the owner's playback control, answered with its outcome. */
-  async #relayInfo(view: UpstreamView, req: SipRequest, ctx: ServerContext): Promise<void> {
+  async #relayInfo(view: UpstreamView, req: SipRequest, ctx: RequestContext): Promise<void> {
     let action: HistoryAction | null;
     try {
       action = actionOf(req.body);

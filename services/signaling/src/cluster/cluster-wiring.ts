@@ -27,7 +27,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
-import type { EdgeRouting, OwnerRoutingHook } from '../http/handler.types.ts';
+import type { EdgeRouting, OwnerRoutingHook } from '../http/routing-hooks.types.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import { SQL_DIR } from '../storage/sql-dir.ts';

@@ -8,7 +8,7 @@
 // SPEC SEC-2: the edge forwards only a device its memory knows to be the caller's tenant's (the token's
 // principal, any tenant for the operator role); anything else, another tenant's device included, goes
 // to fastify, whose hook answers 403 before any routing answer.
-import type { EdgeRequest, EdgeRouting } from '../http/handler.types.ts';
+import type { EdgeRequest, EdgeRouting } from '../http/routing-hooks.types.ts';
 import { mayAccessTenant } from '../auth/principal.ts';
 import type { ChannelMemory } from './channel-memory.ts';
 import type { DeviceTenants } from './device-tenants.ts';

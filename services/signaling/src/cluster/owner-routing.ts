@@ -23,7 +23,7 @@ import { FORWARD_HEADERS, isClusterError, isTransientClusterError, type ForwardC
 import type { FastifyRequest } from 'fastify';
 import { isOperator, mayAccessTenant } from '../auth/principal.ts';
 import { DeviceOfflineError, ForgedForwardError, ForwardingDisabledError, OwnerNodeOfflineError, TenantForbiddenError, type VmsError } from '../errors/catalog.ts';
-import type { OwnerRoutingHook } from '../http/handler.types.ts';
+import type { OwnerRoutingHook } from '../http/routing-hooks.types.ts';
 import { routingKeyOf, type RouteSpec } from '../http/route-table.ts';
 import type { DeviceResolver } from './device-resolver.ts';
 import type { DeviceTenants } from './device-tenants.ts';

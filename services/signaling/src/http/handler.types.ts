@@ -11,7 +11,10 @@ import type { NodeDirectory } from '../nodes/node-directory.port.ts';
 import type { OwnerDirectory } from '../ownership/owner-directory.port.ts';
 import type { VmsError } from '../errors/catalog.ts';
 import type { RawParams } from './params.ts';
-import type { RouteId, RouteSpec } from './route-table.ts';
+import type { RouteId } from './route-table.ts';
+import type { EdgeRouting, OwnerRoutingHook } from './routing-hooks.types.ts';
+
+export type { EdgeRequest, EdgeRouting, OwnerRoutingHook } from './routing-hooks.types.ts';
 import type { HttpLimits } from './http-server.ts';
 
 /** What a handler sees: parsed parameters, the operator, a request-bound logger. No fastify objects. */
@@ -29,49 +32,6 @@ export interface HandlerContext {
 export type RouteHandler = (ctx: HandlerContext) => Promise<unknown>;
 
 export type RouteHandlers = { readonly [K in RouteId]: RouteHandler };
-
-/**
- * The owner-routing slot (SPEC ROUTE-2..5), run before any handler of a route with `routedBy`.
- * Return `local` to run the local handler, or `handled` after writing the reply (a forward's answer or
- * a routing failure). The cluster issue provides it; the default is the single-instance no-op (ROUTE-8).
- */
-export type OwnerRoutingHook = (ctx: {
-  readonly route: RouteSpec;
-  readonly principal: Principal;
-  readonly request: FastifyRequest;
-  readonly reply: FastifyReply;
-}) => Promise<'local' | 'handled'>;
-
-/**
- * A routed request as the HTTP edge (edge.ts) sees it before fastify does: matched to a route whose
- * device or channel is named in the query, carrying a token that already verified. The edge routing either takes
- * it (forwards it and answers through `answer` / `fail`) or leaves it to fastify's full path.
- */
-export interface EdgeRequest {
-  readonly route: RouteSpec;
-  /** The route's routing key: a deviceId or a channelId (by `route.routedBy`), a GB id. */
-  readonly key: string;
-  readonly method: string;
-  /** Path and query exactly as received (ROUTE-3, ROUTE-7). */
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** The caller, from a token that passed the full verification before. */
-  readonly principal: Principal;
-  readonly log: FastifyBaseLogger;
-  /** The request body as received (null when empty); read at most once. */
-  body(): Promise<Buffer | null>;
-  /** Writes the owner's answer: status, Content-Type and body bytes unchanged (ROUTE-4). */
-  answer(status: number, contentType: string | null, body: Buffer): void;
-  /** Writes the SPEC §12 envelope of a failure, exactly as fastify's error handler would. */
-  fail(err: VmsError): void;
-}
-
-/**
- * The owner-routing fast path (SPEC ROUTE-2..5) for requests the edge can decide without I/O: true =
- * taken (it will answer), false = not decidable here, fastify runs the request with the full hook.
- * It must decide synchronously and never throw.
- */
-export type EdgeRouting = (request: EdgeRequest) => boolean;
 
 /** What `/readyz` reports: `phase` decides the answer, the rest is shown to the operator. */
 export interface Readiness {

@@ -6,8 +6,8 @@ import type { TimerConfig } from '../transaction/timers.ts';
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 import { SipStackError, SipTimeoutError } from '../errors.ts';
-import { headerEntries } from '../ua/headers-input.ts';
-import type { HeaderInput, ServerContext } from '../ua/types.ts';
+import { headerEntries, type HeaderInput } from '../message/header-input.ts';
+import type { RequestContext } from '../ua/request-context.ts';
 import { AckWait } from './ack-wait.ts';
 import { acceptInDialogRequest, createInDialogRequest, stateId, type DialogKind, type DialogRole, type DialogState } from './dialog-state.ts';
 
@@ -22,11 +22,11 @@ export type DialogTerminationReason =
 export interface DialogEvents {
   ack: [ack: SipRequest];
   bye: [req: SipRequest];
-  info: [req: SipRequest, ctx: ServerContext];
-  notify: [req: SipRequest, ctx: ServerContext];
-  subscribe: [req: SipRequest, ctx: ServerContext];
+  info: [req: SipRequest, ctx: RequestContext];
+  notify: [req: SipRequest, ctx: RequestContext];
+  subscribe: [req: SipRequest, ctx: RequestContext];
   /** Any other in-dialog request (re-INVITE, UPDATE, MESSAGE…). */
-  request: [req: SipRequest, ctx: ServerContext];
+  request: [req: SipRequest, ctx: RequestContext];
   terminated: [reason: DialogTerminationReason];
 }
 
@@ -54,7 +54,7 @@ const CARRIES_CONTACT = new Set(['INVITE', 'UPDATE', 'SUBSCRIBE', 'NOTIFY', 'REF
 
 /**
  * An INVITE or SUBSCRIBE dialog (RFC 3261 §12, RFC 6665 §4). In-dialog requests from the peer are
- * emitted as events carrying a ServerContext; with no listener the stack answers 200 (INFO, NOTIFY,
+ * emitted as events carrying a RequestContext; with no listener the stack answers 200 (INFO, NOTIFY,
  * SUBSCRIBE, MESSAGE, UPDATE) or 501. BYE is answered 200 and ends the dialog.
  */
 export class Dialog extends EventEmitter<DialogEvents> {
@@ -200,7 +200,7 @@ export class Dialog extends EventEmitter<DialogEvents> {
   }
 
   /** @internal A request within this dialog; `ctx` answers it through its server transaction. */
-  handleRequest(req: SipRequest, ctx: ServerContext): void {
+  handleRequest(req: SipRequest, ctx: RequestContext): void {
     if (acceptInDialogRequest(this.state, req) === 'out-of-order') {
       ctx.reply(SipStatus.ServerInternalError, { reason: 'CSeq Out Of Order' }); // §12.2.2
       return;
@@ -218,7 +218,7 @@ export class Dialog extends EventEmitter<DialogEvents> {
     this.#afterSubscriptionRequest(req);
   }
 
-  #defaultAnswer(req: SipRequest, ctx: ServerContext): void {
+  #defaultAnswer(req: SipRequest, ctx: RequestContext): void {
     switch (req.method) {
       case 'INFO':
       case 'NOTIFY':

@@ -8,7 +8,7 @@ import { formatUri, parseUri } from '../message/uri.ts';
 import { isFlow, parseTransportName, type HostTarget, type SendTarget, type TransportName } from '../transport/flow.ts';
 import { DEFAULT_SIP_PORT } from '../transport/via-stamp.ts';
 import { SipStackError } from '../errors.ts';
-import { headerEntries, toBody } from './headers-input.ts';
+import { headerEntries, toBody } from '../message/header-input.ts';
 import type { OutgoingRequestSpec } from './types.ts';
 
 

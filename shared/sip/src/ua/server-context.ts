@@ -5,7 +5,7 @@ import { SipStatus } from '../status.ts';
 import type { ServerTransaction } from '../transaction/layer.ts';
 import type { Flow } from '../transport/flow.ts';
 import { SipStackError } from '../errors.ts';
-import { headerEntries } from './headers-input.ts';
+import { headerEntries } from '../message/header-input.ts';
 import type { AcceptOptions, ReplyOptions, ServerContext } from './types.ts';
 
 export interface ServerContextHooks {

@@ -10,7 +10,7 @@ import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 import type { SipTransport } from '../transport/transport.ts';
 import { SipStackError } from '../errors.ts';
-import { headerEntries } from './headers-input.ts';
+import { headerEntries } from '../message/header-input.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx } from './server-context.ts';
 import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';

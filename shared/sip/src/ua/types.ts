@@ -1,16 +1,14 @@
 import type { Clock } from '../clock.ts';
 import type { Dialog } from '../dialog/dialog.ts';
-import type { SipHeaders } from '../message/headers.ts';
+import type { HeaderInput } from '../message/header-input.ts';
+import type { ReplyOptions, RequestContext } from './request-context.ts';
 import type { SipRequest, SipResponse, SipUri } from '../message/types.ts';
 import type { TimerConfig } from '../transaction/timers.ts';
 import type { Flow, SendTarget, TransportName } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 
-/** Headers as the app writes them: a SipHeaders, `{ Name: value | [values] }`, or `[name, value]` pairs. */
-export type HeaderInput =
-  | SipHeaders
-  | Readonly<Record<string, string | number | readonly string[]>>
-  | Iterable<readonly [string, string]>;
+export type { HeaderInput } from '../message/header-input.ts';
+export type { ReplyOptions, RequestContext } from './request-context.ts';
 
 export interface SipStackOptions {
   /** Listen address; also the address written in Via/Contact unless `publicAddress` is given. */
@@ -77,31 +75,13 @@ export interface UacResult {
   response: SipResponse;
 }
 
-export interface ReplyOptions {
-  reason?: string;
-  headers?: HeaderInput;
-  body?: Buffer | string;
-  contentType?: string;
-}
-
 export interface AcceptOptions extends ReplyOptions {
   /** 2xx status, default 200. */
   status?: number;
 }
 
-/** What a request handler gets besides the request. */
-export interface ServerContext {
-  readonly request: SipRequest;
-  /** Where the request came from: store it as the device's flow to reach it behind NAT. */
-  readonly flow: Flow;
-  /** Aborted when the peer CANCELs this INVITE (a 487 has then been sent) or the stack closes. */
-  readonly signal: AbortSignal;
-  /** A final response has been sent. */
-  readonly finalSent: boolean;
-  /** The To-tag used for every response but 100 (RFC 3261 §8.2.6.2). */
-  readonly toTag: string;
-  /** Sends a response; throws SIP_ERR_INVALID_STATE after the final one (a 2xx to INVITE goes through accept()). */
-  reply(status: number, opts?: ReplyOptions): SipResponse;
+/** What a request handler gets besides the request: an out-of-dialog INVITE/SUBSCRIBE can also be accepted. */
+export interface ServerContext extends RequestContext {
   /** INVITE / SUBSCRIBE only: sends a 2xx with our Contact and returns the new dialog. */
   accept(opts?: AcceptOptions): Dialog;
 }

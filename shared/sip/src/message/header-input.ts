@@ -1,5 +1,10 @@
-import { SipHeaders } from '../message/headers.ts';
-import type { HeaderInput } from './types.ts';
+import { SipHeaders } from './headers.ts';
+
+/** Headers as the app writes them: a SipHeaders, `{ Name: value | [values] }`, or `[name, value]` pairs. */
+export type HeaderInput =
+  | SipHeaders
+  | Readonly<Record<string, string | number | readonly string[]>>
+  | Iterable<readonly [string, string]>;
 
 /** Normalises the app's header forms to ordered `[name, value]` pairs. */
 export function headerEntries(input: HeaderInput | undefined): Array<[string, string]> {
