@@ -24,6 +24,8 @@ export const deviceLimits = (l: LimitSettings): DeviceLimits => ({
   maxChannelsPerDevice: l.deviceMaxChannels,
   messageRatePerSec: l.deviceMessageRatePerSec,
   messageBurst: l.deviceMessageBurst,
+  largeBodyDecodeThreads: l.largeBodyDecodeThreads,
+  largeBodyDecodeQueue: l.largeBodyDecodeQueue,
 });
 
 /** The `limits` of @vms/sip's stack options. */

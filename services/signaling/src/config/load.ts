@@ -245,6 +245,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,
       deviceMessageRatePerSec: get('vms.limits.device-message-rate') ?? 200,
       deviceMessageBurst: get('vms.limits.device-message-burst') ?? 4000,
+      largeBodyDecodeThreads: get('vms.limits.large-body-decode-threads') ?? 1,
+      largeBodyDecodeQueue: get('vms.limits.large-body-decode-queue') ?? 64,
       sipMaxMessageBytes: get('vms.limits.sip-max-message-bytes') ?? 65_535,
       sipTcpMessageTimeoutMs: ms(get('vms.limits.sip-tcp-message-timeout') ?? 10),
       sipTcpIdleTimeoutMs: ms(get('vms.limits.sip-tcp-idle-timeout') ?? 300),

@@ -64,6 +64,8 @@ export const SETTINGS = [
   // SPEC SEC-3 bounds (README "Bounds": what the peer gets when one is hit)
   { key: 'vms.limits.device-max-channels', type: 'limit', default: '50000', doc: 'channels one device may hold; a catalog over it is answered SIP 403' },
   { key: 'vms.limits.device-message-rate', type: 'limit', default: '200', doc: "tokens per second refilled in a device's bucket; a MESSAGE costs 1 + 1 per full 4 KiB of body; empty: SIP 503 + Retry-After" },
+  { key: 'vms.limits.large-body-decode-threads', type: 'limit', default: '1', doc: 'worker threads decoding MANSCDP bodies over 4 KiB off the event loop' },
+  { key: 'vms.limits.large-body-decode-queue', type: 'limit', default: '64', doc: 'bodies over 4 KiB waiting for a decode thread; more are answered SIP 503 + Retry-After' },
   { key: 'vms.limits.device-message-burst', type: 'limit', default: '4000', doc: "size of a device's token bucket (the burst it may send at once)" },
   { key: 'vms.limits.sip-max-message-bytes', type: 'limit', default: '65535', doc: 'largest SIP message (UDP and TCP); over it TCP is answered 513 and closed, UDP dropped' },
   { key: 'vms.limits.sip-tcp-message-timeout', type: 'seconds', default: '10', doc: 'a SIP message on TCP must be complete this long after its first byte, else the connection is closed' },

@@ -1,10 +1,10 @@
 // The pure parts of the per-device bounds (SPEC SEC-3), time passed in: the token bucket, the cost of
-// a message, the lane that spreads large bodies over event-loop turns, and the catalog assembly cap.
+// a message and the catalog assembly cap (large bodies: manscdp-parse-pool.test.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from './catalog-assembler.ts';
-import { createParseLane, createTokenBuckets, messageCost } from './device-admission.ts';
+import { createTokenBuckets, messageCost } from './device-admission.ts';
 
 describe('per-device token bucket', () => {
   it('starts full, refuses past the burst, refills at the rate, never above the burst', () => {
@@ -24,31 +24,6 @@ describe('per-device token bucket', () => {
 
   it('a message costs one token plus one per full 4 KiB of body', () => {
     assert.deepEqual([0, 300, 4095, 4096, 65_000].map(messageCost), [1, 1, 1, 2, 16]);
-  });
-});
-
-describe('large-body lane', () => {
-  it('gives each waiter its own event-loop turn, in arrival order', async () => {
-    // a ticker counting loop iterations: re-armed once per check phase
-    let iteration = 0;
-    let ticking = true;
-    const tick = (): void => {
-      iteration++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const lane = createParseLane();
-    const seen: [number, number][] = [];
-    await Promise.all(
-      [0, 1, 2, 3].map(async (n) => {
-        await lane();
-        seen.push([n, iteration]);
-      }),
-    );
-    ticking = false;
-    assert.deepEqual(seen.map(([n]) => n), [0, 1, 2, 3]);
-    const iterations = seen.map(([, it]) => it);
-    assert.equal(new Set(iterations).size, 4, `turns in loop iterations ${iterations.join()}`);
   });
 });
 

@@ -110,7 +110,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   let quiesced: Promise<void> | null = null;
   let closed: Promise<void> | null = null;
   const quiesce = (): Promise<void> => {
-    quiesced ??= Promise.all([scanner.close(), control.close()]).then(() => {});
+    quiesced ??= Promise.all([scanner.close(), control.close(), messages.close()]).then(() => {});
     return quiesced;
   };
 

@@ -249,3 +249,33 @@ describe('fromUserIs', () => {
     assert.equal(fromUserIs(`<sip:${DEV.slice(1)}@host>`, DEV), false);
   });
 });
+
+describe('large bodies (SEC-3: decoded off the event loop, never for an unregistered sender)', () => {
+  const catalog = (items: number, id = DEV): string => {
+    const list = Array.from({ length: items }, (_, i) => `<Item><DeviceID>340200000013100${String(i).padStart(5, '0')}</DeviceID><Name>c${i}</Name><Status>ON</Status></Item>`).join('');
+    return `<?xml version="1.0" encoding="GB2312"?>\r\n<Response><CmdType>Catalog</CmdType><SN>5</SN><DeviceID>${id}</DeviceID><SumNum>${items}</SumNum><DeviceList Num="${items}">${list}</DeviceList></Response>`;
+  };
+
+  it('a registered device\'s 40 KiB catalog is decoded on a worker and handled like a small one', async () => {
+    const w = await world();
+    try {
+      const got = await outcome(w, request({ body: catalog(500) }), false);
+      assert.deepEqual([got.status, got.uplinks], [200, [`${DEV}:message`]]);
+      const bad = await outcome(w, request({ body: `${catalog(500).slice(0, -12)}<Broken>` }), false);
+      assert.equal(bad.status, 400, 'a body the worker refuses is refused as a small one would be');
+    } finally {
+      await w.handlers.close();
+    }
+  });
+
+  it('an unregistered or unbound sender gets 404 / 401 before any decode (a malformed body shows none was tried)', async () => {
+    const w = await world();
+    try {
+      const broken = `${catalog(500, UNKNOWN).slice(0, -12)}<Broken>`;
+      assert.equal((await outcome(w, request({ from: `<sip:${UNKNOWN}@3402000000>;tag=k1`, body: broken }), false)).status, 404);
+      assert.equal((await outcome(w, request({ from: `<sip:${STORED}@3402000000>;tag=k1`, body: broken }), false)).status, 401);
+    } finally {
+      await w.handlers.close();
+    }
+  });
+});

@@ -15,13 +15,14 @@
 // after failed keepalives), except that a device the store still has online within its registration
 // lifetime (registered on an instance that died, or on this one before a restart) gets 401: only a
 // verified REGISTER makes this instance act for it (SEC-1, OWN-1).
-import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset } from '@vms/gb28181';
+import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset, type ManscdpCommand, type ManscdpMessage } from '@vms/gb28181';
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
-import { BadParameterError, DeviceOfflineError, type VmsError } from '../errors/catalog.ts';
+import { BadParameterError, DeviceOfflineError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
-import { createDeviceAdmission, createParseLane, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES } from './device-admission.ts';
+import { createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES } from './device-admission.ts';
+import { createManscdpParsePool, DEFAULT_PARSE_LIMITS, ParseQueueFullError, ParseRefusedError } from './manscdp-parse-pool.ts';
 import type { DeviceSession } from './device-flows.ts';
 import { sameFlow } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
@@ -76,6 +77,8 @@ export interface MessageHandlers {
   readonly keepalive: StatelessHandler;
   /** For `stack.onRequest('MESSAGE', …)`. */
   readonly message: RequestHandler;
+  /** Stops the large-body decode threads (messages still decoding are answered as failures). */
+  close(): Promise<void>;
 }
 
 /** The WWW-Authenticate value of a 401 for `deviceId` (a nonce issued for that device id). */
@@ -89,8 +92,26 @@ class UnboundRequest {
 export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplink, challenge: DeviceChallenge): MessageHandlers {
   const { devices, flows, events, clock } = deps;
   // SPEC SEC-3: per-device message rate and channel cap, checked before a MESSAGE is answered
-  const admission = createDeviceAdmission(devices, flows, deps.limits ?? DEFAULT_DEVICE_LIMITS);
-  const largeTurn = createParseLane();
+  const limits = deps.limits ?? DEFAULT_DEVICE_LIMITS;
+  const admission = createDeviceAdmission(devices, flows, limits);
+  const decoder = createManscdpParsePool({ ...DEFAULT_PARSE_LIMITS, threads: limits.largeBodyDecodeThreads, maxQueued: limits.largeBodyDecodeQueue }, deps.log);
+  /** The body decoded: small ones here, large ones on a decode thread (SEC-3: no long block on device input). */
+  const decode = async (body: Buffer, deviceId: string | null, log: Logger): Promise<{ msg: ManscdpMessage; cmd: ManscdpCommand }> => {
+    if (body.length <= LANE_ABOVE_BYTES) {
+      const msg = parseManscdp(body);
+      return { msg, cmd: decodeManscdpCommand(msg) };
+    }
+    try {
+      return await decoder.parse(body);
+    } catch (err) {
+      if (err instanceof ParseRefusedError) throw new BadParameterError('body', err.message);
+      if (err instanceof ParseQueueFullError) {
+        log.warn({ pending: decoder.pending }, 'large-body decode queue full: message refused');
+        throw new RateLimitedError(deviceId ?? 'unknown');
+      }
+      throw err;
+    }
+  };
   const refuse = (ctx: Parameters<RequestHandler>[1], err: VmsError): void => {
     const { status, headers } = sipReplyFor(err);
     ctx.reply(status, { headers });
@@ -160,14 +181,22 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       }
       const limited = admission.charge(named, req.body.length, now, log);
       if (limited !== undefined) return refuse(ctx, limited);
-      if (req.body.length > LANE_ABOVE_BYTES) await largeTurn();
-      const msg = parseManscdp(req.body);
-      const cmd = decodeManscdpCommand(msg);
-      const deviceId = getFrom(req).uri.user ?? msg.deviceId; // the sender; DeviceID may name a channel
+      // The registration is checked before the body is decoded: a sender that is not registered here
+      // (401/404) costs no decode, however large its body.
+      let early: DeviceSession | undefined;
+      if (named !== null && named !== '') {
+        sender = named;
+        log = log.child({ deviceId: named });
+        early = await sessionOf(named, ctx.flow, now);
+      }
+      const { msg, cmd } = await decode(req.body, named, log);
+      const deviceId = named ?? msg.deviceId; // the sender; DeviceID may name a channel
       if (deviceId === '') throw new BadParameterError('From', 'no device id');
-      sender = deviceId;
-      log = log.child({ deviceId });
-      const session = await sessionOf(deviceId, ctx.flow, now);
+      if (early === undefined) {
+        sender = deviceId;
+        log = log.child({ deviceId });
+      }
+      const session = early ?? (await sessionOf(deviceId, ctx.flow, now));
       const overCap = await admission.admit(session, cmd, now, log);
       if (overCap !== undefined) return refuse(ctx, overCap);
       seen(session, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
@@ -212,5 +241,5 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     return SipStatus.OK;
   };
 
-  return { keepalive, message: full };
+  return { keepalive, message: full, close: () => decoder.close() };
 }
