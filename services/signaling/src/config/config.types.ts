@@ -81,6 +81,8 @@ export interface LimitSettings {
   readonly deviceMaxChannels: number;
   readonly deviceMessageRatePerSec: number;
   readonly deviceMessageBurst: number;
+  readonly unboundMessageRatePerSec: number;
+  readonly unboundMessageBurst: number;
   readonly largeBodyDecodeThreads: number;
   readonly largeBodyDecodeQueue: number;
   readonly sipMaxMessageBytes: number;

@@ -24,6 +24,8 @@ export const deviceLimits = (l: LimitSettings): DeviceLimits => ({
   maxChannelsPerDevice: l.deviceMaxChannels,
   messageRatePerSec: l.deviceMessageRatePerSec,
   messageBurst: l.deviceMessageBurst,
+  unboundRatePerSec: l.unboundMessageRatePerSec,
+  unboundBurst: l.unboundMessageBurst,
   largeBodyDecodeThreads: l.largeBodyDecodeThreads,
   largeBodyDecodeQueue: l.largeBodyDecodeQueue,
 });

@@ -245,6 +245,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,
       deviceMessageRatePerSec: get('vms.limits.device-message-rate') ?? 200,
       deviceMessageBurst: get('vms.limits.device-message-burst') ?? 4000,
+      unboundMessageRatePerSec: get('vms.limits.unbound-message-rate') ?? 50,
+      unboundMessageBurst: get('vms.limits.unbound-message-burst') ?? 500,
       largeBodyDecodeThreads: get('vms.limits.large-body-decode-threads') ?? 1,
       largeBodyDecodeQueue: get('vms.limits.large-body-decode-queue') ?? 64,
       sipMaxMessageBytes: get('vms.limits.sip-max-message-bytes') ?? 65_535,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from './catalog-assembler.ts';
-import { createTokenBuckets, messageCost } from './device-admission.ts';
+import { createAddressBuckets, createTokenBuckets, messageCost } from './device-admission.ts';
 
 describe('per-device token bucket', () => {
   it('starts full, refuses past the burst, refills at the rate, never above the burst', () => {
@@ -24,6 +24,28 @@ describe('per-device token bucket', () => {
 
   it('a message costs one token plus one per full 4 KiB of body', () => {
     assert.deepEqual([0, 300, 4095, 4096, 65_000].map(messageCost), [1, 1, 1, 2, 16]);
+  });
+});
+
+describe('per-address buckets (senders not registered here)', () => {
+  it('holds each address to its rate and burst, independently', () => {
+    const b = createAddressBuckets(10, 3);
+    assert.deepEqual([1, 2, 3, 4].map(() => b.take('10.0.0.1', 1, 0)), [true, true, true, false]);
+    assert.equal(b.take('10.0.0.2', 1, 0), true, 'another address has its own bucket');
+    assert.equal(b.take('10.0.0.1', 1, 99), false, '0.99 token refilled after 99 ms at 10/s');
+    assert.equal(b.take('10.0.0.1', 1, 100), true);
+  });
+
+  it('remembers at most maxAddresses, forgetting the least recently used', () => {
+    const b = createAddressBuckets(1, 1, 3);
+    for (const a of ['a', 'b', 'c']) assert.equal(b.take(a, 1, 0), true);
+    assert.equal(b.take('a', 1, 0), false, 'a is empty and now the most recently used');
+    assert.equal(b.take('d', 1, 0), true);
+    assert.equal(b.size, 3);
+    assert.equal(b.take('a', 1, 0), false, 'a was kept (b, the least recently used, went)');
+    assert.equal(b.take('b', 1, 0), true, 'b comes back with a full bucket');
+    for (let i = 0; i < 10_000; i++) b.take(`spoofed-${i}`, 1, 0);
+    assert.equal(b.size, 3);
   });
 });
 

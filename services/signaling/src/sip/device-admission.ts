@@ -19,6 +19,10 @@ export interface DeviceLimits {
   readonly messageRatePerSec: number;
   /** Bucket size: the burst a device may send at once. */
   readonly messageBurst: number;
+  /** Per source address: messages per second naming no device registered here on that flow. */
+  readonly unboundRatePerSec: number;
+  /** Per source address: the burst of such messages. */
+  readonly unboundBurst: number;
   /** Worker threads decoding bodies over LANE_ABOVE_BYTES (manscdp-parse-pool.ts). */
   readonly largeBodyDecodeThreads: number;
   /** Large bodies waiting for a decode thread; more are answered 503 + Retry-After. */
@@ -35,6 +39,8 @@ export const DEFAULT_DEVICE_LIMITS: DeviceLimits = Object.freeze({
   maxChannelsPerDevice: DEFAULT_MAX_CHANNELS_PER_DEVICE,
   messageRatePerSec: 200,
   messageBurst: 4000,
+  unboundRatePerSec: 50,
+  unboundBurst: 500,
   largeBodyDecodeThreads: 1,
   largeBodyDecodeQueue: 64,
 });
@@ -64,6 +70,40 @@ export function createTokenBuckets(ratePerSec: number, burst: number) {
       if (b.tokens < cost) return false;
       b.tokens -= cost;
       return true;
+    },
+  };
+}
+
+/**
+ * Token buckets keyed by source address, for requests that speak for no device registered here (SPEC
+ * SEC-3): each costs a store read (is it registered elsewhere?) and a challenge, and the ids in them are
+ * free to invent, so the per-device bucket cannot hold them. At most `maxAddresses` are remembered: past
+ * that the least recently refilled is forgotten (it comes back with a full bucket, which only errs on the
+ * side of the sender; spoofed UDP sources cannot grow the map).
+ */
+export function createAddressBuckets(ratePerSec: number, burst: number, maxAddresses = 65_536) {
+  const buckets = new Map<string, Bucket>();
+  return {
+    /** Takes `cost` tokens from `address`'s bucket if there are that many; false (nothing taken) otherwise. */
+    take(address: string, cost: number, now: number): boolean {
+      let b = buckets.get(address);
+      if (b === undefined) {
+        if (buckets.size >= maxAddresses) buckets.delete(buckets.keys().next().value as string);
+        b = { tokens: burst, at: now };
+      } else {
+        buckets.delete(address); // re-inserted below: the map's order is the order of last use
+        if (now > b.at) {
+          b.tokens = Math.min(burst, b.tokens + ((now - b.at) * ratePerSec) / 1000);
+          b.at = now;
+        }
+      }
+      buckets.set(address, b);
+      if (b.tokens < cost) return false;
+      b.tokens -= cost;
+      return true;
+    },
+    get size() {
+      return buckets.size;
     },
   };
 }

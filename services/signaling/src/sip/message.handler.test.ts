@@ -10,6 +10,7 @@ import { FakeClock } from '../core/clock.ts';
 import { createMemoryDeviceRepository } from '../devices/device-repository.memory.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import { createDeviceEvents } from '../events/device-events.ts';
+import { DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
 import { createDeviceFlows, type DeviceFlows } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import { createMessageHandlers, fromUserIs, type MessageHandlers } from './message.handler.ts';
@@ -31,7 +32,7 @@ interface World {
   uplinks: string[];
 }
 
-async function world(): Promise<World> {
+async function world(limits?: DeviceSideDeps['limits']): Promise<World> {
   const log = pino({ level: 'silent' });
   const devices = createMemoryDeviceRepository();
   const flows = createDeviceFlows();
@@ -44,7 +45,7 @@ async function world(): Promise<World> {
     flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: T0 - 60_000, expiresAt });
   }
   await devices.registerDevice({ deviceId: STORED, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
-  const deps = { devices, flows, events, clock, log, utcOffsetMinutes: 480 } as unknown as DeviceSideDeps;
+  const deps = { devices, flows, events, clock, log, utcOffsetMinutes: 480, ...(limits === undefined ? {} : { limits }) } as unknown as DeviceSideDeps;
   const handlers = createMessageHandlers(deps, { handle: async () => {} }, (deviceId) => `Digest realm="3402000000", nonce="for-${deviceId}"`);
   return { handlers, devices, flows, clock, uplinks };
 }
@@ -232,6 +233,19 @@ describe('SEC-1: only the bound flow speaks for a device', () => {
     const got = await outcome(w, request({ from: `<sip:${STORED}@3402000000>;tag=k1`, body: body({ id: STORED }) }), true);
     assert.deepEqual([got.status, got.challenge, got.uplinks], [401, `Digest realm="3402000000", nonce="for-${STORED}"`, []]);
     assert.equal(w.flows.get(STORED), undefined);
+  });
+});
+
+describe('messages naming no device registered here: bounded per source address', () => {
+  it('past the burst an address gets 503 + Retry-After, registered devices on it are not charged, other addresses go on', async () => {
+    const w = await world({ ...DEFAULT_DEVICE_LIMITS, unboundRatePerSec: 1, unboundBurst: 5 });
+    const stranger = (n: number): Buffer => request({ from: `<sip:3402000000132${String(1000 + n).padStart(7, '0')}@3402000000>;tag=k1`, body: body({ id: DEV }) });
+    const statuses: number[] = [];
+    for (let n = 0; n < 7; n++) statuses.push((await full(w, parseSipMessage(stranger(n), { trustDatagramEnd: true }) as SipRequest)).status);
+    assert.deepEqual(statuses, [404, 404, 404, 404, 404, 503, 503]);
+    assert.equal((await outcome(w, request(), false)).status, 200, 'the registered device on the same address is answered');
+    const elsewhere: Flow = { ...flow, remoteAddress: '192.168.1.65' };
+    assert.equal((await full(w, parseSipMessage(stranger(99), { trustDatagramEnd: true }) as SipRequest, elsewhere)).status, 404);
   });
 });
 

@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
 import { BadParameterError, DeviceOfflineError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
-import { createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES } from './device-admission.ts';
+import { createAddressBuckets, createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES, messageCost } from './device-admission.ts';
 import { createManscdpParsePool, DEFAULT_PARSE_LIMITS, ParseQueueFullError, ParseRefusedError } from './manscdp-parse-pool.ts';
 import type { DeviceSession } from './device-flows.ts';
 import { sameFlow } from './device-trust.ts';
@@ -94,6 +94,9 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
   // SPEC SEC-3: per-device message rate and channel cap, checked before a MESSAGE is answered
   const limits = deps.limits ?? DEFAULT_DEVICE_LIMITS;
   const admission = createDeviceAdmission(devices, flows, limits);
+  const unbound = createAddressBuckets(limits.unboundRatePerSec, limits.unboundBurst);
+  let unboundRefused = 0;
+  let unboundLoggedAt = -Infinity;
   const decoder = createManscdpParsePool({ ...DEFAULT_PARSE_LIMITS, threads: limits.largeBodyDecodeThreads, maxQueued: limits.largeBodyDecodeQueue }, deps.log);
   /** The body decoded: small ones here, large ones on a decode thread (SEC-3: no long block on device input). */
   const decode = async (body: Buffer, deviceId: string | null, log: Logger): Promise<{ msg: ManscdpMessage; cmd: ManscdpCommand }> => {
@@ -181,6 +184,17 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       }
       const limited = admission.charge(named, req.body.length, now, log);
       if (limited !== undefined) return refuse(ctx, limited);
+      // Not from a live binding here: a store read and a challenge at the sender's choice of ids; bounded
+      // per source address (a device's own bucket cannot hold invented ids).
+      if (bound === undefined && !unbound.take(ctx.flow.remoteAddress, messageCost(req.body.length), now)) {
+        unboundRefused++;
+        if (now - unboundLoggedAt >= 10_000) {
+          log.warn({ remote: ctx.flow.remoteAddress, refusedSinceLastLog: unboundRefused }, 'messages from unregistered senders over the per-address rate refused');
+          unboundLoggedAt = now;
+          unboundRefused = 0;
+        }
+        return refuse(ctx, new RateLimitedError(named ?? 'unknown'));
+      }
       // The registration is checked before the body is decoded: a sender that is not registered here
       // (401/404) costs no decode, however large its body.
       let early: DeviceSession | undefined;
