@@ -28,6 +28,7 @@ export {
 export type { PlatformRepository } from './platform/platform-repository.port.ts';
 export { createMemoryPlatformRepository } from './platform/platform-repository.memory.ts';
 export { createMysqlPlatformRepository } from './platform/platform-repository.mysql.ts';
+export { platformFromRow, platformRowValues, PLATFORM_COLUMNS, sharedChannelFromRow, type PlatformRow, type SharedChannelRow } from './platform/platform-row.ts';
 
 export {
   DEFAULT_RETRY_BASE_MS,

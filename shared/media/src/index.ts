@@ -6,6 +6,7 @@ export type { MediaNode, MediaNodeRegistry, PortRange } from './media-node.port.
 export { validateMediaNode } from './media-node.validate.ts';
 export { createMemoryMediaNodeRegistry } from './media-node.memory.ts';
 export { createMysqlMediaNodeRegistry } from './media-node.mysql.ts';
+export { mediaNodeFromRow, mediaNodeRowValues, MEDIA_NODE_COLUMNS, type MediaNodeRow } from './media-node-row.ts';
 
 export { createZlmClient, type ZlmClient, type ZlmClientOptions } from './zlm-client.ts';
 export { createZlmClients, type ZlmClients } from './zlm-clients.ts';

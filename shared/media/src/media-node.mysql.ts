@@ -6,11 +6,11 @@
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { MediaError } from './errors.ts';
 import type { MediaNode, MediaNodeRegistry } from './media-node.port.ts';
+import { mediaNodeFromRow, mediaNodeRowValues, MEDIA_NODE_COLUMNS, type MediaNodeRow } from './media-node-row.ts';
 import { validateMediaNode } from './media-node.validate.ts';
 import { toStoreError } from './store-errors.ts';
 
-const COLUMNS = `id, api_base_url, secret, rtp_port_min, rtp_port_max, sdp_ip, stream_ip, hook_base_url,
-  enabled, weight, http_port, rtsp_port, rtmp_port`;
+const COLUMNS = MEDIA_NODE_COLUMNS;
 
 const UPSERT = `
 INSERT INTO media_node (${COLUMNS})
@@ -29,21 +29,7 @@ ON DUPLICATE KEY UPDATE
   rtsp_port = VALUES(rtsp_port),
   rtmp_port = VALUES(rtmp_port)`;
 
-interface MediaNodeRecord extends RowDataPacket {
-  id: string;
-  api_base_url: string;
-  secret: string;
-  rtp_port_min: number;
-  rtp_port_max: number;
-  sdp_ip: string;
-  stream_ip: string;
-  hook_base_url: string;
-  enabled: number;
-  weight: number;
-  http_port: number;
-  rtsp_port: number;
-  rtmp_port: number;
-}
+interface MediaNodeRecord extends RowDataPacket, MediaNodeRow {}
 
 export function createMysqlMediaNodeRegistry(pool: Pool): MediaNodeRegistry {
   let closed = false;
@@ -57,7 +43,7 @@ export function createMysqlMediaNodeRegistry(pool: Pool): MediaNodeRegistry {
   };
   const select = async (where: string, params: unknown[]): Promise<MediaNode[]> => {
     const [rows] = await pool.query<MediaNodeRecord[]>(`SELECT ${COLUMNS} FROM media_node ${where} ORDER BY id`, params);
-    return rows.map(toNode);
+    return rows.map(mediaNodeFromRow);
   };
   return {
     listEnabled: () => run('listEnabled', () => select('WHERE enabled = 1', [])),
@@ -66,21 +52,7 @@ export function createMysqlMediaNodeRegistry(pool: Pool): MediaNodeRegistry {
     upsert: (node) =>
       run('upsert', async () => {
         const n = validateMediaNode(node);
-        await pool.query(UPSERT, [
-          n.id,
-          n.apiBaseUrl,
-          n.secret,
-          n.rtpPortRange.min,
-          n.rtpPortRange.max,
-          n.sdpIp,
-          n.streamIp,
-          n.hookBaseUrl,
-          n.enabled ? 1 : 0,
-          n.weight,
-          n.httpPort,
-          n.rtspPort,
-          n.rtmpPort,
-        ]);
+        await pool.query(UPSERT, mediaNodeRowValues(n));
       }),
     remove: (id) =>
       run('remove', async () => {
@@ -91,21 +63,4 @@ export function createMysqlMediaNodeRegistry(pool: Pool): MediaNodeRegistry {
       closed = true;
     },
   } satisfies MediaNodeRegistry;
-}
-
-function toNode(r: MediaNodeRecord): MediaNode {
-  return {
-    id: r.id,
-    apiBaseUrl: r.api_base_url,
-    secret: r.secret,
-    rtpPortRange: { min: r.rtp_port_min, max: r.rtp_port_max },
-    sdpIp: r.sdp_ip,
-    streamIp: r.stream_ip,
-    hookBaseUrl: r.hook_base_url,
-    enabled: r.enabled === 1,
-    weight: r.weight,
-    httpPort: r.http_port,
-    rtspPort: r.rtsp_port,
-    rtmpPort: r.rtmp_port,
-  };
 }

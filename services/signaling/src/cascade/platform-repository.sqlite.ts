@@ -4,47 +4,27 @@
 // errors become CASCADE_ERR_STORE_QUERY (a local file has no "unavailable" state to wait out).
 import {
   CascadeError,
+  platformFromRow,
+  platformRowValues,
+  PLATFORM_COLUMNS,
+  sharedChannelFromRow,
   validateSharedChannel,
   validateUpstreamPlatform,
   type ChannelShare,
   type PlatformRepository,
+  type PlatformRow,
   type SharedChannel,
+  type SharedChannelRow,
   type UpstreamPlatform,
 } from '@vms/cascade';
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 
-const COLUMNS =
-  'server_id, tenant_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s, ' +
-  'keepalive_max_failures, enabled, charset, local_id, catalog_group_id, catalog_group_name';
+const COLUMNS = PLATFORM_COLUMNS;
 
 const SHARE_COLUMNS = 'platform_id, device_id, channel_id, catalog_group_id, parent_id';
 
-interface PlatformRecord {
-  server_id: string;
-  tenant_id: string;
-  name: string;
-  domain: string;
-  host: string;
-  port: number;
-  transport: string;
-  password: string;
-  register_expires_s: number;
-  keepalive_interval_s: number;
-  keepalive_max_failures: number;
-  enabled: number;
-  charset: 'GB2312' | 'UTF-8';
-  local_id: string;
-  catalog_group_id: string | null;
-  catalog_group_name: string | null;
-}
-
-interface ShareRecord {
-  platform_id: string;
-  device_id: string;
-  channel_id: string;
-  catalog_group_id: string | null;
-  parent_id: string | null;
-}
+type PlatformRecord = PlatformRow;
+type ShareRecord = SharedChannelRow;
 
 export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformRepository {
   const s = {
@@ -108,37 +88,20 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
   };
 
   return {
-    listEnabled: () => run('listEnabled', () => s.enabled.all().map(toPlatform)),
-    listAll: () => run('listAll', () => s.all.all().map(toPlatform)),
+    listEnabled: () => run('listEnabled', () => s.enabled.all().map(platformFromRow)),
+    listAll: () => run('listAll', () => s.all.all().map(platformFromRow)),
     get: (serverId) =>
       run('get', () => {
         const row = s.one.get(serverId);
-        return row === undefined ? null : toPlatform(row);
+        return row === undefined ? null : platformFromRow(row);
       }),
     upsert: (platform) =>
       run('upsert', () => {
         const p = validateUpstreamPlatform(platform);
-        s.upsert.run(
-          p.serverId,
-          p.tenantId,
-          p.name,
-          p.domain,
-          p.host,
-          p.port,
-          p.transport.toUpperCase(),
-          p.password,
-          p.registerExpiresS,
-          p.keepaliveIntervalS,
-          p.maxKeepaliveFailures,
-          p.enabled ? 1 : 0,
-          p.charset,
-          p.localId,
-          p.catalog.groupId,
-          p.catalog.groupName,
-        );
+        s.upsert.run(...platformRowValues(p));
       }),
     remove: (serverId) => run('remove', () => s.remove.run(serverId).changes > 0),
-    listChannels: (serverId) => run('listChannels', () => s.shares.all(serverId).map(toShared)),
+    listChannels: (serverId) => run('listChannels', () => s.shares.all(serverId).map(sharedChannelFromRow)),
     shareChannels: (serverId, channels) =>
       run('shareChannels', () => {
         channels.forEach(validateSharedChannel); // all or nothing
@@ -151,35 +114,11 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
       }),
     unshareChannels: (serverId, channels) => run('unshareChannels', () => unshare(serverId, channels)),
     sharesOf: (deviceId, channelId) =>
-      run('sharesOf', () => s.sharesOf.all(deviceId, channelId).map((r): ChannelShare => ({ ...toShared(r), platformId: r.platform_id }))),
+      run('sharesOf', () => s.sharesOf.all(deviceId, channelId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
     forgetChannels: (deviceId, channelId) =>
       run('forgetChannels', () => (channelId === undefined ? s.forgetDevice.run(deviceId) : s.forgetChannel.run(deviceId, channelId)).changes),
     async close() {
       closed = true;
     },
   } satisfies PlatformRepository;
-}
-
-function toPlatform(r: PlatformRecord): UpstreamPlatform {
-  return Object.freeze({
-    serverId: r.server_id,
-    tenantId: r.tenant_id,
-    name: r.name,
-    domain: r.domain,
-    host: r.host,
-    port: r.port,
-    transport: r.transport === 'TCP' ? 'tcp' : 'udp',
-    password: r.password,
-    registerExpiresS: r.register_expires_s,
-    keepaliveIntervalS: r.keepalive_interval_s,
-    maxKeepaliveFailures: r.keepalive_max_failures,
-    enabled: r.enabled === 1,
-    charset: r.charset,
-    localId: r.local_id,
-    catalog: Object.freeze({ groupId: r.catalog_group_id, groupName: r.catalog_group_name }),
-  });
-}
-
-function toShared(r: ShareRecord): SharedChannel {
-  return { deviceId: r.device_id, channelId: r.channel_id, catalogGroupId: r.catalog_group_id, parentId: r.parent_id };
 }

@@ -7,11 +7,11 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import { CascadeError } from '../errors.ts';
 import type { ChannelShare, SharedChannel, UpstreamPlatform } from './platform.ts';
 import type { PlatformRepository } from './platform-repository.port.ts';
-import { freezePlatform, validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
+import { platformFromRow, platformRowValues, PLATFORM_COLUMNS, sharedChannelFromRow, type PlatformRow, type SharedChannelRow } from './platform-row.ts';
+import { validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
 import { toStoreError } from './store-errors.ts';
 
-const COLUMNS = `server_id, tenant_id, name, domain, host, port, transport, password, register_expires_s, keepalive_interval_s,
-  keepalive_max_failures, enabled, charset, local_id, catalog_group_id, catalog_group_name`;
+const COLUMNS = PLATFORM_COLUMNS;
 
 const UPSERT = `
 INSERT INTO upstream_platform (${COLUMNS})
@@ -40,32 +40,9 @@ ON DUPLICATE KEY UPDATE catalog_group_id = VALUES(catalog_group_id), parent_id =
 /** Rows per multi-row statement: far below max_allowed_packet, few round trips for big lists. */
 const CHUNK = 500;
 
-interface PlatformRecord extends RowDataPacket {
-  server_id: string;
-  tenant_id: string;
-  name: string;
-  domain: string;
-  host: string;
-  port: number;
-  transport: 'UDP' | 'TCP';
-  password: string;
-  register_expires_s: number;
-  keepalive_interval_s: number;
-  keepalive_max_failures: number;
-  enabled: number;
-  charset: 'GB2312' | 'UTF-8';
-  local_id: string;
-  catalog_group_id: string | null;
-  catalog_group_name: string | null;
-}
+interface PlatformRecord extends RowDataPacket, PlatformRow {}
 
-interface ShareRecord extends RowDataPacket {
-  platform_id: string;
-  device_id: string;
-  channel_id: string;
-  catalog_group_id: string | null;
-  parent_id: string | null;
-}
+interface ShareRecord extends RowDataPacket, SharedChannelRow {}
 
 type Queryable = Pick<Pool, 'query'> | PoolConnection;
 
@@ -81,7 +58,7 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
   };
   const select = async (where: string, params: unknown[]): Promise<UpstreamPlatform[]> => {
     const [rows] = await pool.query<PlatformRecord[]>(`SELECT ${COLUMNS} FROM upstream_platform ${where} ORDER BY server_id`, params);
-    return rows.map(toPlatform);
+    return rows.map(platformFromRow);
   };
 
   return {
@@ -91,24 +68,7 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
     upsert: (platform) =>
       run('upsert', async () => {
         const p = validateUpstreamPlatform(platform);
-        await pool.query(UPSERT, [
-          p.serverId,
-          p.tenantId,
-          p.name,
-          p.domain,
-          p.host,
-          p.port,
-          p.transport.toUpperCase(),
-          p.password,
-          p.registerExpiresS,
-          p.keepaliveIntervalS,
-          p.maxKeepaliveFailures,
-          p.enabled ? 1 : 0,
-          p.charset,
-          p.localId,
-          p.catalog.groupId,
-          p.catalog.groupName,
-        ]);
+        await pool.query(UPSERT, platformRowValues(p));
       }),
     remove: (serverId) =>
       run('remove', async () => {
@@ -123,7 +83,7 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
           `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE platform_id = ? ORDER BY device_id, channel_id`,
           [serverId],
         );
-        return rows.map(toShared);
+        return rows.map(sharedChannelFromRow);
       }),
     shareChannels: (serverId, channels) =>
       run('shareChannels', async () => {
@@ -161,7 +121,7 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
           `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ? ORDER BY platform_id`,
           [deviceId, channelId],
         );
-        return rows.map((r): ChannelShare => ({ ...toShared(r), platformId: r.platform_id }));
+        return rows.map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }));
       }),
     forgetChannels: (deviceId, channelId) =>
       run('forgetChannels', async () => {
@@ -207,28 +167,4 @@ function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
   return out;
-}
-
-function toPlatform(r: PlatformRecord): UpstreamPlatform {
-  return freezePlatform({
-    serverId: r.server_id,
-    tenantId: r.tenant_id,
-    name: r.name,
-    domain: r.domain,
-    host: r.host,
-    port: r.port,
-    transport: r.transport === 'TCP' ? 'tcp' : 'udp',
-    password: r.password,
-    registerExpiresS: r.register_expires_s,
-    keepaliveIntervalS: r.keepalive_interval_s,
-    maxKeepaliveFailures: r.keepalive_max_failures,
-    enabled: r.enabled === 1,
-    charset: r.charset,
-    localId: r.local_id,
-    catalog: { groupId: r.catalog_group_id, groupName: r.catalog_group_name },
-  });
-}
-
-function toShared(r: ShareRecord): SharedChannel {
-  return { deviceId: r.device_id, channelId: r.channel_id, catalogGroupId: r.catalog_group_id, parentId: r.parent_id };
 }
