@@ -262,7 +262,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       httpConnectionsPerIp: get('vms.limits.http-connections-per-ip') ?? 512,
       httpBodyLimit: get('vms.limits.http-body-limit') ?? 1024 * 1024,
       httpWebhookBodyLimit: get('vms.limits.http-webhook-body-limit') ?? 64 * 1024,
-      mysqlStatementTimeoutMs: ms(get('vms.limits.mysql-statement-timeout') ?? 2.5),
+      mysqlStatementTimeoutMs: ms(get('vms.limits.mysql-statement-timeout') ?? 2),
       mysqlQueueLimit: get('vms.limits.mysql-queue-limit') ?? 100,
     },
     sources,

@@ -82,7 +82,7 @@ export const SETTINGS = [
   { key: 'vms.limits.http-connections-per-ip', type: 'limit', default: '512', doc: 'HTTP connections from one address; more are closed at once' },
   { key: 'vms.limits.http-body-limit', type: 'limit', default: '1048576', doc: 'largest control API request body, bytes; over it: 413' },
   { key: 'vms.limits.http-webhook-body-limit', type: 'limit', default: '65536', doc: 'largest media hook (/vms/webhook/*) body, bytes; over it: 413' },
-  { key: 'vms.limits.mysql-statement-timeout', type: 'seconds', default: '2.5', doc: 'one MySQL statement including the wait for a connection; then the request fails with 503' },
+  { key: 'vms.limits.mysql-statement-timeout', type: 'seconds', default: '2', doc: 'one MySQL statement including the wait for a connection; then the request fails with 503' },
   { key: 'vms.limits.mysql-queue-limit', type: 'limit', default: '100', doc: 'statements waiting for a MySQL connection per pool; more fail at once with 503' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -13,7 +13,7 @@ import { signToken } from '../../src/auth/jwt.ts';
 import { loadConfig } from '../../src/config/load.ts';
 
 const KEY = 'mysql-hang-test-key-0123456789abcdef';
-/** The bound this test holds the instance to (README "Bounds": statement deadline 2.5 s). */
+/** The bound this test holds the instance to (README "Bounds": statement deadline 2 s: 1 s of margin for a loaded machine). */
 const ANSWER_WITHIN_MS = 3000;
 
 describe('MariaDB stops answering (SIGSTOP)', () => {
@@ -77,7 +77,7 @@ describe('MariaDB stops answering (SIGSTOP)', () => {
       for (const r of hung) {
         assert.equal(r.status, 503);
         assert.equal(r.code, 503);
-        assert.ok(r.ms < ANSWER_WITHIN_MS, `answered after ${Math.round(r.ms)} ms`);
+        assert.ok(r.ms < ANSWER_WITHIN_MS, `answered after ${Math.round(r.ms)} ms (all: ${hung.map((h) => Math.round(h.ms)).join()})`);
       }
 
       db.resume();
