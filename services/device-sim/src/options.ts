@@ -34,6 +34,12 @@ export interface SimulatedDeviceOptions {
   firmware?: string;
   /** Charset of every MANSCDP body the device sends. Default GB2312 (§A.2 examples). */
   charset?: ManscdpCharset;
+  /**
+   * Quirk: the charset named in the bodies' XML declaration when it is not the one the bytes are in (seen in
+   * the captures: UTF-8 bytes declared GB2312, sample 06; firmware declaring UTF-8 over GB bytes). Default:
+   * the truth (`charset`).
+   */
+  declaredCharset?: ManscdpCharset;
   /** Expires asked for in REGISTER, seconds. Default 3600. */
   registerExpiresS?: number;
   /** Wait before retrying a failed REGISTER, ms. Default 5000. */
@@ -82,6 +88,7 @@ export interface ResolvedDeviceOptions {
   readonly model: string;
   readonly firmware: string;
   readonly charset: ManscdpCharset;
+  readonly declaredCharset: ManscdpCharset;
   readonly registerExpiresS: number;
   readonly registerRetryMs: number;
   readonly keepaliveIntervalS: number;
@@ -139,6 +146,8 @@ export function resolveDeviceOptions(o: SimulatedDeviceOptions): ResolvedDeviceO
   }
   const charset = o.charset ?? 'GB2312';
   if (!CHARSETS.includes(charset)) issues.push(`charset: one of ${CHARSETS.join(', ')}, got ${String(charset)}`);
+  const declaredCharset = o.declaredCharset ?? charset;
+  if (!CHARSETS.includes(declaredCharset)) issues.push(`declaredCharset: one of ${CHARSETS.join(', ')}, got ${String(declaredCharset)}`);
   const resolved: ResolvedDeviceOptions = {
     server: { host: o.server.host, port: o.server.port, id: o.server.id, domain: o.server.domain ?? o.server.id.slice(0, 10) },
     deviceId: o.deviceId,
@@ -153,6 +162,7 @@ export function resolveDeviceOptions(o: SimulatedDeviceOptions): ResolvedDeviceO
     model: o.model ?? (channels > 1 ? 'NVR-SIM' : 'IPC-SIM'),
     firmware: o.firmware ?? 'V1.0.0',
     charset,
+    declaredCharset,
     registerExpiresS: positiveInt('registerExpiresS', o.registerExpiresS, DEFAULT_REGISTER_EXPIRES_S),
     registerRetryMs: positiveInt('registerRetryMs', o.registerRetryMs, DEFAULT_REGISTER_RETRY_MS),
     keepaliveIntervalS: positive('keepaliveIntervalS', o.keepaliveIntervalS, DEFAULT_KEEPALIVE_INTERVAL_S, issues),

@@ -29,6 +29,7 @@ export class PlatformLink {
   }
 
   sendManscdp(body: Buffer, opts: SendManscdpOptions = {}): Promise<SipResponse> {
+    if (this.o.declaredCharset !== this.o.charset) body = relabelDeclaration(body, this.o.declaredCharset);
     const headers: Record<string, string> = { From: this.address(opts.fromId ?? this.o.deviceId), To: this.address(this.o.server.id) };
     if (opts.callId !== undefined) headers['Call-ID'] = opts.callId;
     return this.stack.request({
@@ -40,4 +41,15 @@ export class PlatformLink {
       target: this.target,
     });
   }
+}
+
+/**
+ * The body with its XML declaration naming `declared` instead of the charset its bytes are in (the
+ * declaration is ASCII in every charset the device speaks, so it is rewritten byte for byte).
+ */
+export function relabelDeclaration(body: Buffer, declared: string): Buffer {
+  const head = body.subarray(0, Math.min(body.length, 100)).toString('latin1');
+  const m = /^(<\?xml[^>]*?encoding\s*=\s*["'])([^"']*)(["'])/.exec(head);
+  if (m === null) return body;
+  return Buffer.concat([Buffer.from(m[1] + declared + m[3], 'latin1'), body.subarray(m[0].length)]);
 }
