@@ -1,4 +1,4 @@
-// Device quirks from the captures (test/fixtures/gb28181-samples), end to end: a real signaling process and
+// Device quirks from the captures (@vms/fixtures), end to end: a real signaling process and
 // the device simulator behaving as the firmware in the captures does. Here: MANSCDP bodies whose XML
 // declaration names another charset than their bytes are in, both ways (sample 06: UTF-8 bytes declared
 // GB2312; firmware declaring UTF-8 over GB2312 bytes). Chinese device and channel names must arrive intact
