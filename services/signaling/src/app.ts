@@ -16,6 +16,7 @@ import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { openRouting } from './routing/routing-wiring.ts';
+import { httpGetProber, sipOptionsProber } from './routing/routing-probers.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
@@ -197,6 +198,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     // The routing engine (SPEC §10): the published table, reloaded without restart, drives node choices.
     const routing = await openRouting({ config, redis: cluster.redis, clock, log });
     closers.push(() => routing.close());
+    // Health probing of the table's destinations: SIP OPTIONS through the device side's stack, HTTP GET.
+    routing.startHealth({ ...(side === null ? {} : { sip: sipOptionsProber(side.stack) }), http: httpGetProber() });
     let media: MediaWiring | undefined;
     if (side !== null) {
       const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing, embedded: config.mysql === null ? embeddedDb() : null });

@@ -23,3 +23,4 @@ export { ROUTES, ROUTING_PARAM, routingKeyOf, type RouteSpec, type RouteId, type
 export { ENVELOPE_BY_ERROR } from './http/errors.ts';
 export type { Envelope } from './http/envelope.ts';
 export { systemClock, FakeClock, type Clock, type TimerHandle } from './core/clock.ts';
+export { sipOptionsProber, httpGetProber, optionsAlive, httpAlive } from './routing/routing-probers.ts';

@@ -53,3 +53,15 @@ export {
   type HealthEvent,
   type ManualOverride,
 } from './health.ts';
+export type { HealthStore } from './health-store.port.ts';
+export { createMemoryHealthStore } from './health-store.memory.ts';
+export {
+  createRedisHealthStore,
+  parseHealth,
+  subscribeHealthChanges,
+  ROUTING_HEALTH_KEY,
+  ROUTING_HEALTH_CHANNEL,
+  type HealthRedis,
+  type HealthSubscriber,
+} from './health-store.redis.ts';
+export { RoutingHealthMonitor, MAX_CONCURRENT_PROBES, MAX_PROBES_PER_ROUND, type Prober, type RoutingHealthMonitorOptions, type HealthMonitorLog } from './health-monitor.ts';

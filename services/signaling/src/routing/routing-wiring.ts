@@ -3,13 +3,20 @@
 // at once on the Redis nudge when Redis is configured), and the shadow table with its comparison report.
 import { createMysqlPool, createRedisClient, type RedisClient } from '@vms/cluster';
 import {
-  compileTableSliced,
+  compileStoredVersion,
+  createMemoryHealthStore,
   createMemoryRoutingStore,
+  createRedisHealthStore,
   createMysqlRoutingStore,
   publishRoutingNudge,
+  RoutingHealthMonitor,
   RoutingReloader,
   ShadowComparator,
+  subscribeHealthChanges,
   subscribeRoutingNudges,
+  type DestinationState,
+  type HealthStore,
+  type Prober,
   type RoutingStore,
   type RoutingTable,
   type TableIssue,
@@ -20,6 +27,9 @@ import type { Clock } from '../core/clock.ts';
 
 /** Poll period of the version table (the write-up's 5–10 s; the nudge makes it a fallback). */
 export const ROUTING_POLL_MS = 5000;
+/** Period of a health probe round (the dispatcher's ds_ping_interval), and one probe's longest wait. */
+export const ROUTING_PROBE_INTERVAL_MS = 10_000;
+export const ROUTING_PROBE_TIMEOUT_MS = 3000;
 /** Zone of rule time windows: the platform's (GB/T 28181 deployments keep China Standard Time). */
 export const ROUTING_TIME_ZONE = 'Asia/Shanghai';
 
@@ -41,6 +51,12 @@ export interface RoutingWiring {
   now(): number;
   /** The published table, or undefined while nothing is published (callers keep their built-in choice). */
   published(): RoutingTable | undefined;
+  /** Health of the table's destinations (shared through Redis when configured); probing starts with startHealth. */
+  readonly health: RoutingHealthMonitor;
+  /** What decisions read: the destination's state (active until probed or reported otherwise). */
+  state(destinationId: string): DestinationState;
+  /** Starts probing with these probers (the SIP side's OPTIONS needs its stack, so it comes later). */
+  startHealth(probers: Partial<Record<'sip' | 'http', Prober>>): void;
   /** Tells every instance to check the version table now (no-op without Redis). */
   nudge(version: number): Promise<void>;
   close(): Promise<void>;
@@ -70,6 +86,19 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   closers.push(async () => reloader.close());
   await reloader.start();
 
+  const healthStore: HealthStore = d.redis !== null ? createRedisHealthStore(d.redis) : createMemoryHealthStore();
+  const probers: Partial<Record<'sip' | 'http', Prober>> = {};
+  const health = new RoutingHealthMonitor({
+    store: healthStore,
+    clock: d.clock,
+    probers,
+    destinations: () => reloader.table.destinations(),
+    intervalMs: ROUTING_PROBE_INTERVAL_MS,
+    timeoutMs: ROUTING_PROBE_TIMEOUT_MS,
+    log,
+  });
+  closers.push(async () => health.close());
+
   let subscriber: RedisClient | null = null;
   if (d.config.redis !== null) {
     // a connection of its own: a subscribed connection takes no other command
@@ -79,6 +108,10 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     subscribeRoutingNudges(sub, () => reloader.nudge()).catch((err: unknown) =>
       log.warn({ err }, 'routing nudge subscription failed; new versions arrive by polling'),
     );
+    // another instance changed a destination's health: re-read now (else at the next round)
+    subscribeHealthChanges(sub, () => void health.refresh()).catch((err: unknown) =>
+      log.warn({ err }, 'routing health subscription failed; states are re-read every probe round'),
+    );
   }
 
   let shadowTable: RoutingTable | undefined;
@@ -87,9 +120,8 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     table: () => shadowTable,
     comparator,
     async start(version) {
-      const data = await s.loadVersion(version);
-      if (data === undefined) return { ok: false, issues: [{ path: 'version', message: `version ${version} does not exist` }] };
-      const r = await compileTableSliced({ ...data, timeZone: ROUTING_TIME_ZONE });
+      const r = await compileStoredVersion(s, version, ROUTING_TIME_ZONE);
+      if (r === undefined) return { ok: false, issues: [{ path: 'version', message: `version ${version} does not exist` }] };
       if (!r.ok) return { ok: false, issues: r.issues };
       shadowTable = r.table;
       comparator.reset();
@@ -109,6 +141,13 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     timeZone: ROUTING_TIME_ZONE,
     now: () => d.clock.now(),
     published: () => (reloader.table.version > 0 ? reloader.table : undefined),
+    health,
+    state: health.state,
+    startHealth(given) {
+      Object.assign(probers, given);
+      // not awaited: a first round waits up to a probe timeout, start-up does not
+      health.start().catch((err: unknown) => log.warn({ err }, 'routing health probing did not start'));
+    },
     async nudge(version) {
       if (d.redis === null || subscriber === null) return;
       await publishRoutingNudge(d.redis, version).catch((err: unknown) => log.warn({ err, version }, 'routing nudge not sent; instances will poll'));
