@@ -225,6 +225,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         api: () => controlApi,
         queries: side.control,
         embedded: config.mysql === null ? embeddedDb() : null,
+        routing,
       });
       cascade = c;
       closers.push(() => c.close());
