@@ -1,5 +1,5 @@
 // The routing engine on this instance (SPEC §10): its store (MySQL when configured, else memory), the
-// reloader that keeps the published table in force (poll of routing_current every ROUTING_POLL_MS, and
+// reloader that keeps the published table in force (poll of routing_current every vms.routing.poll-interval, and
 // at once on the Redis nudge when Redis is configured), and the shadow table with its comparison report.
 import { createMysqlPool, createRedisClient, type RedisClient } from '@vms/cluster';
 import {
@@ -24,14 +24,6 @@ import {
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
-
-/** Poll period of the version table (the write-up's 5–10 s; the nudge makes it a fallback). */
-export const ROUTING_POLL_MS = 5000;
-/** Period of a health probe round (the dispatcher's ds_ping_interval), and one probe's longest wait. */
-export const ROUTING_PROBE_INTERVAL_MS = 10_000;
-export const ROUTING_PROBE_TIMEOUT_MS = 3000;
-/** Zone of rule time windows: the platform's (GB/T 28181 deployments keep China Standard Time). */
-export const ROUTING_TIME_ZONE = 'Asia/Shanghai';
 
 export interface ShadowState {
   /** The table deciding beside the live one, if shadow mode is on. */
@@ -65,6 +57,8 @@ export interface RoutingWiring {
 export async function openRouting(d: { config: Config; redis: RedisClient | null; clock: Clock; log: Logger }): Promise<RoutingWiring> {
   const log = d.log.child({ component: 'routing' });
   const closers: (() => Promise<void>)[] = [];
+  // vms.routing.*: zone of rule time windows (the platform's), poll and probe periods
+  const { timeZone, pollIntervalMs, probeIntervalMs, probeTimeoutMs } = d.config.routing;
   let store: RoutingStore;
   if (d.config.mysql !== null) {
     const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2 });
@@ -78,9 +72,9 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   const reloader = new RoutingReloader({
     store,
     clock: d.clock,
-    timeZone: ROUTING_TIME_ZONE,
+    timeZone,
     defaults: { destinations: [], sets: [], rules: [] },
-    pollMs: ROUTING_POLL_MS,
+    pollMs: pollIntervalMs,
     log,
   });
   closers.push(async () => reloader.close());
@@ -93,8 +87,8 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     clock: d.clock,
     probers,
     destinations: () => reloader.table.destinations(),
-    intervalMs: ROUTING_PROBE_INTERVAL_MS,
-    timeoutMs: ROUTING_PROBE_TIMEOUT_MS,
+    intervalMs: probeIntervalMs,
+    timeoutMs: probeTimeoutMs,
     log,
   });
   closers.push(async () => health.close());
@@ -120,7 +114,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     table: () => shadowTable,
     comparator,
     async start(version) {
-      const r = await compileStoredVersion(s, version, ROUTING_TIME_ZONE);
+      const r = await compileStoredVersion(s, version, timeZone);
       if (r === undefined) return { ok: false, issues: [{ path: 'version', message: `version ${version} does not exist` }] };
       if (!r.ok) return { ok: false, issues: r.issues };
       shadowTable = r.table;
@@ -138,7 +132,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     store,
     reloader,
     shadow,
-    timeZone: ROUTING_TIME_ZONE,
+    timeZone,
     now: () => d.clock.now(),
     published: () => (reloader.table.version > 0 ? reloader.table : undefined),
     health,
