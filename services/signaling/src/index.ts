@@ -13,6 +13,7 @@ export { createMysqlDeviceRepository, type MysqlDeviceRepositoryOptions } from '
 export { createSqliteDeviceRepository, type SqliteDeviceRepositoryOptions } from './devices/device-repository.sqlite.ts';
 export { createSqlitePlatformRepository } from './cascade/platform-repository.sqlite.ts';
 export { createSqliteMediaNodeRegistry } from './media/media-node-registry.sqlite.ts';
+export { createSqliteRoutingStore } from './routing/routing-store.sqlite.ts';
 export { openEmbeddedStore, DataDirInUseError, EMBEDDED_DB_FILE, type EmbeddedStore } from './storage/embedded-store.sqlite.ts';
 export * from './control/device-control.port.ts';
 export type { NodeDirectory, NodeListing, NodeView } from './nodes/node-directory.port.ts';

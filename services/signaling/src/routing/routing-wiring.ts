@@ -1,6 +1,7 @@
-// The routing engine on this instance (SPEC §10): its store (MySQL when configured, else memory), the
-// reloader that keeps the published table in force (poll of routing_current every vms.routing.poll-interval, and
-// at once on the Redis nudge when Redis is configured), and the shadow table with its comparison report.
+// The routing engine on this instance (SPEC §10): its store (MySQL when configured, else the embedded SQLite
+// store of vms.data-dir, else memory), the reloader that keeps the published table in force (poll of
+// routing_current every vms.routing.poll-interval, and at once on the Redis nudge when Redis is configured),
+// the shadow table with its comparison report, and the health of the table's destinations.
 import { createMysqlPool, createRedisClient, type RedisClient } from '@vms/cluster';
 import {
   compileStoredVersion,
@@ -23,6 +24,8 @@ import {
 } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
+import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
+import { createSqliteRoutingStore } from './routing-store.sqlite.ts';
 import type { Clock } from '../core/clock.ts';
 
 export interface ShadowState {
@@ -54,7 +57,7 @@ export interface RoutingWiring {
   close(): Promise<void>;
 }
 
-export async function openRouting(d: { config: Config; redis: RedisClient | null; clock: Clock; log: Logger }): Promise<RoutingWiring> {
+export async function openRouting(d: { config: Config; redis: RedisClient | null; clock: Clock; log: Logger; embedded?: EmbeddedDb | null }): Promise<RoutingWiring> {
   const log = d.log.child({ component: 'routing' });
   const closers: (() => Promise<void>)[] = [];
   // vms.routing.*: zone of rule time windows (the platform's), poll and probe periods
@@ -64,6 +67,8 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2 });
     closers.push(() => pool.end());
     store = createMysqlRoutingStore(pool); // deploy/sql V007, migrated at start
+  } else if (d.embedded !== undefined && d.embedded !== null) {
+    store = createSqliteRoutingStore(d.embedded, d.clock); // the embedded store's schema version 3
   } else {
     store = createMemoryRoutingStore(d.clock);
   }
