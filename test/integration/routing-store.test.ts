@@ -17,7 +17,8 @@ import {
   type RoutingStore,
   type TableData,
 } from '@vms/routing';
-import { startMariaDb, startRedis, waitFor, type MariaDbServer, type RedisServer } from '@vms/harness';
+import { createSqliteRoutingStore, openEmbeddedStore, type EmbeddedStore } from '@vms/signaling';
+import { startMariaDb, startRedis, tmpDir, waitFor, type MariaDbServer, type RedisServer } from '@vms/harness';
 import { DEPLOY_SQL } from './cluster-paths.ts';
 
 const TZ = 'Asia/Shanghai';
@@ -136,6 +137,45 @@ function contract(name: string, make: () => Promise<RoutingStore>): void {
 
 contract('memory', async () => createMemoryRoutingStore());
 contract('mariadb', async () => createMysqlRoutingStore(await freshPool()));
+const embedded: EmbeddedStore[] = [];
+after(() => embedded.forEach((e) => e.close()));
+contract('sqlite (embedded store)', async () => {
+  const e = openEmbeddedStore(tmpDir('vms-routing-sqlite-').path);
+  embedded.push(e);
+  return createSqliteRoutingStore(e.db);
+});
+
+describe('routing tables in the embedded store', () => {
+  it('survive a restart: the published version, its rules and the draft are there after reopening the file', async () => {
+    const dir = tmpDir('vms-routing-restart-').path;
+    const first = openEmbeddedStore(dir);
+    const store = createSqliteRoutingStore(first.db);
+    await store.putDestination({ id: 'up-1', kind: 'sip', address: 'sip:10.0.0.1:5060' });
+    await store.putSet({ id: 's', algorithm: 'priority', members: [{ destinationId: 'up-1', weight: 1, priority: 0 }] });
+    const ruleId = await store.addRule({ group: 'upstream', field: 'callee', prefix: '3401', priority: 0, setId: 's', enabled: true, window: { days: [1, 2, 3] } });
+    const published = await store.publish({ by: 'op', comment: 'first', check });
+    assert.ok(published.ok);
+    first.close();
+
+    const second = openEmbeddedStore(dir);
+    try {
+      const again = createSqliteRoutingStore(second.db);
+      assert.equal(await again.currentVersion(), published.version);
+      const reader = await again.readVersion(published.version);
+      assert.ok(reader !== undefined);
+      const rules = [];
+      for await (const page of reader.pages()) rules.push(...page);
+      assert.deepEqual(rules, [{ id: ruleId, group: 'upstream', field: 'callee', prefix: '3401', priority: 0, setId: 's', window: { days: [1, 2, 3] } }]);
+      assert.deepEqual((await again.draft()).sets, [{ id: 's', algorithm: 'priority', members: [{ destinationId: 'up-1', weight: 1, priority: 0 }] }]);
+      const reloader = new RoutingReloader({ store: again, clock: systemClock, timeZone: TZ, defaults, log: quiet });
+      await reloader.start();
+      assert.equal(reloader.table.version, published.version);
+      reloader.close();
+    } finally {
+      second.close();
+    }
+  });
+});
 
 describe('reload from MariaDB with a Redis nudge', () => {
   it('two instances reach a new version at once on the nudge (poll period 60 s), and again after a rollback', async () => {

@@ -16,6 +16,7 @@ import { bridgeOwnership } from './events/ownership-bridge.ts';
 import { openMedia, type MediaWiring } from './media/media-wiring.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { openRouting } from './routing/routing-wiring.ts';
+import { httpGetProber, sipOptionsProber } from './routing/routing-probers.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
@@ -195,8 +196,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     // Live view, playback, download (SPEC §8 media, §9): INVITEs go out of the device side's stack;
     // session ids are written to the cluster's session index so any instance routes them.
     // The routing engine (SPEC §10): the published table, reloaded without restart, drives node choices.
-    const routing = await openRouting({ config, redis: cluster.redis, clock, log });
+    // Without MySQL its tables live in the embedded store, opened here only when the SIP side is ours (as the
+    // media and cascade stores are): a test that replaces the SIP side never opens the data directory.
+    const routing = await openRouting({ config, redis: cluster.redis, clock, log, embedded: config.mysql === null && side !== null ? embeddedDb() : null });
     closers.push(() => routing.close());
+    // Health probing of the table's destinations: SIP OPTIONS through the device side's stack, HTTP GET.
+    routing.startHealth({ ...(side === null ? {} : { sip: sipOptionsProber(side.stack) }), http: httpGetProber() });
     let media: MediaWiring | undefined;
     if (side !== null) {
       const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing, embedded: config.mysql === null ? embeddedDb() : null });
@@ -222,6 +227,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         api: () => controlApi,
         queries: side.control,
         embedded: config.mysql === null ? embeddedDb() : null,
+        routing,
       });
       cascade = c;
       closers.push(() => c.close());

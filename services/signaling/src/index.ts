@@ -13,6 +13,7 @@ export { createMysqlDeviceRepository, type MysqlDeviceRepositoryOptions } from '
 export { createSqliteDeviceRepository, type SqliteDeviceRepositoryOptions } from './devices/device-repository.sqlite.ts';
 export { createSqlitePlatformRepository } from './cascade/platform-repository.sqlite.ts';
 export { createSqliteMediaNodeRegistry } from './media/media-node-registry.sqlite.ts';
+export { createSqliteRoutingStore } from './routing/routing-store.sqlite.ts';
 export { openEmbeddedStore, DataDirInUseError, EMBEDDED_DB_FILE, type EmbeddedStore } from './storage/embedded-store.sqlite.ts';
 export * from './control/device-control.port.ts';
 export type { NodeDirectory, NodeListing, NodeView } from './nodes/node-directory.port.ts';
@@ -23,3 +24,4 @@ export { ROUTES, ROUTING_PARAM, routingKeyOf, type RouteSpec, type RouteId, type
 export { ENVELOPE_BY_ERROR } from './http/errors.ts';
 export type { Envelope } from './http/envelope.ts';
 export { systemClock, FakeClock, type Clock, type TimerHandle } from './core/clock.ts';
+export { sipOptionsProber, httpGetProber, optionsAlive, httpAlive } from './routing/routing-probers.ts';

@@ -21,6 +21,8 @@ export {
 } from './types.ts';
 export { compileTable, compileTableSliced, validateTable, MAX_ISSUES, type CompileResult, type TableIssue } from './compile.ts';
 export { RoutingTable } from './table.ts';
+export { TableBuilder, type TableTopology } from './compile.ts';
+export { compileStoredVersion, tableDataReader } from './compile-stored.ts';
 export type { Decision, DecisionReason, DecideRequest, DecideInputs } from './decision.ts';
 export { releaseBucket, type ReleaseInput } from './gray-release.ts';
 export { ZoneClock, type LocalTime } from './time-window.ts';
@@ -28,7 +30,7 @@ export { MAX_PREFIX_DIGITS } from './prefix-index.ts';
 export { ShadowComparator, SHADOW_SAMPLES, type ShadowReport, type ShadowGroupReport, type ShadowSample } from './shadow.ts';
 
 export { RoutingError, isRoutingError, type RoutingErrorCode } from './errors.ts';
-export type { RoutingStore, RoutingDraft, DraftRule, TableData, VersionInfo, PublishRequest, PublishResult } from './routing-store.port.ts';
+export type { RoutingStore, VersionReader, RoutingDraft, DraftRule, TableData, VersionInfo, PublishRequest, PublishResult } from './routing-store.port.ts';
 export { createMemoryRoutingStore } from './routing-store.memory.ts';
 export { createMysqlRoutingStore } from './routing-store.mysql.ts';
 export {
@@ -51,3 +53,15 @@ export {
   type HealthEvent,
   type ManualOverride,
 } from './health.ts';
+export type { HealthStore } from './health-store.port.ts';
+export { createMemoryHealthStore } from './health-store.memory.ts';
+export {
+  createRedisHealthStore,
+  parseHealth,
+  subscribeHealthChanges,
+  ROUTING_HEALTH_KEY,
+  ROUTING_HEALTH_CHANNEL,
+  type HealthRedis,
+  type HealthSubscriber,
+} from './health-store.redis.ts';
+export { RoutingHealthMonitor, MAX_CONCURRENT_PROBES, MAX_PROBES_PER_ROUND, type Prober, type RoutingHealthMonitorOptions, type HealthMonitorLog } from './health-monitor.ts';

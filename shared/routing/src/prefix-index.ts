@@ -37,9 +37,7 @@ function slot(hi: number, lo: number, mask: number): number {
 /** Encodes a whole digit prefix into encHi / encLo (no allocation: a million calls per build). */
 let encHi = 0;
 let encLo = 0;
-let encPrefix: string | undefined;
 function encode(p: string): void {
-  encPrefix = p;
   let hi = 0;
   let lo = 0;
   for (let i = 0; i < p.length; i++) {
@@ -49,6 +47,21 @@ function encode(p: string): void {
   }
   encHi = hi;
   encLo = lo * 32 + p.length + 1;
+}
+
+/**
+ * The key of a digit prefix (checked with isDigitPrefix) as the two doubles the index stores, written at
+ * `i` of two columns: rule loaders keep prefixes encoded so that no string per rule outlives its page.
+ */
+export function encodePrefixAt(p: string, his: Float64Array, los: Float64Array, i: number): void {
+  encode(p);
+  his[i] = encHi;
+  los[i] = encLo;
+}
+
+/** Length in digits of an encoded prefix (from its `lo`). */
+export function encodedLength(lo: number): number {
+  return (lo % 32) - 1;
 }
 
 /**
@@ -73,38 +86,33 @@ export class PrefixIndexBuilder {
     this.#mask = cap - 1;
   }
 
-  /**
-   * Slot of `prefix` (a digit string, checked by the caller with isDigitPrefix): the one holding it, or the
-   * empty one where it would go. Read it with valueOf, fill it with put.
-   */
-  slotOf(prefix: string): number {
-    encode(prefix);
+  /** Slot of an encoded key (encodePrefixAt): the one holding it, or the empty one where it would go. */
+  slotOfKey(hi: number, lo: number): number {
     const slots = this.#slots;
-    for (let s = slot(encHi, encLo, this.#mask); ; s = (s + 1) & this.#mask) {
+    for (let s = slot(hi, lo, this.#mask); ; s = (s + 1) & this.#mask) {
       const o = s * STRIDE;
-      if (slots[o + 1] === 0 || (slots[o + 1] === encLo && slots[o] === encHi)) return s;
+      if (slots[o + 1] === 0 || (slots[o + 1] === lo && slots[o] === hi)) return s;
     }
+  }
+
+  /** Stores `value` for the encoded key in its slot `s` (from slotOfKey(hi, lo), with no put in between). */
+  putKey(s: number, hi: number, lo: number, value: number): void {
+    const o = s * STRIDE;
+    const slots = this.#slots;
+    if (slots[o + 1] === 0) {
+      if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
+      slots[o] = hi;
+      slots[o + 1] = lo;
+      this.#count++;
+      this.#lengths |= 1 << encodedLength(lo);
+    }
+    slots[o + 2] = value;
   }
 
   /** Value in a slot from slotOf, or -1 when the slot is empty. */
   valueOf(s: number): number {
     const o = s * STRIDE;
     return this.#slots[o + 1] === 0 ? -1 : this.#slots[o + 2]!;
-  }
-
-  /** Stores `value` for `prefix` in its slot `s` (from slotOf(prefix), with no put in between). */
-  put(s: number, prefix: string, value: number): void {
-    const o = s * STRIDE;
-    const slots = this.#slots;
-    if (slots[o + 1] === 0) {
-      if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
-      if (encPrefix !== prefix) encode(prefix); // slotOf just encoded it, as a rule
-      slots[o] = encHi;
-      slots[o + 1] = encLo;
-      this.#count++;
-      this.#lengths |= 1 << prefix.length;
-    }
-    slots[o + 2] = value;
   }
 
   freeze(): PrefixIndex {

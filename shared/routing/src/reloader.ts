@@ -9,8 +9,9 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import type { Clock, TimerHandle } from '@vms/clock';
-import { compileTable, compileTableSliced } from './compile.ts';
-import type { RoutingStore, TableData } from './routing-store.port.ts';
+import { compileTable, type CompileResult } from './compile.ts';
+import { compileStoredVersion } from './compile-stored.ts';
+import type { RoutingStore } from './routing-store.port.ts';
 import type { RoutingTable } from './table.ts';
 import type { TableSource } from './types.ts';
 
@@ -34,7 +35,7 @@ export interface ReloadLog {
 }
 
 export interface RoutingReloaderOptions {
-  readonly store: Pick<RoutingStore, 'currentVersion' | 'loadVersion'>;
+  readonly store: Pick<RoutingStore, 'currentVersion' | 'readVersion'>;
   readonly clock: Clock;
   readonly timeZone: string;
   /** The table while nothing is published (version 0): the built-in behaviour. Must compile. */
@@ -135,9 +136,9 @@ export class RoutingReloader {
     try {
       version = await store.currentVersion();
       if (version === undefined || version === this.#table.version || version === this.#refusedVersion) return 'unchanged';
-      const data = await store.loadVersion(version);
-      if (data === undefined) throw new Error(`version ${version} is named current but not stored`);
-      return await this.#install(data, started);
+      const r = await compileStoredVersion(store, version, this.#o.timeZone, this.#o.sliceMs ?? 8);
+      if (r === undefined) throw new Error(`version ${version} is named current but not stored`);
+      return this.#install(version, r, started);
     } catch (err) {
       this.#failures++;
       log.warn({ err, version }, 'routing table reload failed; the current table stays');
@@ -146,28 +147,26 @@ export class RoutingReloader {
     }
   }
 
-  async #install(data: TableData, started: number): Promise<ReloadOutcome> {
+  #install(version: number, r: CompileResult, started: number): ReloadOutcome {
     const { log } = this.#o;
-    const src: TableSource = { ...data, timeZone: this.#o.timeZone };
-    const r = await compileTableSliced(src, this.#o.sliceMs ?? 8);
     const ms = performance.now() - started;
     if (this.#closed) return 'unchanged';
     if (!r.ok) {
       this.#refused++;
-      this.#refusedVersion = data.version;
+      this.#refusedVersion = version;
       log.warn(
-        { version: data.version, inForce: this.#table.version, issues: r.issues.slice(0, 10), issueCount: r.issues.length + r.more },
+        { version, inForce: this.#table.version, issues: r.issues.slice(0, 10), issueCount: r.issues.length + r.more },
         'routing table refused: it does not validate; the current table stays',
       );
-      channel.publish({ outcome: 'refused', version: data.version, ms, issues: r.issues.length + r.more } satisfies ReloadEvent);
+      channel.publish({ outcome: 'refused', version, ms, issues: r.issues.length + r.more } satisfies ReloadEvent);
       return 'refused';
     }
     const previous = this.#table.version;
     this.#table = r.table; // the swap
     this.#swaps++;
     this.#refusedVersion = undefined;
-    log.info({ version: data.version, previous, rules: r.table.ruleCount, ms: Math.round(ms) }, 'routing table swapped in');
-    channel.publish({ outcome: 'swapped', version: data.version, ms } satisfies ReloadEvent);
+    log.info({ version, previous, rules: r.table.ruleCount, ms: Math.round(ms) }, 'routing table swapped in');
+    channel.publish({ outcome: 'swapped', version, ms } satisfies ReloadEvent);
     this.#o.onSwap?.(r.table);
     return 'swapped';
   }

@@ -2,6 +2,7 @@
  * RoutingStore in memory, for the zero-configuration single instance and for tests: the same semantics as
  * the MySQL store (published versions are frozen copies, rollback moves the pointer).
  */
+import { tableDataReader } from './compile-stored.ts';
 import { RoutingError } from './errors.ts';
 import type { DraftRule, PublishRequest, PublishResult, RoutingDraft, RoutingStore, TableData, VersionInfo } from './routing-store.port.ts';
 import type { Destination, DestinationSet } from './types.ts';
@@ -91,6 +92,12 @@ export function createMemoryRoutingStore(clock: { now(): number } = Date): Routi
       open();
       const v = versions.get(version);
       return v === undefined ? undefined : copy(v.data);
+    },
+    async readVersion(version) {
+      open();
+      const v = versions.get(version);
+      // the frozen data itself: pages are read, never kept, by the compiler
+      return v === undefined ? undefined : tableDataReader({ ...v.data, destinations: copy(v.data.destinations), sets: copy(v.data.sets) });
     },
     async versions(limit) {
       open();

@@ -242,6 +242,35 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
         }
         return { version, destinations: topology.destinations, sets: topology.sets, rules };
       }),
+    readVersion: (version) =>
+      run('readVersion', async () => {
+        const [vs] = await pool.query<VersionRow[]>('SELECT topology, rule_count FROM routing_version WHERE version = ?', [version]);
+        if (vs[0] === undefined) return undefined;
+        const topology = json<{ destinations: Destination[]; sets: DestinationSet[] }>(vs[0].topology)!;
+        return {
+          version,
+          destinations: topology.destinations,
+          sets: topology.sets,
+          ruleCount: vs[0].rule_count,
+          // Keyset pages, each converted and handed on before the next is read: the rows of one page die
+          // young, and no million-object array is ever live (docs/routing.md, build + swap).
+          async *pages() {
+            for (let after = 0; ; ) {
+              const page = await run('readVersion', async () => {
+                const [rows] = await pool.query<RuleRow[]>(`SELECT ${RULE_COLUMNS} FROM routing_version_rule WHERE version = ? AND id > ? ORDER BY id LIMIT ?`, [
+                  version,
+                  after,
+                  LOAD_PAGE_ROWS,
+                ]);
+                return rows;
+              });
+              if (page.length > 0) yield page.map(toRule);
+              if (page.length < LOAD_PAGE_ROWS) return;
+              after = Number(page[page.length - 1]!.id);
+            }
+          },
+        };
+      }),
     versions: (limit) =>
       run('versions', async () => {
         const [rows] = await pool.query<VersionRow[]>(

@@ -26,6 +26,20 @@ export interface TableData {
   readonly rules: readonly Rule[];
 }
 
+/**
+ * One published version read for compiling: its topology, then its rules a page at a time (id order), so
+ * a million rules never sit in memory as objects at once (compile-stored.ts packs each page).
+ */
+export interface VersionReader {
+  readonly version: number;
+  readonly destinations: readonly Destination[];
+  readonly sets: readonly DestinationSet[];
+  /** Rules the version holds (sizes the packed columns once). */
+  readonly ruleCount: number;
+  /** Pages of rules, each read when asked for. */
+  pages(): AsyncIterable<readonly Rule[]>;
+}
+
 export interface VersionInfo {
   readonly version: number;
   /** The version in force when this one was published: where a rollback goes. */
@@ -68,6 +82,8 @@ export interface RoutingStore {
   currentVersion(): Promise<number | undefined>;
   /** A published version's content; undefined when there is no such version. */
   loadVersion(version: number): Promise<TableData | undefined>;
+  /** A published version for compiling, its rules in pages; undefined when there is no such version. */
+  readVersion(version: number): Promise<VersionReader | undefined>;
   /** Most recent first. */
   versions(limit: number): Promise<VersionInfo[]>;
   close(): Promise<void>;

@@ -8,7 +8,7 @@ import { onCanary, type CompiledRelease } from './gray-release.ts';
 import { PrefixIndex } from './prefix-index.ts';
 import { pick, type CompiledSet, type PickContext } from './select.ts';
 import { inWindow, type CompiledWindow, type LocalTime, type ZoneClock } from './time-window.ts';
-import type { Algorithm, Destination, DestinationState, MatchField, TableSource } from './types.ts';
+import type { Algorithm, Destination, DestinationState, MatchField } from './types.ts';
 import { MATCH_FIELDS } from './types.ts';
 
 /** Rules as columns (one typed array per attribute): a million rules without a million objects. */
@@ -41,7 +41,8 @@ export interface RuleMatch {
 }
 
 export interface TableParts {
-  readonly source: TableSource;
+  readonly version: number;
+  readonly timeZone: string;
   readonly zone: ZoneClock;
   readonly destinations: ReadonlyMap<string, Destination>;
   readonly sets: readonly CompiledSet[];
@@ -59,13 +60,8 @@ export class RoutingTable {
 
   constructor(parts: TableParts) {
     this.#p = parts;
-    this.version = parts.source.version;
-    this.timeZone = parts.source.timeZone;
-  }
-
-  /** The data this table was compiled from (what a store published). */
-  get source(): TableSource {
-    return this.#p.source;
+    this.version = parts.version;
+    this.timeZone = parts.timeZone;
   }
 
   get ruleCount(): number {

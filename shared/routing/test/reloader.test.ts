@@ -7,6 +7,7 @@ import {
   createMemoryRoutingStore,
   ROUTING_RELOAD_CHANNEL,
   RoutingReloader,
+  tableDataReader,
   validateTable,
   type ReloadEvent,
   type RoutingStore,
@@ -86,7 +87,7 @@ describe('routing reloader', () => {
     // a version written by something that skipped validation (another tool, a hand edit)
     const broken: TableData = { version: 2, destinations: [], sets: [], rules: [{ id: 9, group: 'media', field: 'device', prefix: '1x', priority: 0, setId: 'nope' } as Rule] };
     let current = 1;
-    const wrapped = { currentVersion: async () => current, loadVersion: async (v: number) => (v === 2 ? broken : store.loadVersion(v)) };
+    const wrapped = { currentVersion: async () => current, readVersion: async (v: number) => (v === 2 ? tableDataReader(broken) : store.readVersion(v)) };
     const log = logger();
     const events: ReloadEvent[] = [];
     const onEvent = (e: unknown): void => {
@@ -128,7 +129,7 @@ describe('routing reloader', () => {
         if (down) throw new Error('ECONNREFUSED');
         return store.currentVersion();
       },
-      loadVersion: (v: number) => store.loadVersion(v),
+      readVersion: (v: number) => store.readVersion(v),
     };
     const reloader = new RoutingReloader({ store: wrapped, clock: new FakeClock(0), timeZone: TZ, defaults, log: logger() });
     await reloader.start();
@@ -152,7 +153,7 @@ describe('routing reloader', () => {
       [2, data(2, 'b')],
     ]);
     let current = 1;
-    const store = { currentVersion: async () => current, loadVersion: async (v: number) => versions.get(v) };
+    const store = { currentVersion: async () => current, readVersion: async (v: number) => tableDataReader(versions.get(v)!) };
     const reloader = new RoutingReloader({ store, clock: new FakeClock(0), timeZone: TZ, defaults, log: logger(), sliceMs: 1 });
     await reloader.start();
     current = 2;

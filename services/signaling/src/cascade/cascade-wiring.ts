@@ -50,6 +50,8 @@ import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { createUpstreamControl } from './upstream-control.ts';
 import { createUpstreamMessages } from './upstream-messages.ts';
 import { UpstreamRegistrations } from './upstream-registrations.ts';
+import { chooseUpstreams } from './upstream-choice.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import { UpstreamLiveViews } from './upstream-live.ts';
 import { UpstreamSubscriptions } from './upstream-subscriptions.ts';
 import { mysqlPoolLimits } from '../config/limits.ts';
@@ -77,6 +79,8 @@ export interface CascadeWiringDeps {
   readonly queries: Pick<SipDeviceControl, 'relayQuery'>;
   /** Without MySQL: the embedded store platforms are kept in; null with MySQL (or in memory for tests). */
   readonly embedded?: EmbeddedDb | null;
+  /** The routing engine: which upstream of a redundancy group to register with (upstream-choice.ts). */
+  readonly routing?: Pick<RoutingWiring, 'published' | 'state' | 'now'> | undefined;
 }
 
 export interface CascadeStats {
@@ -126,7 +130,16 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
   closers.push(() => repo.close());
 
   const sn = createSnGenerator();
-  const registrations = new UpstreamRegistrations({ platforms, sip: d.sip, clock: d.clock, sn, log });
+  const routing = d.routing;
+  const registrations = new UpstreamRegistrations({
+    platforms,
+    sip: d.sip,
+    clock: d.clock,
+    sn,
+    log,
+    // redundancy groups of the routing table: one registration per group (upstream-choice.ts)
+    choose: routing === undefined ? undefined : (enabled) => chooseUpstreams(enabled, routing.published(), routing.state, routing.now()),
+  });
   let leadershipChanges = 0;
   let published = 0;
   let executed = 0;

@@ -13,6 +13,11 @@ export interface UpstreamRegistrationsOptions {
   readonly clock: Clock;
   readonly sn: SnGenerator;
   readonly log: Logger;
+  /**
+   * Of the enabled platforms, the ones to register with (upstream-choice.ts: one per redundancy group of
+   * the routing table). Default: all of them.
+   */
+  readonly choose?: ((enabled: readonly UpstreamPlatform[]) => UpstreamPlatform[]) | undefined;
 }
 
 export class UpstreamRegistrations {
@@ -45,7 +50,7 @@ export class UpstreamRegistrations {
       return;
     }
     if (generation !== this.#generation) return; // deactivated meanwhile
-    for (const p of enabled) this.#startOne(p);
+    for (const p of this.#chosen(enabled)) this.#startOne(p);
   }
 
   /** Lost the leadership or closing: stop all upstream traffic, without unregistering. */
@@ -63,7 +68,7 @@ export class UpstreamRegistrations {
   async reconcile(): Promise<void> {
     if (!this.#active) return;
     const generation = this.#generation;
-    const enabled = await this.#o.platforms.listEnabled();
+    const enabled = this.#chosen(await this.#o.platforms.listEnabled());
     if (generation !== this.#generation || !this.#active) return;
     const wanted = new Map(enabled.map((p) => [p.serverId, p]));
     for (const [id, reg] of this.#running) {
@@ -84,7 +89,16 @@ export class UpstreamRegistrations {
     const generation = this.#generation;
     const p = await this.#o.platforms.get(serverId);
     if (generation !== this.#generation || p === null || !p.enabled) return;
+    if (this.#o.choose !== undefined) return this.reconcile(); // its group's choice may change
     this.#startOne(p);
+  }
+
+  #chosen(enabled: UpstreamPlatform[]): UpstreamPlatform[] {
+    const choose = this.#o.choose;
+    if (choose === undefined) return enabled;
+    const chosen = choose(enabled);
+    for (const p of enabled) if (!chosen.includes(p)) this.#log.debug({ platformId: p.serverId }, 'upstream platform held in reserve by its routing group');
+    return chosen;
   }
 
   #startOne(platform: UpstreamPlatform): void {

@@ -76,6 +76,17 @@ export interface MediaSettings {
   readonly failureThreshold: number;
 }
 
+/** The routing engine (SPEC §10); times in milliseconds here (seconds in the settings). */
+export interface RoutingSettings {
+  /** IANA zone rule time windows are read in. */
+  readonly timeZone: string;
+  /** Period of the version-table poll. */
+  readonly pollIntervalMs: number;
+  /** Period of a health probe round, and one probe's longest wait (≤ the period). */
+  readonly probeIntervalMs: number;
+  readonly probeTimeoutMs: number;
+}
+
 /** SPEC SEC-3 bounds; times in milliseconds here (seconds in the settings). README "Bounds". */
 export interface LimitSettings {
   readonly deviceMaxChannels: number;
@@ -115,6 +126,7 @@ export interface Config {
   readonly dataDir: string;
   readonly auth: AuthSettings;
   readonly media: MediaSettings;
+  readonly routing: RoutingSettings;
   readonly log: { readonly level: LogLevel };
   readonly limits: LimitSettings;
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */

@@ -244,6 +244,23 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('routing settings: defaults, values, an unknown time zone and a timeout over the interval named by key', () => {
+    assert.deepEqual(loadConfig([], {}, io()).routing, { timeZone: 'Asia/Shanghai', pollIntervalMs: 5000, probeIntervalMs: 10_000, probeTimeoutMs: 3000 });
+    const c = loadConfig(
+      [],
+      { VMS_ROUTING_TIME_ZONE: 'Europe/Paris', VMS_ROUTING_POLL_INTERVAL: '2', VMS_ROUTING_PROBE_INTERVAL: '30', VMS_ROUTING_PROBE_TIMEOUT: '0.5' },
+      io(),
+    ).routing;
+    assert.deepEqual(c, { timeZone: 'Europe/Paris', pollIntervalMs: 2000, probeIntervalMs: 30_000, probeTimeoutMs: 500 });
+    const bad = issuesOf(() => loadConfig([], { VMS_ROUTING_TIME_ZONE: 'Mars/Olympus', VMS_ROUTING_POLL_INTERVAL: '0' }, io()));
+    assert.deepEqual(bad.map((i) => [i.key, i.env]), [
+      ['vms.routing.time-zone', 'VMS_ROUTING_TIME_ZONE'],
+      ['vms.routing.poll-interval', 'VMS_ROUTING_POLL_INTERVAL'],
+    ]);
+    const crossed = issuesOf(() => loadConfig([], { VMS_ROUTING_PROBE_INTERVAL: '2', VMS_ROUTING_PROBE_TIMEOUT: '5' }, io()));
+    assert.deepEqual(crossed.map((i) => i.key), ['vms.routing.probe-timeout']);
+  });
+
   it('returns a deeply frozen object', () => {
     const c = loadConfig([], {}, io());
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.sip) && Object.isFrozen(c.sources));

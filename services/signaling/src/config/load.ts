@@ -11,6 +11,7 @@ import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
   DEFAULT_DATA_DIR,
+  DEFAULT_ROUTING_TIME_ZONE,
   DEFAULT_HTTP_PORT,
   DEFAULT_REGISTER_EXPIRES_MAX,
   DEFAULT_REGISTER_EXPIRES_MIN,
@@ -72,6 +73,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   expiresSeconds: P.parseExpiresSeconds,
   digestQop: P.parseDigestQop,
   digestUsername: P.parseDigestUsername,
+  timeZone: P.parseTimeZone,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -188,6 +190,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       problem: `must not exceed vms.gb28181.sip.register-expires-max (${expiresMin} > ${expiresMax})`,
     });
   }
+  const probeInterval = values.get('vms.routing.probe-interval') ?? 10;
+  const probeTimeout = values.get('vms.routing.probe-timeout') ?? 3;
+  if (typeof probeInterval === 'number' && typeof probeTimeout === 'number' && probeTimeout > probeInterval) {
+    issues.push({
+      key: 'vms.routing.probe-timeout',
+      env: envNameOf('vms.routing.probe-timeout'),
+      problem: `must not exceed vms.routing.probe-interval (${probeTimeout} > ${probeInterval})`,
+    });
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   const get = <K extends SettingKey>(key: K): ValueOf<TypeOfKey<K>> | undefined =>
@@ -239,6 +250,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       probeIntervalSec: get('vms.media.probe-interval') ?? 5,
       probeAfterSec: get('vms.media.probe-after') ?? 15,
       failureThreshold: get('vms.media.failure-threshold') ?? 3,
+    },
+    routing: {
+      timeZone: get('vms.routing.time-zone') ?? DEFAULT_ROUTING_TIME_ZONE,
+      pollIntervalMs: ms(get('vms.routing.poll-interval') ?? 5),
+      probeIntervalMs: ms(get('vms.routing.probe-interval') ?? 10),
+      probeTimeoutMs: ms(get('vms.routing.probe-timeout') ?? 3),
     },
     log: { level: get('log.level') ?? 'info' },
     limits: {

@@ -65,6 +65,17 @@ export function parseBoolean(raw: string): Parsed<boolean> {
   return bad('must be true or false');
 }
 
+/** An IANA time zone name the runtime knows (Intl refuses an unknown one with a RangeError). */
+export function parseTimeZone(raw: string): Parsed<string> {
+  if (raw.length === 0 || raw.length > 64) return bad('must be an IANA time zone name, e.g. Asia/Shanghai');
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: raw });
+  } catch {
+    return bad('is not an IANA time zone known to this runtime, e.g. Asia/Shanghai');
+  }
+  return ok(raw);
+}
+
 /** A positive duration in seconds; fractions allowed (tests use sub-second windows). */
 export function parseSeconds(raw: string): Parsed<number> {
   if (!/^\d+(\.\d+)?$/.test(raw)) return bad('must be a positive number of seconds');

@@ -21,7 +21,8 @@ export type SettingType =
   | 'path'
   | 'expiresSeconds'
   | 'digestQop'
-  | 'digestUsername';
+  | 'digestUsername'
+  | 'timeZone';
 
 export interface SettingSpec {
   readonly key: string;
@@ -60,6 +61,10 @@ export const SETTINGS = [
   { key: 'vms.media.probe-interval', type: 'seconds', default: '5', doc: 'period of the media node API probe loop, seconds' },
   { key: 'vms.media.probe-after', type: 'seconds', default: '15', doc: 'a media node no keepalive hook or probe confirmed for this long is probed (getServerConfig); unconfirmed for twice as long it is suspect, seconds' },
   { key: 'vms.media.failure-threshold', type: 'count', default: '3', doc: 'consecutive failed probes or API calls that make a media node inactive (never chosen until a success)' },
+  { key: 'vms.routing.time-zone', type: 'timeZone', default: 'Asia/Shanghai', doc: "IANA time zone the routing rules' time windows are read in (validated against the runtime's zone data)" },
+  { key: 'vms.routing.poll-interval', type: 'seconds', default: '5', doc: 'period at which every instance checks the routing version table for a new published version, seconds (the Redis nudge makes it a fallback)' },
+  { key: 'vms.routing.probe-interval', type: 'seconds', default: '10', doc: "period of a routing health probe round (SIP OPTIONS to 'sip' destinations, HTTP GET to 'http' ones), seconds" },
+  { key: 'vms.routing.probe-timeout', type: 'seconds', default: '3', doc: 'longest wait for one routing health probe, seconds (at most the probe interval)' },
   { key: 'log.level', type: 'logLevel', default: 'info', doc: 'fatal, error, warn, info, debug, trace or silent' },
   // SPEC SEC-3 bounds (README "Bounds": what the peer gets when one is hit)
   { key: 'vms.limits.device-max-channels', type: 'limit', default: '50000', doc: 'channels one device may hold; a catalog over it is answered SIP 403' },
@@ -92,12 +97,13 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 export const envNameOf = (key: string): string => key.toUpperCase().replace(/[.-]/g, '_');
 
 /** YAML sections owned by this schema: an unknown key inside one of them is reported (likely a typo). */
-export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.limits', 'server', 'redis', 'mysql', 'log'] as const;
+export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.routing', 'vms.limits', 'server', 'redis', 'mysql', 'log'] as const;
 
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;
 export const DEFAULT_HTTP_PORT = 18080;
 export const DEFAULT_DATA_DIR = './data';
+export const DEFAULT_ROUTING_TIME_ZONE = 'Asia/Shanghai';
 /** SPEC SEC-1: granted REGISTER lifetime at most one hour (what GB28181 devices ask for by default). */
 export const DEFAULT_REGISTER_EXPIRES_MAX = 3600;
 /** RFC 3261 §10.3 step 7; 60 s as common registrars (Asterisk's minexpiry) use. */

@@ -1,27 +1,32 @@
-// The routing engine on this instance (SPEC §10): its store (MySQL when configured, else memory), the
-// reloader that keeps the published table in force (poll of routing_current every ROUTING_POLL_MS, and
-// at once on the Redis nudge when Redis is configured), and the shadow table with its comparison report.
+// The routing engine on this instance (SPEC §10): its store (MySQL when configured, else the embedded SQLite
+// store of vms.data-dir, else memory), the reloader that keeps the published table in force (poll of
+// routing_current every vms.routing.poll-interval, and at once on the Redis nudge when Redis is configured),
+// the shadow table with its comparison report, and the health of the table's destinations.
 import { createMysqlPool, createRedisClient, type RedisClient } from '@vms/cluster';
 import {
-  compileTableSliced,
+  compileStoredVersion,
+  createMemoryHealthStore,
   createMemoryRoutingStore,
+  createRedisHealthStore,
   createMysqlRoutingStore,
   publishRoutingNudge,
+  RoutingHealthMonitor,
   RoutingReloader,
   ShadowComparator,
+  subscribeHealthChanges,
   subscribeRoutingNudges,
+  type DestinationState,
+  type HealthStore,
+  type Prober,
   type RoutingStore,
   type RoutingTable,
   type TableIssue,
 } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
+import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
+import { createSqliteRoutingStore } from './routing-store.sqlite.ts';
 import type { Clock } from '../core/clock.ts';
-
-/** Poll period of the version table (the write-up's 5–10 s; the nudge makes it a fallback). */
-export const ROUTING_POLL_MS = 5000;
-/** Zone of rule time windows: the platform's (GB/T 28181 deployments keep China Standard Time). */
-export const ROUTING_TIME_ZONE = 'Asia/Shanghai';
 
 export interface ShadowState {
   /** The table deciding beside the live one, if shadow mode is on. */
@@ -41,19 +46,29 @@ export interface RoutingWiring {
   now(): number;
   /** The published table, or undefined while nothing is published (callers keep their built-in choice). */
   published(): RoutingTable | undefined;
+  /** Health of the table's destinations (shared through Redis when configured); probing starts with startHealth. */
+  readonly health: RoutingHealthMonitor;
+  /** What decisions read: the destination's state (active until probed or reported otherwise). */
+  state(destinationId: string): DestinationState;
+  /** Starts probing with these probers (the SIP side's OPTIONS needs its stack, so it comes later). */
+  startHealth(probers: Partial<Record<'sip' | 'http', Prober>>): void;
   /** Tells every instance to check the version table now (no-op without Redis). */
   nudge(version: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function openRouting(d: { config: Config; redis: RedisClient | null; clock: Clock; log: Logger }): Promise<RoutingWiring> {
+export async function openRouting(d: { config: Config; redis: RedisClient | null; clock: Clock; log: Logger; embedded?: EmbeddedDb | null }): Promise<RoutingWiring> {
   const log = d.log.child({ component: 'routing' });
   const closers: (() => Promise<void>)[] = [];
+  // vms.routing.*: zone of rule time windows (the platform's), poll and probe periods
+  const { timeZone, pollIntervalMs, probeIntervalMs, probeTimeoutMs } = d.config.routing;
   let store: RoutingStore;
   if (d.config.mysql !== null) {
     const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2 });
     closers.push(() => pool.end());
     store = createMysqlRoutingStore(pool); // deploy/sql V007, migrated at start
+  } else if (d.embedded !== undefined && d.embedded !== null) {
+    store = createSqliteRoutingStore(d.embedded, d.clock); // the embedded store's schema version 3
   } else {
     store = createMemoryRoutingStore(d.clock);
   }
@@ -62,13 +77,26 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   const reloader = new RoutingReloader({
     store,
     clock: d.clock,
-    timeZone: ROUTING_TIME_ZONE,
+    timeZone,
     defaults: { destinations: [], sets: [], rules: [] },
-    pollMs: ROUTING_POLL_MS,
+    pollMs: pollIntervalMs,
     log,
   });
   closers.push(async () => reloader.close());
   await reloader.start();
+
+  const healthStore: HealthStore = d.redis !== null ? createRedisHealthStore(d.redis) : createMemoryHealthStore();
+  const probers: Partial<Record<'sip' | 'http', Prober>> = {};
+  const health = new RoutingHealthMonitor({
+    store: healthStore,
+    clock: d.clock,
+    probers,
+    destinations: () => reloader.table.destinations(),
+    intervalMs: probeIntervalMs,
+    timeoutMs: probeTimeoutMs,
+    log,
+  });
+  closers.push(async () => health.close());
 
   let subscriber: RedisClient | null = null;
   if (d.config.redis !== null) {
@@ -79,6 +107,10 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     subscribeRoutingNudges(sub, () => reloader.nudge()).catch((err: unknown) =>
       log.warn({ err }, 'routing nudge subscription failed; new versions arrive by polling'),
     );
+    // another instance changed a destination's health: re-read now (else at the next round)
+    subscribeHealthChanges(sub, () => void health.refresh()).catch((err: unknown) =>
+      log.warn({ err }, 'routing health subscription failed; states are re-read every probe round'),
+    );
   }
 
   let shadowTable: RoutingTable | undefined;
@@ -87,9 +119,8 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     table: () => shadowTable,
     comparator,
     async start(version) {
-      const data = await s.loadVersion(version);
-      if (data === undefined) return { ok: false, issues: [{ path: 'version', message: `version ${version} does not exist` }] };
-      const r = await compileTableSliced({ ...data, timeZone: ROUTING_TIME_ZONE });
+      const r = await compileStoredVersion(s, version, timeZone);
+      if (r === undefined) return { ok: false, issues: [{ path: 'version', message: `version ${version} does not exist` }] };
       if (!r.ok) return { ok: false, issues: r.issues };
       shadowTable = r.table;
       comparator.reset();
@@ -106,9 +137,16 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     store,
     reloader,
     shadow,
-    timeZone: ROUTING_TIME_ZONE,
+    timeZone,
     now: () => d.clock.now(),
     published: () => (reloader.table.version > 0 ? reloader.table : undefined),
+    health,
+    state: health.state,
+    startHealth(given) {
+      Object.assign(probers, given);
+      // not awaited: a first round waits up to a probe timeout, start-up does not
+      health.start().catch((err: unknown) => log.warn({ err }, 'routing health probing did not start'));
+    },
     async nudge(version) {
       if (d.redis === null || subscriber === null) return;
       await publishRoutingNudge(d.redis, version).catch((err: unknown) => log.warn({ err, version }, 'routing nudge not sent; instances will poll'));

@@ -1,6 +1,6 @@
 // Schema of the embedded store (storage/embedded-store.sqlite.ts): the SQLite counterparts of
-// deploy/sql V001 (devices, channels), V003 (media nodes), V004 (upstream platforms, shares) and V006
-// (the platform's tenant).
+// deploy/sql V001 (devices, channels), V003 (media nodes), V004 (upstream platforms, shares), V006
+// (the platform's tenant) and V007 (routing tables).
 // Times are epoch milliseconds (INTEGER). A version is never edited once released: add the next one.
 
 export interface EmbeddedMigration {
@@ -109,6 +109,62 @@ CREATE INDEX idx_upstream_platform_channel_channel ON upstream_platform_channel 
     sql: `
 ALTER TABLE upstream_platform ADD COLUMN tenant_id TEXT NOT NULL DEFAULT '000000';
 CREATE INDEX idx_upstream_platform_tenant ON upstream_platform (tenant_id, server_id);
+`,
+  },
+  {
+    // V007 (SPEC §10): the routing engine's draft, published versions and the pointer to the one in force
+    // (routing/routing-store.sqlite.ts). A set's members live in the set row as JSON: an embedded table
+    // has a few sets, edited whole. JSON columns are TEXT.
+    version: 3,
+    sql: `
+CREATE TABLE routing_destination (
+  id       TEXT NOT NULL PRIMARY KEY,
+  kind     TEXT NOT NULL CHECK (kind IN ('sip', 'http', 'media', 'shard')),
+  address  TEXT NOT NULL,
+  attrs    TEXT NULL
+) WITHOUT ROWID;
+CREATE TABLE routing_set (
+  id         TEXT NOT NULL PRIMARY KEY,
+  algorithm  TEXT NOT NULL,
+  members    TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE routing_rule (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  grp           TEXT    NOT NULL,
+  field         TEXT    NOT NULL,
+  prefix        TEXT    NOT NULL DEFAULT '',
+  priority      INTEGER NOT NULL DEFAULT 0,
+  set_id        TEXT    NOT NULL,
+  time_window   TEXT    NULL,
+  gray_release  TEXT    NULL,
+  enabled       INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE routing_version (
+  version       INTEGER NOT NULL PRIMARY KEY,
+  parent        INTEGER NULL,
+  published_at  INTEGER NOT NULL,
+  published_by  TEXT    NOT NULL,
+  comment       TEXT    NOT NULL,
+  rule_count    INTEGER NOT NULL,
+  topology      TEXT    NOT NULL
+);
+CREATE TABLE routing_version_rule (
+  version       INTEGER NOT NULL REFERENCES routing_version (version) ON DELETE CASCADE,
+  id            INTEGER NOT NULL,
+  grp           TEXT    NOT NULL,
+  field         TEXT    NOT NULL,
+  prefix        TEXT    NOT NULL,
+  priority      INTEGER NOT NULL,
+  set_id        TEXT    NOT NULL,
+  time_window   TEXT    NULL,
+  gray_release  TEXT    NULL,
+  PRIMARY KEY (version, id)
+) WITHOUT ROWID;
+CREATE TABLE routing_current (
+  id       INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  version  INTEGER NULL
+);
+INSERT INTO routing_current (id, version) VALUES (1, NULL);
 `,
   },
 ];
