@@ -17,6 +17,9 @@ import { openMedia, type MediaWiring } from './media/media-wiring.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { openRouting } from './routing/routing-wiring.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
+import { attachReportRecorder } from './reports/report-recorder.ts';
+import { createMemoryReportStore } from './reports/report-store.memory.ts';
+import type { ReportStore } from './reports/report-store.port.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
@@ -52,6 +55,8 @@ export interface AppDeps {
   readonly events?: DeviceEvents;
   /** Shorter device waits, for tests (src/sip/query-timeouts.ts). */
   readonly queryTimeouts?: Partial<QueryTimeouts>;
+  /** Replaces the alarm / position / subscription-settings store (tests). */
+  readonly reports?: ReportStore;
 }
 
 export interface RunningApp {
@@ -143,6 +148,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     return repo;
   };
 
+  const openReports = async (): Promise<ReportStore> => deps.reports ?? createMemoryReportStore();
+
   const doStart = async (): Promise<RunningApp> => {
     if (config.auth.signingKeySource === 'dev-default') {
       log.warn(
@@ -169,6 +176,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     });
     closers.push(() => cluster.close());
     leaveCluster = () => cluster.leave();
+    // Alarms, positions and subscription settings (GB/T 28181 §9.4, §9.11): bounded, on the owner.
+    const reports = await openReports();
+    closers.push(() => reports.close());
+    const detachRecorder = attachReportRecorder(events, reports, log);
+    closers.push(async () => detachRecorder());
     // The GB28181 device side (SPEC §8): SIP binds with the HTTP API; a test's `deps.control` replaces it.
     let side: DeviceSide | null = null;
     if (deps.control === undefined) {
@@ -182,6 +194,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         userAgent: `vms-signaling/${SERVICE_VERSION}`,
         snIndex: cluster.sns,
         limits: config.limits,
+        reports,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -276,6 +289,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ...(cascade === null ? {} : { platforms: cascade }),
       limits: httpLimits(config.limits),
       routing,
+      reports,
+      ...(side === null ? {} : { subscriptions: side.subscriptions }),
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered
