@@ -130,7 +130,7 @@ export class DeviceSubscriptions {
       const h = this.#held.get(keyOf(deviceId, kind));
       if (h !== undefined && h.flow === flow && h.state !== 'failed') continue;
       this.#drop(deviceId, kind, false);
-      this.#begin(deviceId, kind, settings.intervalS);
+      this.#begin(deviceId, kind, settings.intervalS).catch((err: unknown) => this.#log.warn({ err, deviceId, kind }, 'device subscription not started'));
     }
   }
 

@@ -18,6 +18,11 @@ export class DueQueue {
     return this.#gen.size;
   }
 
+  /** Heap entries, stale ones included (≤ 2 × size + 16): the bound's witness. */
+  get backlog(): number {
+    return this.#heap.length;
+  }
+
   schedule(key: string, dueAt: number): void {
     const gen = ++this.#seq;
     this.#gen.set(key, gen);
