@@ -19,6 +19,7 @@ import { openRouting } from './routing/routing-wiring.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
 import { attachReportRecorder } from './reports/report-recorder.ts';
 import { createMemoryReportStore } from './reports/report-store.memory.ts';
+import { createMysqlReportStore } from './reports/report-store.mysql.ts';
 import type { ReportStore } from './reports/report-store.port.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
@@ -136,6 +137,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     const pool: Pool = createMysqlPool(config.mysql.url, mysqlPoolLimits(config.limits));
     closers.push(() => pool.end());
+    devicePool = pool;
     const { applied } = await migrate(pool, SQL_DIR);
     if (applied.length > 0) log.info({ applied: applied.map((m) => m.version) }, 'schema migrations applied');
     const repo = createMysqlDeviceRepository({
@@ -148,7 +150,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     return repo;
   };
 
-  const openReports = async (): Promise<ReportStore> => deps.reports ?? createMemoryReportStore();
+  // Cluster (MySQL): every instance reads what the owners wrote (V008); else this instance's memory.
+  let devicePool: Pool | null = null;
+  const openReports = async (): Promise<ReportStore> => deps.reports ?? (devicePool === null ? createMemoryReportStore() : createMysqlReportStore({ pool: devicePool }));
 
   const doStart = async (): Promise<RunningApp> => {
     if (config.auth.signingKeySource === 'dev-default') {

@@ -27,6 +27,11 @@ export class BoundedHistory<T> {
     return this.#live;
   }
 
+  /** Entries the arrival queue holds, gone ones included (≤ 2 × size + 16): the bound's witness. */
+  get backlog(): number {
+    return this.#arrivals.length - this.#head;
+  }
+
   add(key: string, value: T): void {
     const slot: Slot<T> = { key, value, gone: false };
     let list = this.#byKey.get(key);

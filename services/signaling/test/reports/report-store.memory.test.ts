@@ -2,23 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BoundedHistory } from '../../src/reports/bounded-history.ts';
 import { createMemoryReportStore } from '../../src/reports/report-store.memory.ts';
-import type { AlarmInput } from '../../src/reports/report-store.port.ts';
+import { reportStoreContract } from './report-store.contract.ts';
 
 const DEV = '34020000001320000001';
-const alarm = (deviceId: string, receivedAt: number, extra: Partial<AlarmInput> = {}): AlarmInput => ({
-  deviceId,
-  sourceId: deviceId,
-  receivedAt,
-  priority: '1',
-  method: '2',
-  type: null,
-  alarmTime: null,
-  description: null,
-  longitude: null,
-  latitude: null,
-  via: 'message',
-  ...extra,
-});
 
 describe('BoundedHistory (SPEC SEC-3: per key and in total)', () => {
   it('drops a key’s oldest when the key is full', () => {
@@ -52,41 +38,11 @@ describe('BoundedHistory (SPEC SEC-3: per key and in total)', () => {
   });
 });
 
+reportStoreContract('memory', async (bounds) => ({ store: createMemoryReportStore(bounds), dispose: async () => {} }));
+
 describe('memory report store', () => {
-  it('lists alarms newest first, filtered by time range and type, paged', async () => {
-    const s = createMemoryReportStore();
-    for (let i = 0; i < 10; i++) await s.addAlarm(alarm(DEV, 1000 + i, { method: i % 2 === 0 ? '2' : '5', type: i % 2 === 0 ? null : '1' }));
-    await s.addAlarm(alarm('34020000001320000002', 1005));
-    const all = await s.listAlarms({ deviceId: DEV }, { page: 1, size: 3 });
-    assert.equal(all.total, 10);
-    assert.deepEqual(all.items.map((a) => a.receivedAt), [1009, 1008, 1007]);
-    const video = await s.listAlarms({ deviceId: DEV, method: '5', from: 1002, to: 1007 }, { page: 1, size: 20 });
-    assert.deepEqual(video.items.map((a) => a.receivedAt), [1007, 1005, 1003]);
-    assert.equal((await s.listAlarms({ deviceId: DEV, type: '1' }, { page: 2, size: 4 })).items.length, 1);
-  });
-
-  it('bounds alarms per device and in total', async () => {
-    const s = createMemoryReportStore({ alarmsPerDevice: 5, alarmsTotal: 8 });
-    for (let i = 0; i < 20; i++) await s.addAlarm(alarm(DEV, i));
-    for (let i = 0; i < 4; i++) await s.addAlarm(alarm('34020000001320000002', 100 + i));
-    assert.deepEqual((await s.listAlarms({ deviceId: DEV }, { page: 1, size: 100 })).items.map((a) => a.receivedAt), [19, 18, 17, 16]);
-    assert.equal((await s.listAlarms({ deviceId: '34020000001320000002' }, { page: 1, size: 100 })).total, 4);
-  });
-
-  it('keeps a bounded track oldest first and the latest position', async () => {
-    const s = createMemoryReportStore({ positionsPerDevice: 3 });
-    assert.equal(await s.latestPosition(DEV), null);
-    for (let i = 0; i < 5; i++) {
-      await s.addPosition({ deviceId: DEV, sourceId: DEV, receivedAt: i, time: 't', longitude: `116.${i}`, latitude: '39.9', speed: null, direction: null, altitude: null });
-    }
-    assert.equal((await s.latestPosition(DEV))?.longitude, '116.4');
-    assert.deepEqual((await s.track({ deviceId: DEV }, { page: 1, size: 10 })).items.map((p) => p.receivedAt), [2, 3, 4]);
-    assert.deepEqual((await s.track({ deviceId: DEV, from: 3 }, { page: 1, size: 10 })).items.map((p) => p.receivedAt), [3, 4]);
-  });
-
-  it('keeps subscription settings per device (none by default), bounded', async () => {
+  it('bounds the devices with subscription settings, the oldest written dropped', async () => {
     const s = createMemoryReportStore({ settingsTotal: 2 });
-    assert.deepEqual(await s.subscriptionSettings(DEV), { catalog: false, alarm: false, mobileposition: false, intervalS: 5 });
     await s.saveSubscriptionSettings(DEV, { catalog: true, alarm: false, mobileposition: true, intervalS: 2 });
     await s.saveSubscriptionSettings('34020000001320000002', { catalog: true, alarm: true, mobileposition: false, intervalS: 5 });
     assert.equal((await s.subscriptionSettings(DEV)).intervalS, 2);
