@@ -105,7 +105,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   stack.onRequest('MESSAGE', (req, ctx) => (intercept?.(req, ctx) === true ? undefined : messages.message(req, ctx)));
 
   // §9.11: subscriptions to devices and their NOTIFYs (in our dialogs, or outside any from some devices)
-  const notifies = createDeviceNotifyHandlers(deps, uplink);
+  const notifies = createDeviceNotifyHandlers(deps, uplink, messages.intake);
   stack.onRequest('NOTIFY', notifies.outOfDialog);
   const subscriptions = new DeviceSubscriptions({
     stack,

@@ -12,7 +12,7 @@
 // the subscription reads `unanswered` and is tried again after `retryMs`. A 2xx arriving after that is
 // torn down locally.
 import { buildAlarmQuery, buildCatalogQuery, buildMobilePositionQuery } from '@vms/gb28181';
-import { flowKey, type Dialog, type ServerContext, type SipRequest, type SipResponse, type SipStack } from '@vms/sip';
+import { flowKey, type Dialog, type RequestContext, type SipRequest, type SipResponse, type SipStack } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
@@ -70,7 +70,7 @@ export interface DeviceSubscriptionsOptions {
   readonly log: Logger;
   readonly store: Pick<ReportStore, 'subscriptionSettings' | 'saveSubscriptionSettings'>;
   /** A NOTIFY in one of our subscription dialogs (answered there). */
-  readonly onNotify: (deviceId: DeviceId, req: SipRequest, ctx: ServerContext) => void;
+  readonly onNotify: (deviceId: DeviceId, req: SipRequest, ctx: RequestContext) => void;
   readonly timing?: Partial<SubscriptionTiming>;
 }
 
