@@ -217,6 +217,8 @@ export class DeviceSubscriptions {
       this.#activate(h, dialog, response);
     } catch (err) {
       if (h.attempt !== attempt) return;
+      // an answer arriving from now on belongs to an abandoned attempt: torn down when it comes
+      h.attempt++;
       if (err instanceof NoAnswer) this.#fail(h, 'unanswered', `no answer in ${this.#t.answerMs} ms`);
       else if (isRejected(err)) this.#fail(h, 'refused', `SIP ${err.response.status} ${err.response.reason}`.trim());
       else this.#fail(h, 'failed', err instanceof Error ? err.message : String(err));
