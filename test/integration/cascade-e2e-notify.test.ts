@@ -2,7 +2,8 @@
 // going offline) reach the upstream as NOTIFYs from the leader, inside the subscription dialogs the
 // upstream opened with the leader. The event crosses instances on the Redis cascade bus, by value.
 // Alarms come as a MESSAGE first, then as a NOTIFY under the owner's alarm subscription; positions
-// under its mobile-position subscription (GB/T 28181 §9.11), both turned on through the leader's API.
+// under its mobile-position subscription (GB/T 28181 §9.11), both turned on through the leader's API;
+// when the device moves to another instance, that one subscribes again.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultChannelIds } from '@vms/device-sim';
@@ -83,5 +84,12 @@ describe('NOTIFY to the upstream via the cascade bus (CASC-3)', () => {
     for (const n of offs) assert.equal(n.fromPort, leader.sipPort);
     const ids = offs.map((n) => /<Item>\s*<DeviceID>(\d{20})<\/DeviceID>/.exec(n.body)?.[1]).sort();
     assert.deepEqual(ids, [...channelIds].sort());
+
+    // the device comes back on the leader (ownership moves): its new owner subscribes again, from
+    // the settings the old owner stored (MySQL), without anyone asking
+    const moved = await cluster.device(leader, DEVICE, CHANNELS);
+    await waitFor(() => moved.subscriptions.length >= 2, { timeoutMs: 8000, intervalMs: 50, description: 'subscribed again by the new owner' });
+    assert.deepEqual(moved.subscriptions.map((sub) => sub.kind).sort(), ['Alarm', 'MobilePosition']);
+    for (const sub of moved.subscriptions) assert.equal(sub.dialog.remoteTarget.port, leader.sipPort, 'subscribed from the new owner');
   });
 });
