@@ -2,10 +2,10 @@
 // registration, keepalive, MANSCDP answers, media sessions, subscriptions. `start()` / `close()`;
 // what the platform asked is kept in `commands`, `controls`, `sessions`, `subscriptions` for tests.
 import { EventEmitter } from 'node:events';
-import { buildMediaStatusNotify, createSnGenerator, formatGbTime, makeSsrc, MEDIA_STATUS_END_OF_FILE, type AlarmNotify } from '@vms/gb28181';
+import { buildCatalogNotify, buildMediaStatusNotify, createSnGenerator, formatGbTime, makeSsrc, MEDIA_STATUS_END_OF_FILE, type AlarmNotify } from '@vms/gb28181';
 import { createSipStack, type Dialog, type SipLogger, type SipStack } from '@vms/sip';
 import { settleWithin } from './bounded.ts';
-import { buildChannels, type SimChannel } from './channels.ts';
+import { buildChannels, catalogItems, type SimChannel } from './channels.ts';
 import { handleManscdpMessage, type ReceivedCommand, type RecordedControl } from './commands.ts';
 import { deviceClosedError } from './errors.ts';
 import { handleInvite } from './invite.ts';
@@ -62,7 +62,19 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
    * echoing the offer's y=, and send RTP with it.
    */
   answersOwnSsrc = false;
+  /**
+   * Quirk seen in captures (sample 13: Ellean logs 'Unsupported method: SUBSCRIBE'): SUBSCRIBEs get no
+   * answer at all; the platform must give up waiting on its own. Counted in `ignoredSubscribes`.
+   */
+  ignoresSubscribe = false;
+  ignoredSubscribes = 0;
   readonly subscriptions: Subscription[] = [];
+  /** Resolves when the device closes: what an ignored request's handler waits for (no answer until then). */
+  readonly #closedSignal: { promise: Promise<void>; resolve: () => void } = (() => {
+    let resolve = (): void => {};
+    const promise = new Promise<void>((r) => (resolve = r));
+    return { promise, resolve };
+  })();
   readonly #log: SipLogger;
   readonly #sn = createSnGenerator();
   readonly #dialogs = new Map<MediaSession, Dialog>();
@@ -159,6 +171,16 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     await Promise.all(subs.map((s) => s.notify(alarmBody({ o: this.options, sn: this.#sn }, alarm))));
   }
 
+  /** Catalog NOTIFY (§9.11.1) of one channel's change (ON, OFF, ADD, DEL, UPDATE…) in every catalog subscription. */
+  async notifyCatalog(event: string, channelIndex = 0): Promise<number> {
+    if (this.#state !== 'running') throw deviceClosedError();
+    const items = catalogItems(this.options, this.channels, { sipPort: this.#stack?.port ?? 0, event }).slice(channelIndex, channelIndex + 1);
+    const subs = this.subscriptions.filter((s) => s.kind === 'Catalog' && s.active);
+    const body = (): Buffer => buildCatalogNotify({ sn: String(this.#sn.next()), deviceId: this.deviceId, sumNum: items.length, items }, { charset: this.options.charset });
+    await Promise.all(subs.map((s) => s.notify(body())));
+    return subs.length;
+  }
+
   /** Idempotent: BYE to active sessions, unregister, stop timers, close the stack. */
   close(): Promise<void> {
     this.#closing ??= this.#close();
@@ -176,6 +198,7 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
       await this.#registration?.stop();
     }
     for (const s of this.subscriptions) s.close();
+    this.#closedSignal.resolve();
     await this.#stack?.close();
     for (const s of this.sessions) s.close('closed');
     await Promise.allSettled([...this.#pending]);
@@ -231,6 +254,10 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     );
     const subDeps: SubscriptionDeps = { o, channels: this.channels, sn: this.#sn, sipPort, log: this.#log, track };
     stack.onRequest('SUBSCRIBE', (req, ctx) => {
+      if (this.ignoresSubscribe) {
+        this.ignoredSubscribes++;
+        return this.#closedSignal.promise; // the transaction stays unanswered while the device lives
+      }
       const sub = handleSubscribe(subDeps, req, ctx);
       if (sub === undefined) return;
       this.subscriptions.push(sub);

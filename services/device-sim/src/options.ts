@@ -65,6 +65,8 @@ export interface SimulatedDeviceOptions {
   deltaFrameBytes?: number;
   /** Caps the media length of Playback/Download sessions, ms (default: the INVITE's t= range). */
   playbackMaxMs?: number;
+  /** Longest subscription the device grants, s (RFC 6665 §4.2.1.1: a notifier may shorten Expires); default: what is asked. */
+  subscriptionMaxExpiresS?: number;
   /** Local time offset of MANSCDP times, minutes east of UTC; default the host's. China: 480. */
   utcOffsetMinutes?: number;
   userAgent?: string;
@@ -102,6 +104,7 @@ export interface ResolvedDeviceOptions {
   readonly keyFrameBytes: number;
   readonly deltaFrameBytes: number;
   readonly playbackMaxMs: number | undefined;
+  readonly subscriptionMaxExpiresS: number | undefined;
   readonly utcOffsetMinutes: number | undefined;
   readonly userAgent: string;
   readonly clock: Clock;
@@ -176,6 +179,7 @@ export function resolveDeviceOptions(o: SimulatedDeviceOptions): ResolvedDeviceO
     keyFrameBytes: positiveInt('keyFrameBytes', o.keyFrameBytes, 4000, 1_000_000),
     deltaFrameBytes: positiveInt('deltaFrameBytes', o.deltaFrameBytes, 800, 1_000_000),
     playbackMaxMs: o.playbackMaxMs === undefined ? undefined : positiveInt('playbackMaxMs', o.playbackMaxMs, 1),
+    subscriptionMaxExpiresS: o.subscriptionMaxExpiresS === undefined ? undefined : positiveInt('subscriptionMaxExpiresS', o.subscriptionMaxExpiresS, 1),
     utcOffsetMinutes: o.utcOffsetMinutes,
     userAgent: o.userAgent ?? 'VMS device simulator',
     clock: o.clock ?? systemClock,

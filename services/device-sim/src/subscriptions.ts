@@ -31,6 +31,8 @@ export class Subscription {
   #intervalTimer: TimerHandle | undefined;
   #expiresAt: number;
   notifiesSent = 0;
+  /** In-dialog SUBSCRIBE refreshes received (Expires 0 included). */
+  refreshes = 0;
 
   constructor(
     readonly kind: SubscriptionKind,
@@ -78,7 +80,8 @@ export class Subscription {
   }
 
   #refresh(req: SipRequest, ctx: RequestContext): void {
-    const expires = expiresOf(req);
+    this.refreshes++;
+    const expires = grantOf(this.deps.o, expiresOf(req));
     ctx.reply(SipStatus.OK, { headers: { Expires: String(expires) } });
     if (expires === 0) return; // the dialog ends itself (RFC 6665 §4.2.1.2)
     this.#expiresAt = this.deps.o.clock.now() + expires * 1000;
@@ -119,8 +122,8 @@ export function handleSubscribe(deps: SubscriptionDeps, req: SipRequest, ctx: Se
     ctx.reply(SipStatus.BadEvent);
     return undefined;
   }
-  const expires = expiresOf(req);
   const { o } = deps;
+  const expires = grantOf(o, expiresOf(req));
   const ack = buildResultResponse(kind, { sn: cmd.body.sn, deviceId: o.deviceId, result: RESULT_OK }, { charset: o.charset });
   const dialog = ctx.accept({ headers: { Expires: String(expires) }, body: ack, contentType: MANSCDP_CONTENT_TYPE });
   const sub = new Subscription(kind, dialog, req.headers.get('Event') ?? kind, expires, deps);
@@ -144,6 +147,11 @@ export function alarmBody(deps: Pick<SubscriptionDeps, 'o' | 'sn'>, alarm: Omit<
 
 function kindOfGeneric(cmd: ManscdpCommand): SubscriptionKind | undefined {
   return cmd.kind === 'generic' && cmd.body.root === 'Query' && cmd.body.cmdType === 'Alarm' ? 'Alarm' : undefined;
+}
+
+/** RFC 6665 §4.2.1.1: the notifier may shorten the subscription, never lengthen it; 0 stays 0. */
+function grantOf(o: ResolvedDeviceOptions, asked: number): number {
+  return o.subscriptionMaxExpiresS === undefined ? asked : Math.min(asked, o.subscriptionMaxExpiresS);
 }
 
 function expiresOf(req: SipRequest): number {

@@ -18,6 +18,10 @@ import { createMetrics } from './metrics/metrics.ts';
 import { openRouting } from './routing/routing-wiring.ts';
 import { httpGetProber, sipOptionsProber } from './routing/routing-probers.ts';
 import { startDeviceSide, type DeviceSide } from './sip/device-side.ts';
+import { attachReportRecorder } from './reports/report-recorder.ts';
+import { createMemoryReportStore } from './reports/report-store.memory.ts';
+import { createMysqlReportStore } from './reports/report-store.mysql.ts';
+import type { ReportStore } from './reports/report-store.port.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
 import type { QueryTimeouts } from './sip/query-timeouts.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
@@ -53,6 +57,8 @@ export interface AppDeps {
   readonly events?: DeviceEvents;
   /** Shorter device waits, for tests (src/sip/query-timeouts.ts). */
   readonly queryTimeouts?: Partial<QueryTimeouts>;
+  /** Replaces the alarm / position / subscription-settings store (tests). */
+  readonly reports?: ReportStore;
 }
 
 export interface RunningApp {
@@ -132,6 +138,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     const pool: Pool = createMysqlPool(config.mysql.url, mysqlPoolLimits(config.limits));
     closers.push(() => pool.end());
+    devicePool = pool;
     const { applied } = await migrate(pool, SQL_DIR);
     if (applied.length > 0) log.info({ applied: applied.map((m) => m.version) }, 'schema migrations applied');
     const repo = createMysqlDeviceRepository({
@@ -143,6 +150,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     closers.push(() => repo.close());
     return repo;
   };
+
+  // Cluster (MySQL): every instance reads what the owners wrote (V008); else this instance's memory.
+  let devicePool: Pool | null = null;
+  const openReports = async (): Promise<ReportStore> => deps.reports ?? (devicePool === null ? createMemoryReportStore() : createMysqlReportStore({ pool: devicePool }));
 
   const doStart = async (): Promise<RunningApp> => {
     if (config.auth.signingKeySource === 'dev-default') {
@@ -170,6 +181,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     });
     closers.push(() => cluster.close());
     leaveCluster = () => cluster.leave();
+    // Alarms, positions and subscription settings (GB/T 28181 §9.4, §9.11): bounded, on the owner.
+    const reports = await openReports();
+    closers.push(() => reports.close());
+    const detachRecorder = attachReportRecorder(events, reports, log);
+    closers.push(async () => detachRecorder());
     // The GB28181 device side (SPEC §8): SIP binds with the HTTP API; a test's `deps.control` replaces it.
     let side: DeviceSide | null = null;
     if (deps.control === undefined) {
@@ -183,6 +199,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         userAgent: `vms-signaling/${SERVICE_VERSION}`,
         snIndex: cluster.sns,
         limits: config.limits,
+        reports,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -282,6 +299,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ...(cascade === null ? {} : { platforms: cascade }),
       limits: httpLimits(config.limits),
       routing,
+      reports,
+      ...(side === null ? {} : { subscriptions: side.subscriptions }),
     });
     controlApi = http;
     // On close HTTP stops taking requests first; then waiting device queries are rejected (answered

@@ -22,6 +22,7 @@ export const FORWARD_READ_TIMEOUT_MS: Partial<Readonly<Record<RouteId, number>>>
   'catalog.progress': 3000,
   'record.result': 3000,
   'download.progress': 3000,
+  'subscriptions.get': 3000,
 };
 
 export function forwardReadTimeoutMs(route: RouteSpec): number {

@@ -9,7 +9,7 @@ export const PTZ_COMMANDS = ['left', 'right', 'up', 'down', 'upleft', 'upright',
 export type PtzCommand = (typeof PTZ_COMMANDS)[number];
 
 /** SPEC §12 device control actions. */
-export const DEVICE_ACTIONS = ['reboot', 'guard', 'unguard', 'record', 'stoprecord'] as const;
+export const DEVICE_ACTIONS = ['reboot', 'guard', 'unguard', 'record', 'stoprecord', 'resetalarm'] as const;
 export type DeviceAction = (typeof DEVICE_ACTIONS)[number];
 
 /** PTZ speed, one byte of PTZCmd (GB/T 28181 Annex A.3); zoom uses the upper 4 bits. */

@@ -41,7 +41,8 @@ export interface DeviceEventMap {
     readonly changes: readonly ChannelChange[];
   };
   /** Alarm Notify as the device sent it (already acknowledged with Response/Alarm). */
-  alarm: { readonly deviceId: DeviceId; readonly at: number; readonly alarm: AlarmNotify };
+  alarm: { readonly deviceId: DeviceId; readonly at: number; readonly alarm: AlarmNotify; readonly via?: 'message' | 'notify' };
+  /** MobilePosition Notify (§9.11), in a NOTIFY under our subscription or, from some devices, a MESSAGE. */
   mobilePosition: { readonly deviceId: DeviceId; readonly at: number; readonly position: MobilePositionNotify };
   /**
    * MediaStatus Notify (GB/T 28181-2016 §9.8, NotifyType 121 = end of file), sent outside the dialog

@@ -30,6 +30,7 @@ import { playHandlers } from './routes/play.ts';
 import { playbackHandlers } from './routes/playback.ts';
 import { ptzHandlers } from './routes/ptz.ts';
 import { recordHandlers } from './routes/records.ts';
+import { reportHandlers } from './routes/reports.ts';
 import { routingHandlers } from './routes/routing.ts';
 import { registerWebhookRoute } from './routes/webhook.ts';
 import './fastify-types.ts';
@@ -46,6 +47,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...deviceQueryHandlers(deps, access),
     ...ptzHandlers(deps, access),
     ...recordHandlers(deps, access),
+    ...reportHandlers(deps, access),
     ...playHandlers(deps, access),
     ...playbackHandlers(deps, access),
     ...platformHandlers(deps.platforms, deps.devices),

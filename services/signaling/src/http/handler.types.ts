@@ -5,6 +5,8 @@ import type { DeviceControlService } from '../control/device-control.port.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
 import type { RoutingWiring } from '../routing/routing-wiring.ts';
+import type { ReportStore } from '../reports/report-store.port.ts';
+import type { DeviceSubscriptions } from '../sip/device-subscriptions.ts';
 import type { MediaWiring } from '../media/media-wiring.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { NodeDirectory } from '../nodes/node-directory.port.ts';
@@ -72,4 +74,8 @@ export interface HttpDeps {
   readonly limits?: Partial<HttpLimits>;
   /** The routing engine's store, reloader and shadow table (SPEC §10); absent: its endpoints answer unavailable. */
   readonly routing?: RoutingWiring;
+  /** Alarms, positions, subscription settings (src/reports); absent: their endpoints answer from an empty store. */
+  readonly reports?: ReportStore;
+  /** The owner's subscriptions to its devices (src/sip/device-subscriptions.ts); absent: unavailable. */
+  readonly subscriptions?: Pick<DeviceSubscriptions, 'set' | 'view'>;
 }

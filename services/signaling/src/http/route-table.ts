@@ -45,6 +45,12 @@ export const ROUTES = [
   { id: 'download.start', method: 'POST', path: '/vms/download/start', routedBy: 'channel', auth: 'operator' },
   { id: 'download.progress', method: 'GET', path: '/vms/download/progress', routedBy: 'session', auth: 'operator' },
   { id: 'download.stop', method: 'POST', path: '/vms/download/stop', routedBy: 'session', auth: 'operator' },
+  // what devices reported (GB/T 28181 §9.4, §9.11), from the report store; subscriptions on the owner
+  { id: 'alarms.list', method: 'GET', path: '/vms/alarms', routedBy: null, auth: 'operator' },
+  { id: 'positions.latest', method: 'GET', path: '/vms/positions/latest', routedBy: null, auth: 'operator' },
+  { id: 'positions.track', method: 'GET', path: '/vms/positions', routedBy: null, auth: 'operator' },
+  { id: 'subscriptions.get', method: 'GET', path: '/vms/device/subscriptions', routedBy: 'device', auth: 'operator' },
+  { id: 'subscriptions.set', method: 'POST', path: '/vms/device/subscriptions', routedBy: 'device', auth: 'operator' },
   { id: 'snapshot', method: 'GET', path: '/vms/snapshot', routedBy: 'channel', auth: 'operator' },
   // upstream platforms and their shared channels (SPEC CASC-2): database administration, any instance
   { id: 'platforms.list', method: 'GET', path: '/vms/platforms', routedBy: null, auth: 'operator' },

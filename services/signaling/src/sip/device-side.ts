@@ -20,6 +20,10 @@ import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts'
 import { createRegisterHandler } from './register.handler.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
 import { startSipServer, type SipServerOptions } from './sip-server.ts';
+import { createDeviceNotifyHandlers } from './device-notify.handler.ts';
+import { DeviceSubscriptions, type SubscriptionTiming } from './device-subscriptions.ts';
+import { createMemoryReportStore } from '../reports/report-store.memory.ts';
+import type { ReportStore } from '../reports/report-store.port.ts';
 import type { LimitSettings } from '../config/config.types.ts';
 import { deviceLimits, sipStackLimits } from '../config/limits.ts';
 
@@ -36,6 +40,9 @@ export interface DeviceSideOptions {
   readonly sipTimers?: SipServerOptions['timers'];
   /** SPEC SEC-3 bounds (SIP transport, per device); default: the modules' defaults. */
   readonly limits?: LimitSettings;
+  /** Where subscription settings are read (the owner of a device reads them); default: in memory. */
+  readonly reports?: Pick<ReportStore, 'subscriptionSettings' | 'saveSubscriptionSettings'>;
+  readonly subscriptionTiming?: Partial<SubscriptionTiming>;
 }
 
 /** Takes a MESSAGE that is not from a device (an upstream platform's, src/cascade): true = handled. */
@@ -49,6 +56,8 @@ export interface DeviceSide {
   readonly control: SipDeviceControl;
   readonly flows: DeviceFlows;
   readonly scanner: OfflineScanner;
+  /** The platform's catalog / alarm / position subscriptions to its devices (GB/T 28181 §9.11). */
+  readonly subscriptions: DeviceSubscriptions;
   /** OWN-4: the device is now owned elsewhere; no request leaves for it from here any more. */
   forgetDevice(deviceId: DeviceId): void;
   /** MESSAGEs the interceptor takes never reach the device handlers (one interceptor; null removes it). */
@@ -95,6 +104,29 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   let intercept: MessageInterceptor | null = null;
   stack.onRequest('MESSAGE', (req, ctx) => (intercept?.(req, ctx) === true ? undefined : messages.message(req, ctx)));
 
+  // §9.11: subscriptions to devices and their NOTIFYs (in our dialogs, or outside any from some devices)
+  const notifies = createDeviceNotifyHandlers(deps, uplink, messages.intake);
+  stack.onRequest('NOTIFY', notifies.outOfDialog);
+  const subscriptions = new DeviceSubscriptions({
+    stack,
+    sip: o.sip,
+    flows,
+    clock: o.clock,
+    log,
+    store: o.reports ?? createMemoryReportStore(),
+    onNotify: (deviceId, req, ctx) => notifies.inDialog(deviceId, req, ctx),
+    ...(o.subscriptionTiming === undefined ? {} : { timing: o.subscriptionTiming }),
+  });
+  // A REGISTER (re)starts what is not held on the device's current flow; going offline forgets all.
+  const offEvents = [
+    // O(1) on the keepalive path: only a REGISTER goes on
+    o.events.on('uplink', (e) => {
+      if (e.kind !== 'register') return;
+      subscriptions.registered(e.deviceId).catch((err: unknown) => log.warn({ err, deviceId: e.deviceId }, 'device subscriptions not started'));
+    }),
+    o.events.on('offline', (e) => subscriptions.forget(e.deviceId)),
+  ];
+
   const control = createSipDeviceControl({ side: deps, pending, messenger, uplink, timeouts, ...(o.snIndex === undefined ? {} : { snIndex: o.snIndex }) });
   const scanner = createOfflineScanner({
     devices: o.devices,
@@ -110,7 +142,10 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   let quiesced: Promise<void> | null = null;
   let closed: Promise<void> | null = null;
   const quiesce = (): Promise<void> => {
-    quiesced ??= Promise.all([scanner.close(), control.close(), messages.close()]).then(() => {});
+    quiesced ??= Promise.all([scanner.close(), control.close(), messages.close()]).then(() => {
+      for (const off of offEvents) off();
+      subscriptions.close();
+    });
     return quiesced;
   };
 
@@ -120,7 +155,9 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     control,
     flows,
     scanner,
+    subscriptions,
     forgetDevice(deviceId) {
+      subscriptions.forget(deviceId);
       if (flows.forget(deviceId)) log.info({ deviceId }, 'device registration dropped: owned by another node now');
     },
     interceptMessages(interceptor) {

@@ -79,6 +79,18 @@ export interface MessageHandlers {
   readonly message: RequestHandler;
   /** Stops the large-body decode threads (messages still decoding are answered as failures). */
   close(): Promise<void>;
+  /** The same bounds for a device's other requests (NOTIFY, device-notify.handler.ts). */
+  readonly intake: DeviceIntake;
+}
+
+/** SEC-3 bounds every device request with a MANSCDP body passes, whatever its method. */
+export interface DeviceIntake {
+  /** The device's rate bucket; a refusal to answer, or undefined. */
+  charge(deviceId: DeviceId, bytes: number, now: number, log: Logger): VmsError | undefined;
+  /** Decodes small bodies here, large ones on a decode thread; RateLimitedError when that queue is full. */
+  decode(body: Buffer, deviceId: DeviceId, log: Logger): Promise<{ msg: ManscdpMessage; cmd: ManscdpCommand }>;
+  /** The channel cap of a catalog body; a refusal, or undefined. */
+  admit(session: DeviceSession, cmd: ManscdpCommand, now: number, log: Logger): Promise<VmsError | undefined>;
 }
 
 /** The WWW-Authenticate value of a 401 for `deviceId` (a nonce issued for that device id). */
@@ -255,5 +267,10 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     return SipStatus.OK;
   };
 
-  return { keepalive, message: full, close: () => decoder.close() };
+  const intake: DeviceIntake = {
+    charge: (deviceId, bytes, now, log) => admission.charge(deviceId, bytes, now, log),
+    decode: (body, deviceId, log) => decode(body, deviceId, log),
+    admit: (session, cmd, now, log) => admission.admit(session, cmd, now, log),
+  };
+  return { keepalive, message: full, close: () => decoder.close(), intake };
 }

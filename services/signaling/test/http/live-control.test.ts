@@ -69,7 +69,7 @@ describe('live device endpoints', () => {
   it('validates device control actions', async () => {
     const f = await buildFixture();
     const headers = await f.auth();
-    for (const action of ['reboot', 'guard', 'unguard', 'record', 'stoprecord']) {
+    for (const action of ['reboot', 'guard', 'unguard', 'record', 'stoprecord', 'resetalarm']) {
       assert.equal((await f.app.inject({ method: 'POST', url: `/vms/device/control?deviceId=${DEV}&action=${action}`, headers })).json().success, true);
     }
     const bad = await f.app.inject({ method: 'POST', url: `/vms/device/control?deviceId=${DEV}&action=selfdestruct`, headers });

@@ -59,3 +59,34 @@ export function buildAlarmNotify(alarm: AlarmNotify, opts?: BuildOptions): Buffe
   }
   return buildCommand('Notify', 'Alarm', alarm, fields, opts);
 }
+
+/**
+ * Query/Alarm (§A.2.4): the body of an alarm SUBSCRIBE (§9.11). Priorities and method `0` mean all;
+ * a time range limits the alarms the device reports (absent: from now on).
+ */
+export interface AlarmQuery extends ManscdpHeader {
+  startAlarmPriority?: string;
+  endAlarmPriority?: string;
+  alarmMethod?: string;
+  alarmType?: string;
+  startAlarmTime?: string;
+  endAlarmTime?: string;
+}
+
+const QUERY_FIELDS: FieldSpec<AlarmQuery> = [
+  ['startAlarmPriority', 'StartAlarmPriority'],
+  ['endAlarmPriority', 'EndAlarmPriority'],
+  ['alarmMethod', 'AlarmMethod'],
+  ['alarmType', 'AlarmType'],
+  ['startAlarmTime', 'StartAlarmTime'],
+  ['endAlarmTime', 'EndAlarmTime'],
+];
+
+export function buildAlarmQuery(query: AlarmQuery, opts?: BuildOptions): Buffer {
+  return buildCommand('Query', 'Alarm', query, writeFields({}, query, QUERY_FIELDS), opts);
+}
+
+export function decodeAlarmQuery(msg: ManscdpMessage): AlarmQuery {
+  expectCommand(msg, 'Query', 'Alarm');
+  return { ...readFields(msg.fields, QUERY_FIELDS), ...headerOf(msg) };
+}

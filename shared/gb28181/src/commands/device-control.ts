@@ -104,8 +104,8 @@ function encodeCommand(cmd: DeviceControlCommand): ManscdpNode {
 }
 
 /** Device-level actions of the control API (SPEC §12 `/vms/device/control`). */
-export type DeviceControlAction = 'reboot' | 'guard' | 'unguard' | 'record' | 'stoprecord';
-export const DEVICE_CONTROL_ACTIONS: readonly DeviceControlAction[] = ['reboot', 'guard', 'unguard', 'record', 'stoprecord'];
+export type DeviceControlAction = 'reboot' | 'guard' | 'unguard' | 'record' | 'stoprecord' | 'resetalarm';
+export const DEVICE_CONTROL_ACTIONS: readonly DeviceControlAction[] = ['reboot', 'guard', 'unguard', 'record', 'stoprecord', 'resetalarm'];
 
 export function deviceControlForAction(action: DeviceControlAction): DeviceControlCommand {
   switch (action) {
@@ -119,6 +119,9 @@ export function deviceControlForAction(action: DeviceControlAction): DeviceContr
       return { type: 'RecordCmd', value: 'Record' };
     case 'stoprecord':
       return { type: 'RecordCmd', value: 'StopRecord' };
+    case 'resetalarm':
+      // §A.2.3 AlarmCmd: clears the device's alarm state (all alarm methods when Info names none)
+      return { type: 'AlarmCmd', value: 'ResetAlarm' };
   }
 }
 

@@ -4,6 +4,8 @@
 import { DEVICE_ACTIONS, PTZ_COMMANDS, PTZ_SPEED_MAX, PTZ_SPEED_MIN } from '../../control/device-control.port.ts';
 import { PLAYBACK_ACTIONS, STREAM_MODES } from '../../media/media-session.types.ts';
 import type { RouteId } from '../route-table.ts';
+import { SUBSCRIPTION_KINDS } from '../../reports/report-store.port.ts';
+import { POSITION_INTERVAL_MAX_S, POSITION_INTERVAL_MIN_S } from '../routes/reports.ts';
 import { OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
 import {
   anyData,
@@ -135,6 +137,60 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
   },
   'download.progress': { summary: 'Progress of a download', description: ROUTING.session, tags: ['media'], querystring: bySession, response: session('progress') },
   'download.stop': { summary: 'Stop a download', description: ROUTING.session, tags: ['media'], querystring: bySession, response: session('null') },
+  'alarms.list': {
+    summary: 'Alarms a device reported (MESSAGE or NOTIFY), newest first; bounded history',
+    description: 'Answered from the report store on any instance. Times filter on when the platform received the alarm.',
+    tags: ['alarms and positions'],
+    querystring: query(
+      {
+        deviceId: device,
+        startTime: timeParam('received at or after'),
+        endTime: timeParam('received at or before'),
+        alarmMethod: { type: 'string', pattern: '^(\\d{1,4})?$', description: 'AlarmMethod (1 phone, 2 device, 3 SMS, 4 GPS, 5 video, 6 fault, 7 other)' },
+        alarmType: { type: 'string', pattern: '^(\\d{1,4})?$', description: 'AlarmType (sub-type per method, GB/T 28181 §A.2.5)' },
+        alarmPriority: { type: 'string', pattern: '^(\\d{1,4})?$', description: 'AlarmPriority 1 (highest) to 4' },
+        ...PAGING_PROPERTIES,
+      },
+      ['deviceId'],
+    ),
+    response: answers(pageOf('alarms'), 'a page of alarms'),
+  },
+  'positions.latest': {
+    summary: 'Latest mobile position a device reported (null when none)',
+    description: 'Answered from the report store on any instance.',
+    tags: ['alarms and positions'],
+    querystring: byDevice,
+    response: answers(anyData('{deviceId, sourceId, receivedAt, time, longitude, latitude, speed, direction, altitude} or null'), 'the latest position'),
+  },
+  'positions.track': {
+    summary: 'Mobile position track of a device, oldest first; bounded history',
+    description: 'Answered from the report store on any instance. Times filter on when the platform received the position.',
+    tags: ['alarms and positions'],
+    querystring: query({ deviceId: device, startTime: timeParam('received at or after'), endTime: timeParam('received at or before'), ...PAGING_PROPERTIES }, ['deviceId']),
+    response: answers(pageOf('positions'), 'a page of positions'),
+  },
+  'subscriptions.get': {
+    summary: 'The platform’s catalog / alarm / mobile-position subscriptions to a device, and their state',
+    description: ROUTING.device,
+    tags: ['device control'],
+    querystring: byDevice,
+    response: answers(anyData('{deviceId, settings, subscriptions: [{kind, state, expiresAt, nextAt, lastError}]}'), 'subscriptions'),
+  },
+  'subscriptions.set': {
+    summary: 'Turn one subscription to a device on or off (kept for the device across re-registration and owner moves)',
+    description: `${ROUTING.device} Turning one on waits for the device’s first answer (state active, unanswered or refused).`,
+    tags: ['device control'],
+    querystring: query(
+      {
+        deviceId: device,
+        kind: enumParam(SUBSCRIPTION_KINDS, 'what to subscribe to'),
+        enabled: booleanParam('on or off'),
+        interval: intParam(POSITION_INTERVAL_MIN_S, POSITION_INTERVAL_MAX_S, 'mobile position report interval in seconds (default 5)'),
+      },
+      ['deviceId', 'kind', 'enabled'],
+    ),
+    response: answers(anyData('{deviceId, settings, subscriptions}'), 'subscriptions after the change'),
+  },
   snapshot: {
     summary: 'JPEG snapshot of a channel being viewed live',
     description: ROUTING.channel,
