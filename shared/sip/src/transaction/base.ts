@@ -13,6 +13,11 @@ export interface TransactionEnv {
   /** RFC 3261 §17: reliable transports (TCP) get no retransmissions and zero-length wait timers. */
   reliable: boolean;
   send(msg: SipMessage): void;
+  /**
+   * Optional: a sender of `msg` that keeps only its bytes and destination (SipTransport.prepareResponse),
+   * for a final response a server transaction must repeat; without it the message itself is kept.
+   */
+  prepare?(msg: SipMessage): () => void;
 }
 
 export type TimerName = 'A' | 'B' | 'D' | 'E' | 'F' | 'G' | 'H' | 'I' | 'J' | 'K' | 'L' | 'M' | 'Trying';

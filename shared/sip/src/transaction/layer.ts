@@ -37,6 +37,8 @@ export function serverKey(req: SipRequest, method: string = req.method): string 
 export interface TransactionSink {
   /** Hands a message to the transport; failures must come back via the transaction's transportError(). */
   send(msg: SipMessage): void;
+  /** See TransactionEnv.prepare. */
+  prepare?(msg: SipMessage): () => void;
   reliable: boolean;
 }
 
@@ -54,8 +56,13 @@ export class TransactionLayer {
     return { clients: this.#clients.size, servers: this.#servers.size };
   }
 
+  /** Timer values per transport kind, computed once: every transaction of a kind shares one object. */
+  readonly #timerValues = new Map<boolean, ReturnType<typeof timerValues>>();
+
   #env(sink: TransactionSink): TransactionEnv {
-    return { clock: this.clock, timers: timerValues(this.timers, sink.reliable), reliable: sink.reliable, send: sink.send };
+    let timers = this.#timerValues.get(sink.reliable);
+    if (timers === undefined) this.#timerValues.set(sink.reliable, (timers = timerValues(this.timers, sink.reliable)));
+    return { clock: this.clock, timers, reliable: sink.reliable, send: sink.send, ...(sink.prepare === undefined ? {} : { prepare: sink.prepare }) };
   }
 
   /** Creates and starts the client transaction for `req` (which already carries our Via). */

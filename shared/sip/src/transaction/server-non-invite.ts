@@ -4,14 +4,21 @@ import type { ServerRequestDisposition, ServerTransactionUser } from './server-i
 
 export type NonInviteServerState = 'trying' | 'proceeding' | 'completed' | 'terminated';
 
-/** RFC 3261 §17.2.2 non-INVITE server transaction (Figure 8). */
+/**
+ * RFC 3261 §17.2.2 non-INVITE server transaction (Figure 8).
+ * It keeps neither the request nor anything of its handling: over UDP a Completed transaction lives
+ * for Timer J (32 s) with only its final response, so a REGISTER storm of N/s holds 32·N of them, and
+ * whatever they hold survives V8's young generation and is paid in RSS long after (issue 11: the request
+ * and the handler's context kept here were most of the 10 KB per registered device).
+ */
 export class NonInviteServerTransaction extends TransactionBase<NonInviteServerState> {
   protected state: NonInviteServerState = 'trying';
   #lastProvisional: SipResponse | undefined;
-  #final: SipResponse | undefined;
+  /** Sends the final response again (§17.2.2: to every retransmitted request in Completed). */
+  #resendFinal: (() => void) | undefined;
 
   constructor(
-    readonly request: SipRequest,
+    _request: SipRequest,
     env: TransactionEnv,
     private readonly tu: ServerTransactionUser,
   ) {
@@ -19,13 +26,13 @@ export class NonInviteServerTransaction extends TransactionBase<NonInviteServerS
   }
 
   get finalSent(): boolean {
-    return this.#final !== undefined;
+    return this.#resendFinal !== undefined;
   }
 
   /** A retransmission of the request: discarded in Trying, answered with the last response after. */
   receiveRequest(_req: SipRequest): ServerRequestDisposition {
     if (this.state === 'proceeding' && this.#lastProvisional !== undefined) this.env.send(this.#lastProvisional);
-    else if (this.state === 'completed' && this.#final !== undefined) this.env.send(this.#final);
+    else if (this.state === 'completed' && this.#resendFinal !== undefined) this.#resendFinal();
     return 'absorbed';
   }
 
@@ -38,11 +45,17 @@ export class NonInviteServerTransaction extends TransactionBase<NonInviteServerS
       return true;
     }
     this.state = 'completed';
-    this.#final = res;
+    this.#lastProvisional = undefined;
     this.env.send(res);
-    // §17.2.2: Timer J keeps the final response for retransmitted requests; zero if reliable.
-    this.arm('J', this.env.timers.J, () => this.#terminate());
+    this.#resendFinal = resender(this.env, res);
+    this.#armTimerJ();
     return true;
+  }
+
+  /** §17.2.2: Timer J keeps the final response for retransmitted requests; zero if reliable. */
+  #armTimerJ(): void {
+    // Its own method: a closure made in respond() would share respond()'s scope, and with it `res`.
+    this.arm('J', this.env.timers.J, () => this.#terminate());
   }
 
   transportError(err: Error): void {
@@ -61,4 +74,10 @@ export class NonInviteServerTransaction extends TransactionBase<NonInviteServerS
     this.disarmAll();
     this.tu.onTerminated();
   }
+}
+
+/** What repeats a final response: its bytes when the env can keep them alone (env.prepare), else the message. */
+function resender(env: TransactionEnv, res: SipResponse): () => void {
+  if (env.reliable) return () => {};
+  return env.prepare?.(res) ?? (() => env.send(res));
 }

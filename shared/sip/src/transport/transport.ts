@@ -1,5 +1,6 @@
 import { SipParseError } from '../errors.ts';
-import { getTopVia } from '../message/accessors.ts';
+import { getCSeq, getTopVia } from '../message/accessors.ts';
+import { SipHeaders } from '../message/headers.ts';
 import { parseSipMessage } from '../message/parse.ts';
 import { serializeSipMessage } from '../message/serialize.ts';
 import type { SipMessage, SipResponse } from '../message/types.ts';
@@ -51,6 +52,8 @@ export interface SendOptions {
   /** Sent once and never retransmitted (a stateless response): its bytes are not cached. */
   readonly once?: boolean;
 }
+
+const EMPTY_BODY = Buffer.alloc(0);
 
 const BIND_ATTEMPTS = 8; // port 0: TCP picks, UDP may find it taken; retry with a fresh pick
 
@@ -299,6 +302,42 @@ export class SipTransport {
       return;
     }
     await this.send(res, { transport: 'udp', host: dest.host, port: dest.port }, undefined, opts);
+  }
+
+  /**
+   * A response to be sent again later (a final kept by a UDP server transaction for Timer J): its bytes
+   * and destination are fixed now, so the sender returned holds a Buffer and a host:port only, not the
+   * message and the request it was built from (RFC 3261 §17.2.2 resends the same response anyway).
+   * Over TCP (no retransmissions, Timer J = 0) it simply sends the message again.
+   */
+  prepareResponse(res: SipResponse, flow: Flow): () => Promise<void> {
+    if (flow.transport === 'tcp') return this.#sendAgain(res, flow);
+    // From here on no closure may name `res`: it would share this scope and keep the whole message.
+    const dest = responseDestination(getTopVia(res));
+    const target = { transport: 'udp' as const, host: dest.host, port: dest.port };
+    const data = this.#serializer.serialize(res);
+    // message_out subscribers (metrics) read the status and the CSeq: a stand-in with those, built per
+    // resend from copies, so nothing of the original message or its request stays reachable.
+    const { status, reason } = res;
+    const cseq = `${getCSeq(res).seq} ${getCSeq(res).method}`;
+    return async () => {
+      if (this.#closed) throw new Error('SIP transport closed');
+      try {
+        await this.#sendUdp(data, target);
+      } catch (err) {
+        this.#counters.sendErrors++;
+        throw err;
+      }
+      this.#counters.messagesOut++;
+      if (channels.messageOut.hasSubscribers) {
+        const message: SipResponse = { type: 'response', status, reason, headers: new SipHeaders([['CSeq', cseq]]), body: EMPTY_BODY };
+        publish(channels.messageOut, { message, target: flow, bytes: data.length });
+      }
+    };
+  }
+
+  #sendAgain(res: SipResponse, flow: Flow): () => Promise<void> {
+    return () => this.sendResponse(res, flow);
   }
 
   async #sendUdp(data: Buffer, target: SendTarget): Promise<Flow> {

@@ -26,6 +26,8 @@ export class ServerCtx implements ServerContext {
     readonly flow: Flow,
     readonly tx: ServerTransaction,
     private readonly hooks: ServerContextHooks,
+    /** Called once the final response to a non-INVITE request is sent: the owner may let go of this. */
+    private readonly onFinal?: () => void,
   ) {}
 
   get signal(): AbortSignal {
@@ -71,6 +73,7 @@ export class ServerCtx implements ServerContext {
     if (this.finalSent || !this.tx.respond(res)) {
       throw new SipStackError('SIP_ERR_INVALID_STATE', 'final response already sent', { cause: { status: res.status } });
     }
+    if (res.status >= 200 && this.request.method !== 'INVITE') this.onFinal?.();
     return res;
   }
 

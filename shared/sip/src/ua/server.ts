@@ -6,13 +6,14 @@ import { createResponse } from '../message/build.ts';
 import type { SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
 import type { ServerTransaction, TransactionLayer, TransactionSink } from '../transaction/layer.ts';
+import type { ServerTransactionUser } from '../transaction/server-invite.ts';
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
 import type { SipTransport } from '../transport/transport.ts';
 import { SipStackError } from '../errors.ts';
 import { headerEntries } from '../message/header-input.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
-import { ServerCtx } from './server-context.ts';
+import { ServerCtx, type ServerContextHooks } from './server-context.ts';
 import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
 import { statelessToTag } from './stateless-tag.ts';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, type PeekedRequest } from '../transport/datagram-shortcut.ts';
@@ -20,6 +21,15 @@ import { channels, publish } from '../transport/diagnostics.ts';
 
 /** RFC 3261 §8.2.1: methods we know; an unhandled one of these gets 405, anything else 501. */
 const KNOWN_METHODS = new Set(['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'REGISTER', 'SUBSCRIBE', 'NOTIFY', 'MESSAGE', 'INFO', 'PRACK', 'UPDATE', 'REFER', 'PUBLISH']);
+/** Where a request's ServerCtx is while it is live; `release` drops it (see #serverUser). */
+interface ContextSlot {
+  ctx: ServerCtx | undefined;
+  release?: () => void;
+}
+
+/** RFC 3261 §17.2.1: the 100 an INVITE server transaction sends when the TU is slow. */
+const tryingFor = (req: SipRequest) => (): SipResponse => createResponse(req, SipStatus.Trying);
+
 /** Always accepted: transaction/dialog machinery handles these without an app handler. */
 const BUILTIN_METHODS = ['ACK', 'CANCEL', 'OPTIONS', 'BYE', 'INFO', 'NOTIFY'];
 
@@ -43,9 +53,12 @@ export class RequestDispatcher {
   readonly #stateless = new Map<string, StatelessHandler>();
   readonly #contexts = new Set<ServerCtx>();
   readonly #inviteCtx = new WeakMap<ServerTransaction, ServerCtx>();
+  readonly #ctxHooks: ServerContextHooks;
   #closing = false;
 
-  constructor(private readonly deps: ServerDeps) {}
+  constructor(private readonly deps: ServerDeps) {
+    this.#ctxHooks = { accept: (c, o) => this.#accept(c, o), serverHeader: deps.local.userAgent };
+  }
 
   get log(): SipLogger {
     return this.deps.log;
@@ -86,34 +99,55 @@ export class RequestDispatcher {
       return;
     }
     if (this.#closing) return;
+    const sink = this.#responseSink(flow);
+    if (req.method === 'CANCEL') {
+      this.#onCancel(req, sink);
+      return;
+    }
+    const slot: ContextSlot = { ctx: undefined };
+    const tx = this.deps.layer.startServer(req, sink, this.#serverUser(req, flow, slot), req.method === 'INVITE' ? tryingFor(req) : undefined);
+    sink.tx = tx;
+    const ctx = new ServerCtx(req, flow, tx, this.#ctxHooks, slot.release);
+    slot.ctx = ctx;
+    this.#contexts.add(ctx);
+    if (req.method === 'INVITE') this.#inviteCtx.set(tx, ctx);
+    this.#dispatch(req, ctx);
+  }
+
+  // The closures a server transaction keeps until it terminates (Timer J: 32 s after the final over
+  // UDP) are made here, in functions of their own, so that they hold only the flow, the Call-ID and the
+  // slot: closures made in handleRequest would share its scope and keep the request and its ServerCtx.
+  #responseSink(flow: Flow): TransactionSink & { tx?: ServerTransaction } {
     const sink: TransactionSink & { tx?: ServerTransaction } = {
       reliable: flow.transport === 'tcp',
       send: (msg) => {
         this.deps.transport.sendResponse(msg as SipResponse, flow).catch((err: unknown) => sink.tx?.transportError(err as Error));
       },
-    };
-    if (req.method === 'CANCEL') {
-      this.#onCancel(req, sink);
-      return;
-    }
-    let ctx: ServerCtx | undefined;
-    const tx = this.deps.layer.startServer(
-      req,
-      sink,
-      {
-        onTimeout: () => this.log.debug({ callId: req.headers.get('Call-ID') }, 'sip no ACK for final response'),
-        onTransportError: (err) => this.log.debug({ err, flow }, 'sip response not delivered'),
-        onTerminated: () => {
-          if (ctx !== undefined) this.#contexts.delete(ctx);
-        },
+      prepare: (msg) => {
+        const resend = this.deps.transport.prepareResponse(msg as SipResponse, flow);
+        return () => {
+          resend().catch((err: unknown) => sink.tx?.transportError(err as Error));
+        };
       },
-      req.method === 'INVITE' ? () => createResponse(req, SipStatus.Trying) : undefined,
-    );
-    sink.tx = tx;
-    ctx = new ServerCtx(req, flow, tx, { accept: (c, o) => this.#accept(c, o), serverHeader: this.deps.local.userAgent });
-    this.#contexts.add(ctx);
-    if (req.method === 'INVITE') this.#inviteCtx.set(tx, ctx);
-    this.#dispatch(req, ctx);
+    };
+    return sink;
+  }
+
+  #serverUser(req: SipRequest, flow: Flow, slot: ContextSlot): ServerTransactionUser {
+    const callId = req.headers.get('Call-ID');
+    // The ServerCtx leaves the live set (and the slot) at the final response of a non-INVITE request
+    // (ServerCtx.send) or when the transaction ends, whichever comes first.
+    slot.release = () => {
+      const c = slot.ctx;
+      if (c === undefined) return;
+      slot.ctx = undefined;
+      this.#contexts.delete(c);
+    };
+    return {
+      onTimeout: () => this.log.debug({ callId }, 'sip no ACK for final response'),
+      onTransportError: (err) => this.log.debug({ err, flow }, 'sip response not delivered'),
+      onTerminated: slot.release,
+    };
   }
 
   /**
