@@ -1,5 +1,6 @@
 export * from './message/types.ts';
 export { SipHeaders, canonicalHeaderName } from './message/headers.ts';
+export { detachString } from './message/detach.ts';
 // --- message layer: parser, serializer, accessors, builders, digest (owner: message/auth) ---
 // One error catalog for the whole package (message, digest, stack codes) and one code → SIP status table.
 export {

@@ -5,7 +5,7 @@
 // goes there, and only requests from there count as the device's (message.handler.ts). The granted
 // lifetime is capped (register-expires-max); one below register-expires-min gets 423 (RFC 3261 §10.3).
 import { formatGbDateHeader } from '@vms/gb28181';
-import { formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestHandler, type SipRequest } from '@vms/sip';
+import { detachString, formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestHandler, type SipRequest } from '@vms/sip';
 import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
 import { transportOf } from './device-flows.ts';
@@ -31,7 +31,9 @@ export function requestedExpires(req: SipRequest): number {
 export function registeringDevice(req: SipRequest): string {
   const user = getFrom(req).uri.user;
   if (user === null || !isGbId(user)) throw new BadParameterError('From', 'the device id must be a 20-digit code');
-  return user;
+  // A copy: the id is kept as long as the device is registered (sessions, stores' caches, ownership),
+  // and the From user as parsed is a slice that would keep the whole REGISTER's text with it.
+  return detachString(user);
 }
 
 export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer): RequestHandler {

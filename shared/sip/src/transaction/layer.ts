@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { BRANCH_MAGIC_COOKIE } from '../message/build.ts';
+import { detachString } from '../message/detach.ts';
 import { getCallId, getCSeq, getFrom, getTopVia } from '../message/accessors.ts';
 import type { SipMessage, SipRequest, SipResponse } from '../message/types.ts';
 import type { TransactionEnv } from './base.ts';
@@ -98,7 +99,7 @@ export class TransactionLayer {
   }
 
   startServer(req: SipRequest, sink: TransactionSink, tu: ServerTransactionUser, createTrying?: () => SipResponse): ServerTransaction {
-    const key = serverKey(req);
+    const key = detachString(serverKey(req)); // kept until Terminated: must not keep the request's text
     const wrapped: ServerTransactionUser = {
       ...tu,
       onTerminated: () => {

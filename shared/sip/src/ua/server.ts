@@ -3,6 +3,7 @@ import { createUasDialogState, type DialogState } from '../dialog/dialog-state.t
 import type { DialogRegistry } from '../dialog/registry.ts';
 import { getTo } from '../message/accessors.ts';
 import { createResponse } from '../message/build.ts';
+import { detachString } from '../message/detach.ts';
 import type { SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
 import type { ServerTransaction, TransactionLayer, TransactionSink } from '../transaction/layer.ts';
@@ -134,7 +135,9 @@ export class RequestDispatcher {
   }
 
   #serverUser(req: SipRequest, flow: Flow, slot: ContextSlot): ServerTransactionUser {
-    const callId = req.headers.get('Call-ID');
+    // Only an INVITE server transaction times out (no ACK); its Call-ID is copied for that log line,
+    // a slice would keep the whole request for as long as the transaction lives.
+    const callId = req.method === 'INVITE' ? detachString(req.headers.get('Call-ID') ?? '') : undefined;
     // The ServerCtx leaves the live set (and the slot) at the final response of a non-INVITE request
     // (ServerCtx.send) or when the transaction ends, whichever comes first.
     slot.release = () => {
