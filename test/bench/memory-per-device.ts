@@ -10,7 +10,7 @@
 //     device's ownership in Redis, SPEC §3), waits 5 s after it is ready, then reads its RSS
 //     (/proc/<pid>/status VmRSS) and heap used (its own /metrics, nodejs_heap_size_used_bytes);
 //  2. registers N distinct 20-digit device ids with the closed-loop UDP driver of register-driver.ts (the
-//     REGISTER of test/sipp/register-only.xml, at most 400 outstanding, each id resent until its 200, over
+//     REGISTER of test/sipp/register-only.xml, at most 100 outstanding, each id resent until its 200, over
 //     16 source ports). SIPp was the first driver: at a fixed rate above the server's pace (5,000/s on
 //     this shared 2-core machine) it lost most registrations and each pass had to start over, so 1,000,000
 //     was out of reach; the closed loop runs at whatever pace the server answers;

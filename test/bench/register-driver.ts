@@ -13,11 +13,11 @@ export interface RegisterDriverOptions {
   readonly deviceIds: readonly string[];
   readonly serverId: string;
   readonly realm: string;
-  /** REGISTERs awaiting an answer at once; default 400. */
+  /** REGISTERs awaiting an answer at once; default 100 (400 kept the server's queue long enough to draw resends). */
   readonly window?: number;
   /** Local sockets the devices are spread over; default 16. */
   readonly sockets?: number;
-  /** Resend a REGISTER unanswered for this long (RFC 3261 §17.1.2.2 T1 = 500 ms, doubled); default 1000. */
+  /** Resend a REGISTER unanswered for this long; default 2000 ms (a loaded server answers late, not never). */
   readonly retransmitMs?: number;
   /** Give up after this long; default 30 min. */
   readonly timeoutMs?: number;
