@@ -8,6 +8,7 @@ import { verifyToken } from '../auth/jwt.ts';
 import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
 import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
 import { createDeviceAccess } from './access.ts';
+import { loadConsoleFiles, registerConsoleRoutes } from './console.ts';
 import { createEdge } from './edge.ts';
 import { boundedServerFactory, DEFAULT_HTTP_LIMITS } from './http-server.ts';
 import { installBodyParsers } from './body-parsers.ts';
@@ -111,6 +112,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   };
 
   const handlers = createRouteHandlers(deps);
+  const consoleFiles = loadConsoleFiles(); // read once, served from memory (console.ts)
   // Declared in a plugin, so they load after the OpenAPI generator (plugins load in order at ready())
   // and inherit every hook and handler set on `app` here and by the caller before it starts.
   void app.register(async (api) => {
@@ -138,6 +140,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
     const metrics = deps.metrics;
     if (metrics !== undefined) api.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+    registerConsoleRoutes(api, consoleFiles);
   });
 
   app.setNotFoundHandler(async (request) => {

@@ -4,7 +4,7 @@
 import { DEVICE_ACTIONS, PTZ_COMMANDS, PTZ_SPEED_MAX, PTZ_SPEED_MIN } from '../../control/device-control.port.ts';
 import { PLAYBACK_ACTIONS, STREAM_MODES } from '../../media/media-session.types.ts';
 import type { RouteId } from '../route-table.ts';
-import { OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
+import { OPTIONAL_ID_PREFIX_PATTERN, OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
 import {
   anyData,
   answers,
@@ -58,7 +58,12 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     summary: 'Devices of the operator’s tenant, ordered by id',
     tags: ['devices'],
     description: 'A tenant token lists its own tenant’s devices; the operator role lists every tenant’s, or one tenant’s with tenantId.',
-    querystring: query({ online: booleanParam('only online (true) or offline (false) devices'), tenantId: TENANT_QUERY, ...PAGING_PROPERTIES }),
+    querystring: query({
+      online: booleanParam('only online (true) or offline (false) devices'),
+      tenantId: TENANT_QUERY,
+      idPrefix: { type: 'string', pattern: OPTIONAL_ID_PREFIX_PATTERN, description: 'search: only devices whose id starts with these digits' },
+      ...PAGING_PROPERTIES,
+    }),
     response: answers(pageOf('devices (with owner node and online flag)'), 'a page of devices'),
   },
   'devices.get': {
