@@ -88,7 +88,13 @@ logout.addEventListener('click', () => {
 });
 window.addEventListener('vms:unauthorized', () => {
   token.clear();
-  loginView('The token was refused (expired, or signed with another key): paste a new one.');
+  // after the failing screen has shown its error (its catch runs first): the login replaces it
+  setTimeout(() => {
+    renderSeq++;
+    if (cleanup) cleanup();
+    cleanup = null;
+    loginView('The token was refused (expired, or signed with another key): paste a new one.');
+  }, 0);
 });
 window.addEventListener('hashchange', () => void render());
 void render();

@@ -39,19 +39,19 @@ export async function deviceView(root, params, deviceId) {
         ['address', device.remoteIp ? `${device.transport ?? ''} ${device.remoteIp}:${device.remotePort}` : '—'],
         ['registered', when(device.registeredAt)],
         ['last keepalive', when(device.keepaliveAt)],
-        ['channels', String(device.channelCount)],
+        ['channels', h('span#device-channel-count', {}, String(device.channelCount))],
       ])),
       infoBox,
       statusBox,
     ),
     catalogBox,
-    channelsBox,
     controlBox,
+    channelsBox,
   );
 
   if (device.online) {
     void query(infoBox, 'DeviceInfo', `/vms/device/info?${q({ deviceId })}`, (d) => [
-      ['name', d.deviceName], ['manufacturer', d.manufacturer], ['model', d.model], ['firmware', d.firmware], ['channels', d.channel],
+      ['name', d.deviceName], ['manufacturer', d.manufacturer], ['model', d.model], ['firmware', d.firmware], ['channels', d.channelCount],
     ]);
     void query(statusBox, 'DeviceStatus', `/vms/device/status?${q({ deviceId })}`, (d) => [
       ['online', d.online ? 'yes' : 'no'], ['status', d.status], ['encoding', fmt(d.encoding)], ['recording', fmt(d.recording)], ['device time', d.deviceTime], ['alarms', String(d.alarms?.length ?? 0)],
@@ -89,6 +89,8 @@ export async function deviceView(root, params, deviceId) {
   const showChannels = async (current) => {
     try {
       lastPage = await api('GET', `/vms/channels?${q({ deviceId, current, size: CHANNEL_PAGE })}`);
+      const count = document.getElementById('device-channel-count');
+      if (count !== null) count.textContent = String(lastPage.total);
       renderChannels();
     } catch (err) {
       channelsBox.replaceChildren(h('h3', {}, 'Channels'), failure(err));
