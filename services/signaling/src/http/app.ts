@@ -22,6 +22,7 @@ import { isWebhookPath, stripServicePrefix } from './paths.ts';
 import { ROUTES } from './route-table.ts';
 import { METRICS_SCHEMA } from './schemas/metrics.ts';
 import { ROUTE_SCHEMAS } from './schemas/routes.ts';
+import { deviceProvisionHandlers } from './routes/device-provision.ts';
 import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
 import { healthHandlers } from './routes/health.ts';
@@ -43,6 +44,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
   return {
     ...healthHandlers(deps),
     ...deviceHandlers(deps, access),
+    ...deviceProvisionHandlers(deps),
     ...nodeHandlers(deps),
     ...deviceQueryHandlers(deps, access),
     ...ptzHandlers(deps, access),

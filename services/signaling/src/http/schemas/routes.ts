@@ -66,6 +66,25 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     }),
     response: answers(pageOf('devices (with owner node and online flag)'), 'a page of devices'),
   },
+  'devices.create': {
+    summary: 'Provision a device: create it (offline) or update the given fields (operator role only)',
+    tags: ['devices'],
+    description:
+      'Its tenant, label and per-device digest password, before or after it registers; fields not given stay. ' +
+      'Fields are checked by the handler, which names the bad one. Bulk: `npm run import -- devices.csv`.',
+    body: {
+      type: 'object',
+      required: ['deviceId'],
+      properties: {
+        deviceId: { description: 'required: the 20-digit device id' },
+        tenantId: { description: 'owning tenant, 1-12 characters of A-Z a-z 0-9 _ -; default: kept, or 000000 for a new device' },
+        name: { description: 'label, 1-255 characters without control characters, or null' },
+        password: { description: 'per-device digest password (1-64 characters), or null for the platform password; never echoed' },
+        charset: { description: 'GB2312 or UTF-8 (MANSCDP bodies)' },
+      },
+    },
+    response: answers(anyData('the device (hasPassword, never the password) and created: true when it is new'), 'provisioned'),
+  },
   'devices.get': {
     summary: 'One device',
     tags: ['devices'],
