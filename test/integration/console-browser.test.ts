@@ -56,6 +56,10 @@ describe('web console in chromium', () => {
     const page = await browser.context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    // the page must work under its own CSP (no inline script or style): a violation is reported here
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) errors.push(m.text());
+    });
     await login(page, await token('000000', true));
     assert.equal(await page.evaluate("sessionStorage.getItem('vms.console.token') !== null"), true, 'token kept in sessionStorage');
 
@@ -144,7 +148,7 @@ describe('web console in chromium', () => {
     await waitFor(() => play.state === 'closed', { timeoutMs: 5000, description: 'BYE at the device' });
     await waitFor(() => stack.zlm.stats(streamId) === undefined, { timeoutMs: 5000, description: 'RTP server closed at the media node' });
     await shot(page, '05-live-stopped');
-    assert.deepEqual(errors, [], 'no script error in the page');
+    assert.deepEqual(errors, [], 'no script error and no CSP violation in the page');
     await page.close();
   });
 

@@ -222,7 +222,7 @@ function ptzPad(channelId) {
     {},
     h('h3', {}, 'PTZ'),
     h('div.ptz', {}, PAD.map(button)),
-    h('div.toolbar', { style: 'margin-top:.5rem' }, button(['zoomin', 'zoom +']), button(['zoomout', 'zoom −']), h('label', {}, 'speed ', speed)),
+    h('div.toolbar.spaced', {}, button(['zoomin', 'zoom +']), button(['zoomout', 'zoom −']), h('label', {}, 'speed ', speed)),
     status,
   );
 }
