@@ -7,9 +7,8 @@
 // The token: --token, else VMS_TOKEN, else an operator token signed with the configured key (as
 // `npm run token -- --operator` does). The URL: --url, else http://127.0.0.1:<configured HTTP port>.
 import { parseArgs } from 'node:util';
-import { signToken } from '../auth/jwt.ts';
-import { loadConfig, type ConfigIo } from '../config/load.ts';
-import { ConfigError } from '../errors/catalog.ts';
+import type { ConfigIo } from '../config/load.ts';
+import { resolveTarget } from './api-target.ts';
 import { parseDeviceCsv, type DeviceCsvRow } from './device-csv.ts';
 import { createProgress } from './progress.ts';
 
@@ -76,28 +75,9 @@ export async function runImport(argv: readonly string[], env: NodeJS.ProcessEnv,
   };
   for (const p of csv.problems) report(p.line, p.problem);
 
-  let base: string;
-  let token: string;
-  try {
-    const needConfig = values.url === undefined || (values.token === undefined && (env['VMS_TOKEN'] ?? '') === '');
-    const config = needConfig ? loadConfig(values.config === undefined ? [] : ['--config', values.config], env, io.config) : null;
-    base = (values.url ?? `http://127.0.0.1:${config?.http.port ?? 18080}`).replace(/\/+$/, '');
-    const given = values.token ?? (env['VMS_TOKEN'] === '' ? undefined : env['VMS_TOKEN']);
-    if (given !== undefined) token = given.replace(/^bearer\s+/i, '');
-    else {
-      if (config === null) throw new Error('unreachable: config loaded when no token is given');
-      if (config.auth.signingKeySource === 'dev-default') io.err('WARNING: no signing key configured: the token is signed with the public development key\n');
-      token = await signToken({ tenantId: '000000', userId: 'bulk-import', ttlSec: 3600, role: 'operator' }, config.auth.signingKey, io.now());
-    }
-  } catch (err) {
-    if (err instanceof ConfigError) return usage(err.message);
-    throw err;
-  }
-  try {
-    new URL(base);
-  } catch {
-    return usage(`--url is not a URL: ${base}`);
-  }
+  const target = await resolveTarget(values, env, io, 'bulk-import');
+  if (typeof target === 'string') return usage(target);
+  const { base, token } = target;
 
   const provision = async (row: DeviceCsvRow): Promise<Outcome> => {
     for (let attempt = 0; ; attempt++) {
