@@ -14,8 +14,8 @@ import { parseArgs } from 'node:util';
 import { signToken } from '@vms/signaling';
 import {
   freePort,
+  findBinary,
   runSipp,
-  sippAvailable,
   startMariaDb,
   startRedis,
   startService,
@@ -65,6 +65,16 @@ const say = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
 
+// Start-up progress (issue 12 item 8): numbered steps, each with its time, so a slow start shows where it is.
+const STEPS = NODES.length + 3; // stores, each node, the node table, the simulated cameras
+let stepNo = 0;
+function step(what: string): (result?: string) => void {
+  const n = ++stepNo;
+  const t0 = Date.now();
+  say(`[${n}/${STEPS}] ${what}...`);
+  return (result = 'done') => say(`[${n}/${STEPS}] ${what}: ${result} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+}
+
 /** Echoes an instance's warnings, errors and a few telling events, one line each. */
 function follow(name: string, proc: ServiceProcess): void {
   const interesting = new Set(['device registered', 'device unregistered', 'device offline', 'cascade leader', 'signaling instance started']);
@@ -92,14 +102,15 @@ function follow(name: string, proc: ServiceProcess): void {
 }
 
 async function main(): Promise<void> {
-  say('starting redis-server and MariaDB (temporary data)...');
+  const stores = step('starting redis-server and MariaDB (temporary data)');
   const [redis, db] = await Promise.all([startRedis(), startMariaDb({ database: 'vms' })]);
+  stores(`up: ${redis.url}, MariaDB on port ${db.port}`);
   const secret = randomBytes(12).toString('hex');
   const signingKey = randomBytes(24).toString('hex');
 
   const running: { code: string; sipPort: number; httpPort: number; cascade: boolean; proc: ServiceProcess }[] = [];
   for (const n of NODES) {
-    say(`starting ${n.code}...`);
+    const started = step(`starting ${n.code}`);
     const proc = await startService({
       name: n.code,
       cwd: ROOT,
@@ -128,6 +139,7 @@ async function main(): Promise<void> {
       startTimeoutMs: 60_000,
     });
     follow(n.code, proc);
+    started(`healthy: SIP ${proc.env.VMS_GB28181_SIP_PORT}, HTTP ${proc.env.SERVER_PORT}`);
     running.push({ code: n.code, sipPort: Number(proc.env.VMS_GB28181_SIP_PORT), httpPort: Number(proc.env.SERVER_PORT), cascade: n.cascade, proc });
   }
 
@@ -137,17 +149,24 @@ async function main(): Promise<void> {
   const a = running[0];
   const b = running[1];
   if (a === undefined || b === undefined) throw new Error('cluster did not start');
-  await waitFor(
+  const table = step('waiting for every node in the node table');
+  let seenOnline = -1;
+  const leader = await waitFor(
     async () => {
       const res = await fetch(`http://${HOST}:${a.httpPort}/vms/nodes`, { headers: { 'Blade-Auth': `bearer ${operatorToken}` } });
-      const body = (await res.json()) as { data?: { nodes?: { online: boolean }[] } };
-      return (body.data?.nodes ?? []).filter((x) => x.online).length === running.length;
+      const body = (await res.json()) as { data?: { cascadeLeader?: string; nodes?: { online: boolean }[] } };
+      const online = (body.data?.nodes ?? []).filter((x) => x.online).length;
+      if (online !== seenOnline) say(`      ${online} of ${running.length} nodes online`);
+      seenOnline = online;
+      return online === running.length ? (body.data?.cascadeLeader ?? '?') : null;
     },
     { timeoutMs: 20_000, intervalMs: 200, description: 'all nodes online in the node table' },
   );
+  table(`${running.length} of ${running.length} online, cascade leader ${leader}`);
 
   const demoDevices: string[] = [];
-  if (!args['no-devices'] && sippAvailable()) {
+  const cameras = step('starting one simulated SIPp camera per node');
+  if (!args['no-devices'] && findBinary('sipp') !== undefined) {
     for (const [i, n] of running.entries()) {
       const deviceId = `3402000000132000${String(i + 1).padStart(4, '0')}`;
       runSipp({
@@ -164,7 +183,20 @@ async function main(): Promise<void> {
       });
       demoDevices.push(`${deviceId} → ${n.code}`);
     }
-  }
+    // they register within a keepalive or two: show it rather than leave the operator guessing
+    let registered = -1;
+    await waitFor(
+      async () => {
+        const res = await fetch(`http://${HOST}:${a.httpPort}/vms/devices?online=true&size=1`, { headers: { 'Blade-Auth': `bearer ${token}` } });
+        const total = ((await res.json()) as { data?: { total?: number } }).data?.total ?? 0;
+        if (total !== registered) say(`      ${total} of ${demoDevices.length} cameras registered`);
+        registered = total;
+        return total >= demoDevices.length;
+      },
+      { timeoutMs: 30_000, intervalMs: 300, description: 'the simulated cameras registered' },
+    ).catch(() => say('      not every camera registered yet: see the nodes\' lines below'));
+    cameras(`${registered} of ${demoDevices.length} registered`);
+  } else cameras(args['no-devices'] ? 'skipped (--no-devices)' : 'skipped (sipp not installed: npm run setup)');
 
   const api = (port: number, path: string, method = 'GET', variable = 'TOKEN'): string =>
     `curl -s${method === 'GET' ? '' : ` -X ${method}`} -H "Blade-Auth: bearer $${variable}" 'http://${HOST}:${port}${path}'`;
@@ -184,6 +216,8 @@ async function main(): Promise<void> {
   say('Tokens (any node accepts them): tenant 000000, and the all-tenant operator role');
   say(`  export TOKEN=${token}`);
   say(`  export OPS_TOKEN=${operatorToken}`);
+  say();
+  say(`Web console (any node): http://${HOST}:${a.httpPort}/console/ (paste OPS_TOKEN)`);
   say();
   say('Try (any node answers for any device; others forward to the owner):');
   say(`  ${api(a.httpPort, '/vms/nodes', 'GET', 'OPS_TOKEN')}`);

@@ -15,6 +15,8 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } || need_apt+=(mariadb-server)
 command -v sipp >/dev/null 2>&1 || need_apt+=(sip-tester)
+# the web console's browser test (test/integration/console-browser.test.ts) drives Debian's chromium
+{ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; } || need_apt+=(chromium)
 [ "$bench" -eq 0 ] || command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 # better-sqlite3 (the embedded store of `npm start`) compiles its native module when no prebuilt binary
 # can be downloaded: node-gyp needs python3, make and a C++ compiler.

@@ -164,7 +164,12 @@ export function createMemoryDeviceRepository(options: DeviceRepositoryLimits = {
 
     async listDevices(filter: DeviceFilter): Promise<Page<Device>> {
       const matching = [...devices.values()]
-        .filter((d) => (filter.tenantId === undefined || d.tenantId === filter.tenantId) && (filter.online === undefined || d.online === filter.online))
+        .filter(
+          (d) =>
+            (filter.tenantId === undefined || d.tenantId === filter.tenantId) &&
+            (filter.online === undefined || d.online === filter.online) &&
+            (filter.idPrefix === undefined || d.deviceId.startsWith(filter.idPrefix)),
+        )
         .sort((a, b) => byKey(a.deviceId, b.deviceId));
       const page = pageOf(matching, filter);
       return { ...page, items: page.items.map(snapshot) };

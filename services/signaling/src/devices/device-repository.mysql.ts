@@ -147,6 +147,11 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
           where.push('online = ?');
           vals.push(filter.online ? 1 : 0);
         }
+        if (filter.idPrefix !== undefined) {
+          // digits only (checked by the API), so no LIKE wildcard can be in it; a constant prefix uses the key
+          where.push('device_id LIKE ?');
+          vals.push(`${filter.idPrefix}%`);
+        }
         const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
         const [[count]] = await pool.query<CountRow[]>(`SELECT COUNT(*) AS n FROM gb_device${clause}`, vals);
         const [rows] = await pool.query<DeviceRow[]>(

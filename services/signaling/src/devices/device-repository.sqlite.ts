@@ -79,12 +79,14 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     channel: db.prepare<[string, string], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM gb_channel WHERE device_id = ? AND channel_id = ?`),
     channelDevice: db.prepare<[string], IdRow>('SELECT device_id FROM gb_channel WHERE channel_id = ? ORDER BY updated_at DESC, device_id LIMIT 1'),
   };
-  // Device lists: one prepared pair per filter shape (4 shapes).
+  // Device lists: one prepared pair per filter shape (8 shapes).
   const listStatements = new Map<string, { count: ReturnType<typeof db.prepare>; page: ReturnType<typeof db.prepare> }>();
   const listFor = (filter: DeviceFilter): { count: ReturnType<typeof db.prepare>; page: ReturnType<typeof db.prepare> } => {
     const where: string[] = [];
     if (filter.tenantId !== undefined) where.push('tenant_id = @tenantId');
     if (filter.online !== undefined) where.push('online = @online');
+    // a range on the key (BINARY collation: ':' sorts right after '9'), so the primary key index serves it
+    if (filter.idPrefix !== undefined) where.push('device_id >= @idFrom AND device_id < @idTo');
     const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
     let pair = listStatements.get(clause);
     if (pair === undefined) {
@@ -233,6 +235,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
         const params = {
           ...(filter.tenantId === undefined ? {} : { tenantId: filter.tenantId }),
           ...(filter.online === undefined ? {} : { online: filter.online ? 1 : 0 }),
+          ...(filter.idPrefix === undefined ? {} : { idFrom: filter.idPrefix, idTo: `${filter.idPrefix}:` }),
         };
         const { count, page } = listFor(filter);
         const total = (count.get(params) as { n: number }).n;

@@ -104,4 +104,6 @@ export interface DeviceFilter extends PageRequest {
   /** Only this tenant's devices; undefined = all tenants (internal use only). */
   readonly tenantId?: TenantId;
   readonly online?: boolean;
+  /** Only devices whose id starts with these digits (1-20; GB/T 28181 ids are hierarchical codes, §E). */
+  readonly idPrefix?: string;
 }

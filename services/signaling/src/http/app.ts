@@ -8,6 +8,7 @@ import { verifyToken } from '../auth/jwt.ts';
 import { rememberVerifiedTokens } from '../auth/verified-tokens.ts';
 import { BadParameterError, RouteNotFoundError, UnauthorizedError } from '../errors/catalog.ts';
 import { createDeviceAccess } from './access.ts';
+import { loadConsoleFiles, registerConsoleRoutes } from './console.ts';
 import { createEdge } from './edge.ts';
 import { boundedServerFactory, DEFAULT_HTTP_LIMITS } from './http-server.ts';
 import { installBodyParsers } from './body-parsers.ts';
@@ -21,6 +22,7 @@ import { isWebhookPath, stripServicePrefix } from './paths.ts';
 import { ROUTES } from './route-table.ts';
 import { METRICS_SCHEMA } from './schemas/metrics.ts';
 import { ROUTE_SCHEMAS } from './schemas/routes.ts';
+import { deviceProvisionHandlers } from './routes/device-provision.ts';
 import { deviceQueryHandlers } from './routes/device-queries.ts';
 import { deviceHandlers } from './routes/devices.ts';
 import { healthHandlers } from './routes/health.ts';
@@ -43,6 +45,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
   return {
     ...healthHandlers(deps),
     ...deviceHandlers(deps, access),
+    ...deviceProvisionHandlers(deps),
     ...nodeHandlers(deps),
     ...deviceQueryHandlers(deps, access),
     ...ptzHandlers(deps, access),
@@ -113,6 +116,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   };
 
   const handlers = createRouteHandlers(deps);
+  const consoleFiles = loadConsoleFiles(); // read once, served from memory (console.ts)
   // Declared in a plugin, so they load after the OpenAPI generator (plugins load in order at ready())
   // and inherit every hook and handler set on `app` here and by the caller before it starts.
   void app.register(async (api) => {
@@ -140,6 +144,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
     const metrics = deps.metrics;
     if (metrics !== undefined) api.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+    registerConsoleRoutes(api, consoleFiles);
   });
 
   app.setNotFoundHandler(async (request) => {

@@ -26,6 +26,7 @@ export const ROUTES = [
   { id: 'health', method: 'GET', path: '/healthz', routedBy: null, auth: 'none' },
   { id: 'ready', method: 'GET', path: '/readyz', routedBy: null, auth: 'none' },
   { id: 'devices.list', method: 'GET', path: '/vms/devices', routedBy: null, auth: 'operator' },
+  { id: 'devices.create', method: 'POST', path: '/vms/devices', routedBy: null, auth: 'operator' },
   { id: 'devices.get', method: 'GET', path: '/vms/devices/:deviceId', routedBy: null, auth: 'operator' },
   { id: 'channels.list', method: 'GET', path: '/vms/channels', routedBy: null, auth: 'operator' },
   { id: 'nodes.list', method: 'GET', path: '/vms/nodes', routedBy: null, auth: 'operator' },

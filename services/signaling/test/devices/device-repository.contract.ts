@@ -114,6 +114,13 @@ export function deviceRepositoryContract(name: string, factory: (limits: DeviceR
       assert.deepEqual([page2.total, page2.page, page2.size], [4, 2, 2]);
       const other = await repo.listDevices({ tenantId: '100001', online: false, page: 1, size: 10 });
       assert.deepEqual(other.items.map((d) => d.deviceId), [dev(6)]);
+      const prefixed = await repo.listDevices({ idPrefix: dev(3).slice(0, 19), page: 1, size: 10 });
+      assert.deepEqual([prefixed.items.map((d) => d.deviceId), prefixed.total], [[dev(1), dev(2), dev(3), dev(4), dev(5), dev(6)], 6], 'ids 1..6 share 19 digits');
+      const one = await repo.listDevices({ idPrefix: dev(3), page: 1, size: 10 });
+      assert.deepEqual(one.items.map((d) => d.deviceId), [dev(3)]);
+      const ofTenant = await repo.listDevices({ idPrefix: '3402', tenantId: '100001', page: 1, size: 10 });
+      assert.deepEqual(ofTenant.items.map((d) => d.deviceId), [dev(3), dev(6)]);
+      assert.equal((await repo.listDevices({ idPrefix: '3403', page: 1, size: 10 })).total, 0);
       const beyond = await repo.listDevices({ page: 9, size: 10 });
       assert.deepEqual([beyond.items.length, beyond.total], [0, 6]);
       assert.equal(await repo.countOnlineDevices(), 5);

@@ -22,6 +22,22 @@ describe('database-backed endpoints', () => {
     assert.equal('password' in other, false);
   });
 
+  it('searches devices by id prefix, within the caller\'s tenant; a prefix that is not 1-20 digits is 400', async () => {
+    const f = await buildFixture();
+    const list = async (qs: string, headers: Record<string, string>) => (await f.app.inject({ method: 'GET', url: `/vms/devices?${qs}`, headers })).json();
+    const ids = (body: { data: { records: { deviceId: string }[] } }) => body.data.records.map((d) => d.deviceId);
+    const tenant = await f.auth();
+    assert.deepEqual(ids(await list(`idPrefix=${DEV.slice(0, 19)}`, tenant)), [DEV, DEV_OFFLINE], 'the other tenant\'s device is not searched');
+    assert.deepEqual(ids(await list(`idPrefix=${DEV_OFFLINE}`, tenant)), [DEV_OFFLINE]);
+    assert.deepEqual(ids(await list(`idPrefix=${DEV.slice(0, 19)}`, await f.operatorAuth())), [DEV, DEV_OFFLINE, DEV_OTHER_TENANT]);
+    assert.deepEqual(ids(await list('idPrefix=3403', tenant)), []);
+    assert.deepEqual(ids(await list('idPrefix=', tenant)), [DEV, DEV_OFFLINE], 'empty = no filter');
+    for (const bad of ['34%25', '3402_', 'abc', '1'.repeat(21)]) {
+      const r = await list(`idPrefix=${bad}`, tenant);
+      assert.deepEqual([r.code, r.msg], [400, 'bad parameter idPrefix: must be 1-20 digits'], bad);
+    }
+  });
+
   it('gets one device: 403 unknown for a tenant (as another tenant\'s), 404 for the operator role, 400 malformed id', async () => {
     const f = await buildFixture();
     const headers = await f.auth();

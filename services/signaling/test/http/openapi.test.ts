@@ -37,14 +37,14 @@ async function served() {
 const openApiPath = (url: string): string => url.replace(/:([A-Za-z]+)/g, '{$1}');
 
 describe('OpenAPI description of the control API', () => {
-  it('documents every route fastify serves (HEAD aside); only the docs themselves are hidden', async () => {
+  it('documents every route fastify serves (HEAD aside); only the docs themselves and the console files are hidden', async () => {
     const { routes, doc, app } = await served();
     assert.equal(doc.openapi, '3.0.3');
     assert.deepEqual(doc.servers.map((s) => s.url), ['/', '/blade-iot'], 'the monolith prefix is described once, as a server');
     const visible = routes.filter((r) => !r.hidden && r.method !== 'HEAD');
     assert.ok(visible.length >= ROUTES.length + 1, `${visible.length} routes collected`);
     for (const r of visible) assert.ok(doc.paths[openApiPath(r.url)]?.[r.method.toLowerCase()] !== undefined, `${r.method} ${r.url} is documented`);
-    for (const r of routes.filter((x) => x.hidden)) assert.match(r.url, /^\/(docs|openapi\.json)/, `${r.url} hidden`);
+    for (const r of routes.filter((x) => x.hidden)) assert.match(r.url, /^\/(docs|openapi\.json|console)/, `${r.url} hidden`);
     for (const spec of ROUTES) assert.ok(visible.some((r) => r.method === spec.method && r.url === spec.path), `${spec.id} served`);
     assert.ok(doc.paths['/vms/webhook/{hook}']?.post !== undefined);
     assert.ok(doc.paths['/metrics']?.get !== undefined, 'the Prometheus scrape is documented');

@@ -10,6 +10,8 @@ export const TIME_PATTERN = '^\\s*\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}:\\d{2}(\
 
 /** Tenant ids (auth/principal.ts TENANT_ID) in a query, around spaces the reader trims; '' = absent. */
 export const OPTIONAL_TENANT_ID_PATTERN = '^\\s*([A-Za-z0-9_-]{1,12})?\\s*$';
+/** A device id prefix (device search), around spaces the reader trims; '' = absent. */
+export const OPTIONAL_ID_PREFIX_PATTERN = '^\\s*(\\d{1,20})?\\s*$';
 /** Ids the store hands out (routing rules): 1-15 digits, no leading zero. */
 export const POSITIVE_ID_PATTERN = '^\\s*[1-9]\\d{0,14}\\s*$';
 
@@ -30,6 +32,7 @@ export const PATTERN_PROBLEMS: ReadonlyMap<string, string> = new Map([
   [TIME_PATTERN, 'must be ISO-8601 or yyyy-MM-dd HH:mm:ss'],
   [OPTIONAL_TENANT_ID_PATTERN, 'must be 1-12 characters of A-Z a-z 0-9 _ -'],
   [POSITIVE_ID_PATTERN, 'must be a positive integer'],
+  [OPTIONAL_ID_PREFIX_PATTERN, 'must be 1-20 digits'],
 ]);
 
 /** `^(?:|[Ll][Ee][Ff][Tt]|…)$`: the readers lower-case enumerated values, so any case is accepted. */

@@ -6,7 +6,7 @@ import { PLAYBACK_ACTIONS, STREAM_MODES } from '../../media/media-session.types.
 import type { RouteId } from '../route-table.ts';
 import { SUBSCRIPTION_KINDS } from '../../reports/report-store.port.ts';
 import { POSITION_INTERVAL_MAX_S, POSITION_INTERVAL_MIN_S } from '../routes/reports.ts';
-import { OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
+import { OPTIONAL_ID_PREFIX_PATTERN, OPTIONAL_TENANT_ID_PATTERN } from './patterns.ts';
 import {
   anyData,
   answers,
@@ -60,8 +60,32 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     summary: 'Devices of the operator’s tenant, ordered by id',
     tags: ['devices'],
     description: 'A tenant token lists its own tenant’s devices; the operator role lists every tenant’s, or one tenant’s with tenantId.',
-    querystring: query({ online: booleanParam('only online (true) or offline (false) devices'), tenantId: TENANT_QUERY, ...PAGING_PROPERTIES }),
+    querystring: query({
+      online: booleanParam('only online (true) or offline (false) devices'),
+      tenantId: TENANT_QUERY,
+      idPrefix: { type: 'string', pattern: OPTIONAL_ID_PREFIX_PATTERN, description: 'search: only devices whose id starts with these digits' },
+      ...PAGING_PROPERTIES,
+    }),
     response: answers(pageOf('devices (with owner node and online flag)'), 'a page of devices'),
+  },
+  'devices.create': {
+    summary: 'Provision a device: create it (offline) or update the given fields (operator role only)',
+    tags: ['devices'],
+    description:
+      'Its tenant, label and per-device digest password, before or after it registers; fields not given stay. ' +
+      'Fields are checked by the handler, which names the bad one. Bulk: `npm run import -- devices.csv`.',
+    body: {
+      type: 'object',
+      required: ['deviceId'],
+      properties: {
+        deviceId: { description: 'required: the 20-digit device id' },
+        tenantId: { description: 'owning tenant, 1-12 characters of A-Z a-z 0-9 _ -; default: kept, or 000000 for a new device' },
+        name: { description: 'label, 1-255 characters without control characters, or null' },
+        password: { description: 'per-device digest password (1-64 characters), or null for the platform password; never echoed' },
+        charset: { description: 'GB2312 or UTF-8 (MANSCDP bodies)' },
+      },
+    },
+    response: answers(anyData('the device (hasPassword, never the password) and created: true when it is new'), 'provisioned'),
   },
   'devices.get': {
     summary: 'One device',
