@@ -4,14 +4,13 @@
 // A snapshot is orphaned when its holder is gone: the holder's node row left the online window (crash), or
 // it is this instance's own entry written by an earlier run (restart with the same instance id).
 //   1. entry unusable (expired, malformed)            → forget it
-//   2. device owned here and reachable                 → recover (lock, then ask the media node: decideMedia)
-//   3. otherwise, once the give-up time has passed     → release (no device to re-INVITE: free what it held)
+//   2. the give-up time has passed                     → release (free what it held; BYE if the device is here)
+//   3. device owned here and reachable                 → recover (lock, then ask the media node: decideMedia)
 //   4. otherwise                                       → wait for the device to come back
+// A recovery that fails (device refuses, media node down) is tried again at the next scan, until step 2.
 // The give-up clock starts when this instance first saw the entry orphaned, so a session is recovered or
 // released within node online window + one scan period + give-up.
 import type { IndexedSnapshot } from './session-snapshots.port.ts';
-
-export type DeviceOwnerView = 'self' | 'other' | 'none' | 'unknown';
 
 export interface OrphanFacts {
   readonly now: number;
@@ -19,24 +18,24 @@ export interface OrphanFacts {
   /** When this instance first saw the entry orphaned. */
   readonly orphanSince: number;
   readonly giveUpAfterMs: number;
-  /** Ownership store's answer for the device (unknown: the store failed). */
-  readonly owner: DeviceOwnerView;
-  /** This instance has the device's flow (it registered here), so it can INVITE it. */
+  /** This instance holds the device's ownership (OWN-1: it registered or heartbeats here). */
+  readonly ownedHere: boolean;
+  /** This instance has the device's flow, so it can INVITE it. */
   readonly reachable: boolean;
 }
 
 export type OrphanStep =
   | { readonly kind: 'forget'; readonly reason: 'expired' | 'malformed' }
   | { readonly kind: 'recover' }
-  | { readonly kind: 'release'; readonly reason: 'device did not come back' | 'download not resumed' }
+  | { readonly kind: 'release'; readonly reason: 'not recovered in time' | 'download not resumed' }
   | { readonly kind: 'wait' };
 
 export function decideOrphan(f: OrphanFacts): OrphanStep {
   if (f.entry.state !== 'ok') return { kind: 'forget', reason: f.entry.state };
   // a download is a file transfer with a range: a new INVITE would restart it, so it ends cleanly instead
   if (f.entry.snapshot.purpose === 'download') return { kind: 'release', reason: 'download not resumed' };
-  if (f.owner === 'self' && f.reachable) return { kind: 'recover' };
-  if (f.now - f.orphanSince >= f.giveUpAfterMs) return { kind: 'release', reason: 'device did not come back' };
+  if (f.now - f.orphanSince >= f.giveUpAfterMs) return { kind: 'release', reason: 'not recovered in time' };
+  if (f.ownedHere && f.reachable) return { kind: 'recover' };
   return { kind: 'wait' };
 }
 
