@@ -58,7 +58,7 @@ export interface SessionRecovery {
   setGoneHolders(codes: readonly string[]): void;
   /** A scan as soon as the running one (if any) ends; coalesced. */
   scanSoon(): void;
-  /** One scan, awaited (tests). */
+  /** One scan that starts after the call, awaited (tests). */
   scanNow(): Promise<void>;
   start(): void;
   /** Stops the timer and waits for the running scan. Idempotent. */
@@ -96,7 +96,9 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     // the device may still be sending on the old dialog: end it (RFC 3261 §15.1.1), the answer is not awaited
     if (d.reachable(s.deviceId)) void d.signaling.restore(s.deviceId, s.dialog)?.bye().catch((err: unknown) => slog.debug({ err }, 'old dialog BYE failed'));
     const node = d.plane.node(s.nodeId);
-    if (node !== undefined && !d.sessions.holds(s.nodeId, s.streamId)) {
+    // a stream running here under that id (recovered already, or a new play) keeps its RTP server and SSRC
+    const inUse = d.sessions.holds(s.nodeId, s.streamId);
+    if (node !== undefined && !inUse) {
       // a live stream id is per channel: a play started elsewhere since the crash may own the RTP server now
       const current = await d.holders?.holderOf(s.nodeId, s.streamId).catch(() => null);
       if (current === undefined || current === null || current === holder) {
@@ -113,7 +115,7 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
       }
     }
     try {
-      if (await d.plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, holder)) await d.plane.ssrcs.release(s.nodeId, s.allocatedSsrc);
+      if (!inUse && (await d.plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, holder))) await d.plane.ssrcs.release(s.nodeId, s.allocatedSsrc);
     } catch (err) {
       slog.warn({ err, ssrc: s.allocatedSsrc }, 'SSRC of an orphaned stream not freed: it expires with its TTL');
     }
@@ -123,20 +125,27 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     d.onOutcome?.({ outcome: 'released', reason });
   };
 
-  const recover = async (holder: string, s: SessionSnapshot): Promise<void> => {
+  /** True when the entry is done with (recovered or released), false when it is left for the next scan. */
+  const recover = async (holder: string, s: SessionSnapshot): Promise<boolean> => {
     const slog = log.child({ holder, streamId: s.streamId, deviceId: s.deviceId, oldCallId: s.dialog.callId, nodeId: s.nodeId });
     const node = d.plane.node(s.nodeId);
     const step = decideMedia({ media: await mediaView(node, s.streamId), streamIdInUseHere: d.sessions.holds(s.nodeId, s.streamId) });
-    if (step.kind === 'retry') return;
-    if (step.kind === 'release') return release(holder, s, step.reason);
+    if (step.kind === 'retry') return false;
+    if (step.kind === 'release') {
+      await release(holder, s, step.reason);
+      return true;
+    }
     const t0 = d.clock.now();
     try {
       const callId = await d.sessions.recover(s);
-      await d.store.end(holder, s.dialog.callId, d.lockTtlMs); // the old dialog is over: its tombstone
+      // the old dialog is over: its tombstone (if this fails the entry expires; a later look finds the stream here)
+      await d.store.end(holder, s.dialog.callId, d.lockTtlMs).catch((err: unknown) => slog.warn({ err }, 'recovered session entry not ended: it expires'));
       slog.info({ callId, ms: d.clock.now() - t0, viewers: s.sessionIds.length }, 'orphaned session recovered');
       d.onOutcome?.({ outcome: 'recovered' });
+      return true;
     } catch (err) {
       slog.warn({ err }, 'orphaned session not recovered: tried again next scan until give-up');
+      return false;
     }
   };
 
@@ -160,11 +169,15 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     }
     if (e.state !== 'ok') return;
     if (!(await d.store.lock(e.callId, d.self, d.lockTtlMs))) return; // another instance is on it
+    // the listing may predate another instance's recovery that ended the entry meanwhile
+    if (!(await d.store.exists(holder, e.callId))) return;
+    let done = false;
     try {
-      if (step.kind === 'release') await release(holder, e.snapshot, step.reason);
-      else await recover(holder, e.snapshot);
+      if (step.kind === 'release') done = await release(holder, e.snapshot, step.reason).then(() => true);
+      else done = await recover(holder, e.snapshot);
     } finally {
-      await d.store.unlock(e.callId, d.self).catch(() => undefined);
+      // kept when done: the lock then outlives any listing read before the entry ended
+      if (!done) await d.store.unlock(e.callId, d.self).catch(() => undefined);
     }
   };
 
@@ -232,7 +245,11 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     scanSoon() {
       if (!closed) void runScan();
     },
-    scanNow: () => runScan(),
+    async scanNow() {
+      // a scan that starts after this call (one already running may have read the indexes before)
+      while (running !== null) await running;
+      await runScan();
+    },
     start() {
       if (timer === null && !closed) timer = d.clock.setTimeout(tick, 0);
     },

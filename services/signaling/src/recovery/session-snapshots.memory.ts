@@ -43,6 +43,9 @@ export function createMemorySessionSnapshots(clock: Pick<Clock, 'now'>): Session
       index.get(holder)?.delete(callId);
       for (const [t, until] of tombs) if (until <= clock.now()) tombs.delete(t); // bounded by the live ones
     },
+    async exists(holder, callId) {
+      return live(snaps, key(holder, callId)) !== undefined;
+    },
     async list(holder, limit) {
       const out: IndexedSnapshot[] = [];
       const set = index.get(holder);

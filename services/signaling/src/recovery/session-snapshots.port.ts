@@ -22,6 +22,8 @@ export interface SessionSnapshotStore {
   renew(holder: string, callIds: readonly string[], ttlMs: number): Promise<void>;
   /** Ending a dialog, in one step: the tombstone (kept tombstoneTtlMs) first, then snapshot and index entry removed. */
   end(holder: string, callId: string, tombstoneTtlMs: number): Promise<void>;
+  /** The snapshot is still there (not ended, not expired): checked again once the recovery lock is held. */
+  exists(holder: string, callId: string): Promise<boolean>;
   /** At most `limit` entries of the holder's index. */
   list(holder: string, limit: number): Promise<IndexedSnapshot[]>;
   /** SET NX PX: true when `by` now holds the recovery lock of that dialog (or already held it). */

@@ -66,6 +66,7 @@ export function createRedisSessionSnapshots(client: RedisClient, prefix = 'vms:r
       run('end', async () => {
         await client.eval(END, 3, ...keys(holder, callId), callId, tombstoneTtlMs);
       }),
+    exists: (holder, callId) => run('exists', async () => (await client.exists(keys(holder, callId)[0])) === 1),
     list: (holder, limit) =>
       run('list', async () => {
         const flat = (await client.eval(LIST, 1, `${base(holder)}:idx`, `${base(holder)}:s:`, limit)) as (string | null)[];
