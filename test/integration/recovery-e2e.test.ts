@@ -131,6 +131,8 @@ describe('session continuity (SPEC §11)', () => {
     assert.equal(logLines(c, 'orphaned session recovered').length, 0);
     assert.equal(logLines(b, 'media stream recovered')[0]?.streamId, live.streamId);
     assert.equal(zlm.stats(live.streamId)?.readers, 1, 'the viewer stayed on the same stream id');
+    const metrics = await (await fetch(`${b.httpUrl}/metrics`)).text();
+    assert.match(metrics, /^vms_session_recovery_total\{outcome="recovered",reason=""\} 1$/m);
 
     // the stopped session is never resurrected
     assert.equal(cam2b.sessions.length, 0, 'no INVITE for the stopped session');
