@@ -99,6 +99,24 @@ describe('SSRCs shared by instances on one media node (redis)', () => {
     assert.equal(await other.reserve('zlm-1', s), false);
   });
 
+  it('adopt (SPEC §11 RECOVER): takes over the SSRC of the crashed holder named, never one a third holder has; then renews and releases it as its own', async () => {
+    const keyPrefix = prefix();
+    const c = await client(redis.url);
+    const dead = allocator(c, { keyPrefix, holder: 'node-a' });
+    const s = await dead.allocate('zlm-1', 'live');
+    const third = allocator(c, { keyPrefix, holder: 'node-c' });
+    const kept = await third.allocate('zlm-1', 'live');
+    const b = allocator(c, { keyPrefix, holder: 'node-b', ttlMs: 1500, renewEveryMs: 200 });
+    assert.equal(await b.adopt('zlm-1', kept, 'node-a'), false, "node-c's SSRC stays node-c's");
+    assert.equal(await b.adopt('zlm-1', s, 'node-a'), true);
+    assert.equal(await b.adopt('zlm-1', s, 'node-a'), true, 'idempotent');
+    assert.equal(await dead.release('zlm-1', s), false, 'the old holder no longer holds it');
+    await sleep(2000); // beyond b's TTL: only its renewal keeps it
+    assert.equal(await third.reserve('zlm-1', s), false, 'renewed by its new holder');
+    assert.equal(await b.release('zlm-1', s), true);
+    assert.equal(await third.reserve('zlm-1', s), true);
+  });
+
   it('Redis unreachable: MEDIA_ERR_STORE_UNAVAILABLE (transient), and it heals when Redis is back', async () => {
     const keyPrefix = prefix();
     const a = allocator(await client(redis.url), { keyPrefix, holder: 'node-a' });

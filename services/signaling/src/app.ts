@@ -221,9 +221,23 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     routing.startHealth({ ...(side === null ? {} : { sip: sipOptionsProber(side.stack) }), http: httpGetProber() });
     let media: MediaWiring | undefined;
     if (side !== null) {
-      const m = await openMedia({ config, side, events, directory: cluster.sessions, cluster, clock, log, routing, embedded: config.mysql === null ? embeddedDb() : null });
+      const m = await openMedia({
+        config,
+        side,
+        events,
+        directory: cluster.sessions,
+        cluster,
+        clock,
+        log,
+        routing,
+        embedded: config.mysql === null ? embeddedDb() : null,
+        ...(cluster.mode === 'cluster' ? { ownedHere: (deviceId: string) => cluster.recorder.isLocallyOwned(deviceId) } : {}),
+      });
       media = m;
       closers.push(() => m.close());
+      // SPEC §11: the holders whose sessions are orphaned are the nodes out of the online window
+      const recovery = m.recovery;
+      if (recovery !== null) onNodeRead = (read) => read.ok && recovery.setGoneHolders(read.rows.filter((r) => !r.online).map((r) => r.code));
     }
     // Cascade (SPEC §6): upstream platforms, leadership, the leader's upstream registrations. Opened
     // after the SIP side, so it closes first: registrations stop before the stack does.
@@ -248,7 +262,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       });
       cascade = c;
       closers.push(() => c.close());
-      onNodeRead = (read) => c.onNodeRead(read);
+      const previous = onNodeRead;
+      onNodeRead = (read) => {
+        c.onNodeRead(read);
+        previous?.(read);
+      };
       side.interceptMessages(c.upstreamMessages);
     }
     // Prometheus metrics (docs/metrics.md): subscribers only; nothing on the hot paths changes.

@@ -59,6 +59,13 @@ export function createMemorySsrcAllocator(opts: { serverId: string }): SsrcAlloc
       p.used.add(ssrc);
       return true;
     },
+    async adopt(nodeId, ssrc) {
+      // one process, one holder: whoever held it before was this instance (an earlier run's stream)
+      assertSsrc(ssrc);
+      open();
+      poolOf(nodeId).used.add(ssrc);
+      return true;
+    },
     async release(nodeId, ssrc) {
       open();
       const p = nodes.get(nodeId);

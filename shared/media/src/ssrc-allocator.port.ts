@@ -22,6 +22,11 @@ export interface SsrcAllocator {
   allocate(nodeId: string, purpose: MediaPurpose): Promise<string>;
   /** Marks an SSRC in use (a stream restored after a restart, SPEC §11); false if it already was. */
   reserve(nodeId: string, ssrc: string): Promise<boolean>;
+  /**
+   * Takes over an SSRC that `fromHolder` (an instance that crashed, SPEC §11 RECOVER) held, or that is free:
+   * it is now this allocator's, renewed and released like its own. False when a third holder has it.
+   */
+  adopt(nodeId: string, ssrc: string, fromHolder: string): Promise<boolean>;
   /** Frees an SSRC this allocator handed out when its stream stops; false if it did not hold it. */
   release(nodeId: string, ssrc: string): Promise<boolean>;
   /** SSRCs in use on the node, by every allocator sharing the store. */

@@ -107,6 +107,19 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 touch(ttl)
 return 1`;
 
+// ARGV: ssrc, holder, ttl ms, previous holder. 1 when now the holder's (it was free, the previous holder's or
+// already its own), 0 when a third holder has it.
+const ADOPT = `${PRELUDE}
+local now = now_ms()
+local ttl = tonumber(ARGV[3])
+sweep(now)
+local o = redis.call('HGET', KEYS[2], ARGV[1])
+if o and o ~= ARGV[2] and o ~= ARGV[4] then return 0 end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+touch(ttl)
+return 1`;
+
 // ARGV: ssrc, holder. Deletes only if still held by the caller (compare-and-delete).
 const RELEASE = `
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
@@ -219,6 +232,12 @@ export function createRedisSsrcAllocator(opts: RedisSsrcAllocatorOptions): SsrcA
       const claimed = (await run('reserve', nodeId, RESERVE, [ssrc, opts.holder, ttlMs])) === 1;
       if (claimed) hold(nodeId, ssrc);
       return claimed;
+    },
+    async adopt(nodeId, ssrc, fromHolder) {
+      assertSsrc(ssrc);
+      const taken = (await run('adopt', nodeId, ADOPT, [ssrc, opts.holder, ttlMs, fromHolder])) === 1;
+      if (taken) hold(nodeId, ssrc);
+      return taken;
     },
     async release(nodeId, ssrc) {
       unhold(nodeId, ssrc); // whatever Redis says, this instance no longer renews it

@@ -65,6 +65,13 @@ export interface AuthSettings {
   readonly signingKeySource: 'configured' | 'dev-default';
 }
 
+/** Session continuity (SPEC §11 RECOVER). */
+export interface RecoverySettings {
+  readonly enabled: boolean;
+  /** Seconds an orphaned session waits for its device before it is released. */
+  readonly giveUpSec: number;
+}
+
 export interface MediaSettings {
   /** Media nodes seeded from configuration (`vms.media.nodes`); the registry holds the rest. */
   readonly nodes: readonly MediaNode[];
@@ -127,6 +134,7 @@ export interface Config {
   readonly auth: AuthSettings;
   readonly media: MediaSettings;
   readonly routing: RoutingSettings;
+  readonly recovery: RecoverySettings;
   readonly log: { readonly level: LogLevel };
   readonly limits: LimitSettings;
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */

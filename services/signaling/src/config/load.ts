@@ -257,6 +257,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       probeIntervalMs: ms(get('vms.routing.probe-interval') ?? 10),
       probeTimeoutMs: ms(get('vms.routing.probe-timeout') ?? 3),
     },
+    recovery: {
+      enabled: get('vms.recovery.enabled') ?? true,
+      giveUpSec: get('vms.recovery.give-up') ?? 30,
+    },
     log: { level: get('log.level') ?? 'info' },
     limits: {
       deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,

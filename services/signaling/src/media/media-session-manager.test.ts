@@ -11,6 +11,8 @@ import type { MediaPlane } from './media-plane.ts';
 import { createMediaSessionManager } from './media-session-manager.ts';
 import type { InviteRequest, MediaDialog, MediaSignaling } from './media-signaling.port.ts';
 import type { StreamHolderDirectory } from './stream-holders.port.ts';
+import type { SessionJournal } from '../recovery/session-journal.ts';
+import type { SavedDialog, SessionSnapshot } from '../recovery/session-snapshot.ts';
 
 const SERVER = '34020000002000000001';
 const DEV = '34020000001320000001';
@@ -28,7 +30,24 @@ interface SetupOptions {
   nodes?: MediaNode[];
   /** The error openRtpServer throws on `nodeId` at its `attempt`-th call (1-based), if any. */
   openError?: (nodeId: string, attempt: number) => Error | undefined;
+  /** Session continuity journal (SPEC §11). */
+  journal?: SessionJournal;
 }
+
+const savedDialog = (callId: string, localSeq = 1): SavedDialog => ({
+  callId,
+  localTag: 'lt',
+  remoteTag: 'rt',
+  local: `<sip:${SERVER}@3402000000>`,
+  remote: `<sip:${CH}@3402000000>`,
+  localSeq,
+  remoteSeq: null,
+  routeSet: [],
+  remoteTarget: `sip:${CH}@10.0.0.9:5060`,
+  transport: 'udp',
+  remoteAddress: '10.0.0.9',
+  remotePort: 5060,
+});
 
 function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () => {}, opts: SetupOptions = {}) {
   const clock = new FakeClock(1_000_000);
@@ -72,14 +91,23 @@ function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () =>
   };
   const invites: InviteRequest[] = [];
   const dialogs: { bye: number; ended: ((r: string) => void)[] }[] = [];
+  /** Dialogs restored from snapshots, and the BYEs sent on them. */
+  const restored: { callId: string; bye: number }[] = [];
   const signaling: MediaSignaling = {
+    restore(_deviceId, saved) {
+      const r = { callId: saved.callId, bye: 0 };
+      restored.push(r);
+      return { callId: saved.callId, answer: Buffer.alloc(0), info: async () => 200, bye: async () => void r.bye++, onEnded: () => undefined, saved: () => saved };
+    },
     async invite(req) {
       invites.push(req);
       await answerInvite(req);
       const d = { bye: 0, ended: [] as ((r: string) => void)[] };
       dialogs.push(d);
+      const callId = `call-${invites.length}`;
       const dialog: MediaDialog = {
-        callId: `call-${invites.length}`,
+        callId,
+        saved: () => savedDialog(callId),
         answer: ANSWER,
         info: async () => 200,
         bye: async () => void d.bye++,
@@ -96,8 +124,8 @@ function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () =>
     release: async (nodeId, streamId) => void held.delete(`${nodeId}/${streamId}`),
   };
   let n = 0;
-  const manager = createMediaSessionManager({ plane, signaling, directory, holders, clock, log: pino({ level: 'silent' }), serverId: SERVER, newId: () => `id${++n}` });
-  return { manager, calls, invites, dialogs, directory, ssrcs, held };
+  const manager = createMediaSessionManager({ plane, signaling, directory, holders, clock, log: pino({ level: 'silent' }), serverId: SERVER, newId: () => `id${++n}`, journal: opts.journal ?? null });
+  return { manager, calls, invites, dialogs, directory, ssrcs, held, restored, clock };
 }
 
 describe('media session manager', () => {
@@ -206,5 +234,94 @@ describe('media session manager: device gone', () => {
     assert.deepEqual(t.manager.stats, { streams: 0, sessions: 0 });
     assert.deepEqual(t.dialogs.map((d) => d.bye), [0, 0]);
     assert.equal(t.calls.filter((c) => c.startsWith('close')).length, 2);
+  });
+});
+
+describe('media session manager: session continuity (SPEC §11)', () => {
+  const snapshotOf = (over: Partial<SessionSnapshot> = {}): SessionSnapshot => ({
+    v: 1,
+    holder: 'node-a',
+    run: 'old-run',
+    streamId: `${DEV}_${CH}`,
+    purpose: 'live',
+    deviceId: DEV,
+    channelId: CH,
+    nodeId: NODE.id,
+    ssrc: '0200000042',
+    allocatedSsrc: '0200000042',
+    mode: 'udp',
+    rtpPort: 30_123,
+    dialog: savedDialog('old-call', 3),
+    sessionIds: ['v1', 'v2'],
+    createdAt: 900_000,
+    expiresAt: 2_000_000,
+    range: null,
+    speed: 1,
+    ...over,
+  });
+
+  it('journals an established stream with its viewers, rewrites it on each change, and tombstones it before the BYE', async () => {
+    const events: string[] = [];
+    let t!: ReturnType<typeof setup>;
+    const journal: SessionJournal = {
+      run: 'r',
+      record: (e) => void events.push(`record ${e.dialog.callId} [${e.sessionIds.join(',')}]`),
+      ended: async (callId) => void events.push(`ended ${callId} (byes so far ${t.dialogs[0]?.bye})`),
+      has: () => false,
+      close: async () => undefined,
+    };
+    t = setup(async () => {}, { journal });
+    const a = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    const b = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    await t.manager.stop(a.sessionId);
+    await t.manager.stop(b.sessionId);
+    assert.deepEqual(events, [
+      `record call-1 [${a.sessionId}]`,
+      `record call-1 [${a.sessionId},${b.sessionId}]`,
+      `record call-1 [${b.sessionId}]`,
+      'ended call-1 (byes so far 0)',
+    ]);
+    assert.equal(t.dialogs[0]?.bye, 1);
+  });
+
+  it('recover: BYE on the old dialog, then a new INVITE into the same RTP port and SSRC (no new RTP server); the viewers keep their session ids', async () => {
+    const t = setup();
+    const callId = await t.manager.recover(snapshotOf());
+    assert.equal(callId, 'call-1');
+    assert.deepEqual(t.restored, [{ callId: 'old-call', bye: 1 }]);
+    assert.equal(t.calls.length, 0, 'the media node was not asked for a new RTP server');
+    assert.match(t.invites[0]?.sdp ?? '', /m=video 30123 RTP\/AVP/);
+    assert.match(t.invites[0]?.sdp ?? '', /\r\ny=0200000042\r\n/);
+    assert.equal(t.invites[0]?.subject, `${CH}:0200000042,${SERVER}:0`);
+    assert.equal(await t.ssrcs.reserve(NODE.id, '0200000042'), false, 'the SSRC is held here now');
+    assert.equal(await t.directory.deviceOf('v1'), DEV);
+    assert.equal(t.manager.holds(NODE.id, `${DEV}_${CH}`), true);
+    // a new viewer shares the recovered stream; the old viewers' stops end it as before
+    const c = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    assert.equal(c.viewers, 3);
+    assert.equal(t.invites.length, 1);
+    for (const id of ['v1', 'v2', c.sessionId]) await t.manager.stop(id);
+    assert.equal(t.dialogs[0]?.bye, 1);
+    assert.deepEqual(t.calls, [`close ${DEV}_${CH}`]);
+    assert.equal(await t.ssrcs.inUse(NODE.id), 0);
+  });
+
+  it('recover of a playback resumes where it was: the INVITE range starts later by elapsed time × speed', async () => {
+    const t = setup();
+    const start = Date.UTC(2024, 0, 1, 0, 0, 0);
+    await t.manager.recover(snapshotOf({ purpose: 'playback', streamId: `playback_${CH}_x`, ssrc: '1200000042', allocatedSsrc: '1200000042', range: { start, end: start + 3_600_000 }, speed: 1, createdAt: t.clock.now() - 60_000 }));
+    const [, from] = /\r\nt=(\d+) (\d+)\r\n/.exec(t.invites[0]?.sdp ?? '') ?? [];
+    assert.equal(Number(from), (start + 60_000) / 1000);
+  });
+
+  it('a failed recovery INVITE leaves nothing here and does not touch the media node (the caller retries or releases)', async () => {
+    const t = setup(async () => {
+      throw new DeviceRejectedError(DEV, 'INVITE', '486 Busy Here');
+    });
+    await assert.rejects(t.manager.recover(snapshotOf()), DeviceRejectedError);
+    assert.equal(t.calls.length, 0);
+    assert.equal(t.manager.holds(NODE.id, `${DEV}_${CH}`), false);
+    assert.equal(t.manager.stats.streams, 0);
+    await assert.rejects(t.manager.recover(snapshotOf({ nodeId: 'gone' })), MediaFailedError);
   });
 });

@@ -31,6 +31,8 @@ import type { DownloadProgress, MediaStream, PlaybackAction, StartAnswer, Stream
 import { MediaSessionTable } from './media-sessions.ts';
 import type { MediaDialog, MediaSignaling } from './media-signaling.port.ts';
 import type { StreamHolderDirectory } from './stream-holders.port.ts';
+import type { SessionJournal } from '../recovery/session-journal.ts';
+import type { SessionSnapshot } from '../recovery/session-snapshot.ts';
 
 /** Session ids stay routable this long without a stop (a viewer that never says goodbye). */
 export const SESSION_DIRECTORY_TTL_MS = 24 * 3600_000;
@@ -38,6 +40,8 @@ export const SESSION_DIRECTORY_TTL_MS = 24 * 3600_000;
 const ENDED_KEPT = 1000;
 /** Media nodes tried for one new stream before the play fails (4609). */
 const MAX_OPEN_ATTEMPTS = 2;
+/** How long a recovery waits for the device to answer the BYE of the old dialog before the new INVITE. */
+const OLD_DIALOG_BYE_WAIT_MS = 2000;
 /** ZLM ApiErr::InvalidArgs, what openRtpServer answers for a stream id it already has. */
 const ZLM_INVALID_ARGS = -300;
 
@@ -64,6 +68,8 @@ export interface MediaSessionManagerDeps {
   readonly newId: () => string;
   /** Cluster: stream → holder records for hook forwarding; absent standalone. */
   readonly holders?: StreamHolderDirectory | null;
+  /** Session continuity (SPEC §11): snapshots of established dialogs; absent = none kept. */
+  readonly journal?: SessionJournal | null;
 }
 
 export interface MediaSessionManager {
@@ -85,6 +91,14 @@ export interface MediaSessionManager {
   /** The device went offline here (unregister, expiry, keepalive timeout): its streams end, no BYE. */
   onDeviceGone(deviceId: string): void;
   readonly stats: { readonly streams: number; readonly sessions: number };
+  /**
+   * SPEC §11 RECOVER: takes over a stream a crashed instance held, from its snapshot. The device (registered
+   * here now) gets a BYE for the old dialog, then a new INVITE into the same stream id, RTP port and SSRC on the
+   * same media node, whose RTP server is still open: the viewers' URLs keep working and their session ids stay
+   * valid. Resolves with the new Call-ID. On failure nothing here remains and the media node is not touched
+   * (the caller retries or releases); the SSRC, adopted from the old holder, is held by this instance.
+   */
+  recover(snapshot: SessionSnapshot): Promise<string>;
   /** BYE to every stream, close RTP servers. Idempotent. */
   close(): Promise<void>;
 }
@@ -103,6 +117,14 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     return node === undefined ? undefined : plane.client(node);
   };
 
+  /** SPEC §11: (re)writes the snapshot of an established stream's dialog; sessions and CSeqs included. */
+  const record = (stream: MediaStream): void => {
+    const dialog = dialogs.get(stream.streamId);
+    if (d.journal == null || dialog === undefined || stream.state === 'ended' || stream.state === 'inviting') return;
+    const { streamId, purpose, deviceId, channelId, nodeId, ssrc, allocatedSsrc, mode, rtpPort, createdAt, range, speed } = stream;
+    d.journal.record({ streamId, purpose, deviceId, channelId, nodeId, ssrc, allocatedSsrc, mode, rtpPort, createdAt, range, speed, dialog: dialog.saved(), sessionIds: table.sessionIdsOf(streamId) });
+  };
+
   /** Tears a stream down; never rejects (each step logged once, here). */
   const endStream = async (streamId: string, reason: string, sendBye: boolean): Promise<void> => {
     const stream = table.stream(streamId);
@@ -117,6 +139,8 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     }
     const dialog = dialogs.get(streamId);
     dialogs.delete(streamId);
+    // SPEC §11: the tombstone goes first, so a crash during the rest of the teardown resurrects nothing
+    if (stream.callId !== null) await d.journal?.ended(stream.callId);
     await Promise.all([
       sendBye && dialog !== undefined ? dialog.bye().catch((err: unknown) => slog.debug({ err }, 'BYE failed')) : undefined,
       rtpClient(stream.nodeId)
@@ -263,29 +287,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       slog.warn({ err }, 'stream holder record failed: hooks landing on other instances stay there');
     });
     try {
-      const subject = buildSubject({ senderId: req.channelId, senderStream: ssrc, receiverId: d.serverId, receiverStream: '0' });
-      const dialog = await d.signaling.invite({ deviceId: req.deviceId, channelId: req.channelId, sdp: offerFor(purpose, node, port, ssrc, req), subject });
-      if (stream.state === 'ended' || closed) {
-        await dialog.bye().catch(() => undefined);
-        throw closed ? new ShuttingDownError() : new MediaFailedError('INVITE', 'stream ended while inviting');
-      }
-      dialogs.set(streamId, dialog);
-      table.setCallId(streamId, dialog.callId);
-      dialog.onEnded((why) => void endStream(streamId, `device ended the dialog (${why})`, false));
-      const answer = readAnswer(dialog.answer, slog);
-      if (answer?.ssrcValid === true && answer.ssrc !== undefined && answer.ssrc !== ssrc) await adoptAnsweredSsrc(stream, node, answer.ssrc, slog);
-      if (req.mode === 'tcp-active') {
-        if (answer === null || answer.port <= 0) throw new MediaFailedError('INVITE', 'tcp-active answer without the device address');
-        try {
-          await plane.client(node).connectRtpServer({ streamId, dstUrl: answer.address, dstPort: answer.port });
-          plane.callResult(node.id, null);
-        } catch (err) {
-          plane.callResult(node.id, err);
-          throw new MediaFailedError('connectRtpServer', isMediaError(err) ? err.code : 'error', { cause: err });
-        }
-      }
-      if (stream.state === 'inviting') stream.state = 'established';
-      slog.info({ callId: dialog.callId, purpose, mode: req.mode, ssrc: stream.ssrc, rtpPort: port }, 'media stream established');
+      await inviteInto(stream, node, req, slog);
       return stream;
     } catch (err) {
       await endStream(streamId, 'set-up failed', true);
@@ -293,9 +295,38 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     }
   };
 
+  /** INVITE into a stream whose RTP port is open: dialog, answered SSRC, tcp-active connect. Throws as is. */
+  const inviteInto = async (stream: MediaStream, node: MediaNode, req: LiveRequest | HistoryRequest, slog: Logger): Promise<void> => {
+    const { streamId, purpose, ssrc, rtpPort: port } = stream;
+    const subject = buildSubject({ senderId: req.channelId, senderStream: ssrc, receiverId: d.serverId, receiverStream: '0' });
+    const dialog = await d.signaling.invite({ deviceId: req.deviceId, channelId: req.channelId, sdp: offerFor(purpose, node, port, ssrc, req), subject });
+    if (stream.state === 'ended' || closed) {
+      await dialog.bye().catch(() => undefined);
+      throw closed ? new ShuttingDownError() : new MediaFailedError('INVITE', 'stream ended while inviting');
+    }
+    dialogs.set(streamId, dialog);
+    table.setCallId(streamId, dialog.callId);
+    dialog.onEnded((why) => void endStream(streamId, `device ended the dialog (${why})`, false));
+    const answer = readAnswer(dialog.answer, slog);
+    if (answer?.ssrcValid === true && answer.ssrc !== undefined && answer.ssrc !== ssrc) await adoptAnsweredSsrc(stream, node, answer.ssrc, slog);
+    if (req.mode === 'tcp-active') {
+      if (answer === null || answer.port <= 0) throw new MediaFailedError('INVITE', 'tcp-active answer without the device address');
+      try {
+        await plane.client(node).connectRtpServer({ streamId, dstUrl: answer.address, dstPort: answer.port });
+        plane.callResult(node.id, null);
+      } catch (err) {
+        plane.callResult(node.id, err);
+        throw new MediaFailedError('connectRtpServer', isMediaError(err) ? err.code : 'error', { cause: err });
+      }
+    }
+    if (stream.state === 'inviting') stream.state = 'established';
+    slog.info({ callId: dialog.callId, purpose, mode: req.mode, ssrc: stream.ssrc, rtpPort: port }, 'media stream established');
+  };
+
   const attach = async (stream: MediaStream, deviceId: string): Promise<StartAnswer> => {
     const sessionId = d.newId();
     const viewers = table.attach({ sessionId, streamId: stream.streamId, createdAt: clock.now() });
+    record(stream);
     try {
       await d.directory.remember(sessionId, deviceId, SESSION_DIRECTORY_TTL_MS);
     } catch (err) {
@@ -332,6 +363,83 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
     return attach(stream, req.deviceId);
   };
 
+  /** Waits for the BYE's answer at most OLD_DIALOG_BYE_WAIT_MS (the transaction runs on; its outcome is logged). */
+  const byeOldDialog = async (old: MediaDialog, slog: Logger): Promise<void> => {
+    let timer: ReturnType<Clock['setTimeout']> | undefined;
+    const waited = new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, OLD_DIALOG_BYE_WAIT_MS)));
+    const sent = old.bye().then(
+      () => slog.debug('old dialog ended'),
+      (err: unknown) => slog.debug({ err }, 'old dialog BYE failed (the device had dropped it)'),
+    );
+    await Promise.race([sent, waited]);
+    if (timer !== undefined) clock.clearTimeout(timer);
+  };
+
+  const recover = async (s: SessionSnapshot): Promise<string> => {
+    if (closed) throw new ShuttingDownError();
+    if (table.stream(s.streamId) !== undefined) throw new MediaFailedError('recovery', 'stream id already in use here');
+    const node = plane.node(s.nodeId);
+    if (node === undefined) throw new MediaFailedError('recovery', 'media node of the snapshot unknown');
+    const slog = log.child({ streamId: s.streamId, deviceId: s.deviceId, channelId: s.channelId, nodeId: s.nodeId, oldCallId: s.dialog.callId });
+    // the device may still be sending on the old dialog (it never got a BYE): end that one first
+    const old = d.signaling.restore(s.deviceId, s.dialog);
+    if (old !== null) await byeOldDialog(old, slog);
+    let adopted: boolean;
+    try {
+      adopted = await plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, s.holder);
+    } catch (err) {
+      throw new MediaFailedError('SSRC adoption', isMediaError(err) ? err.code : 'error', { cause: err });
+    }
+    if (!adopted) throw new MediaFailedError('SSRC adoption', 'the SSRC is held by another instance');
+    const base = { deviceId: s.deviceId, channelId: s.channelId, mode: s.mode };
+    // playback resumes where it was: the start moves by the media time already sent (elapsed × speed)
+    const req: LiveRequest | HistoryRequest =
+      s.range === null
+        ? base
+        : { ...base, start: new Date(Math.min(s.range.end, s.range.start + Math.max(0, clock.now() - s.createdAt) * s.speed)), end: new Date(s.range.end), speed: s.speed };
+    const stream: MediaStream = {
+      streamId: s.streamId,
+      purpose: s.purpose,
+      deviceId: s.deviceId,
+      channelId: s.channelId,
+      nodeId: s.nodeId,
+      ssrc: s.ssrc,
+      allocatedSsrc: s.allocatedSsrc,
+      mode: s.mode,
+      rtpPort: s.rtpPort,
+      urls: streamUrls(node, s.streamId),
+      state: 'inviting',
+      callId: null,
+      createdAt: s.createdAt,
+      range: s.range,
+      speed: s.speed,
+      rtspSeq: 0,
+      endOfFile: false,
+    };
+    table.addStream(stream);
+    plane.ledger.add({ streamId: s.streamId, nodeId: s.nodeId, channelId: s.channelId, purpose: s.purpose });
+    await d.holders?.claim(s.nodeId, s.streamId, SESSION_DIRECTORY_TTL_MS).catch((err: unknown) => slog.warn({ err }, 'stream holder record failed: hooks landing on other instances stay there'));
+    try {
+      await inviteInto(stream, node, req, slog);
+    } catch (err) {
+      // undone here only: the RTP server and the SSRC stay for the caller's retry or release
+      stream.state = 'ended';
+      table.removeStream(s.streamId);
+      plane.ledger.remove(s.streamId);
+      const dialog = dialogs.get(s.streamId);
+      dialogs.delete(s.streamId);
+      await dialog?.bye().catch(() => undefined);
+      throw err;
+    }
+    for (const sessionId of s.sessionIds) {
+      table.attach({ sessionId, streamId: s.streamId, createdAt: clock.now() });
+      await d.directory.remember(sessionId, s.deviceId, SESSION_DIRECTORY_TTL_MS).catch((err: unknown) => slog.warn({ err, sessionId }, 'session directory write failed'));
+    }
+    record(stream);
+    slog.info({ callId: stream.callId, viewers: s.sessionIds.length }, 'media stream recovered');
+    return stream.callId ?? '';
+  };
+
   const sessionStream = (sessionId: string, kind?: MediaPurpose): MediaStream => {
     const s = table.streamOfSession(sessionId);
     if (s === undefined) throw new MediaSessionNotFoundError(sessionId);
@@ -358,6 +466,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       await d.directory.forget(sessionId).catch((err: unknown) => log.warn({ err, sessionId }, 'session directory forget failed'));
       if (r === null) return { viewers: 0 };
       if (r.last) await endStream(r.stream.streamId, 'stopped', true);
+      else record(r.stream);
       return { viewers: table.viewers(r.stream.streamId) };
     },
     async control(sessionId, action, value) {
@@ -384,6 +493,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
         if (isVmsError(err)) throw err;
         throw new DeviceRejectedError(s.deviceId, `playback ${action}`, 'no answer to INFO');
       }
+      record(s); // the dialog's local CSeq moved: a BYE from a recovering instance must go above it
       if (status < 200 || status >= 300) throw new DeviceRejectedError(s.deviceId, `playback ${action}`, `SIP ${status}`);
       return { cseq };
     },
@@ -434,6 +544,7 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       }
     },
     holds: (nodeId, streamId) => table.stream(streamId)?.nodeId === nodeId,
+    recover,
     onMediaStatus(e) {
       const s = table.streamByCallId(e.callId);
       if (s === undefined || s.deviceId !== e.deviceId) {

@@ -80,6 +80,11 @@ export class MediaSessionTable {
     return id === undefined ? undefined : this.#streams.get(id);
   }
 
+  /** Session ids (viewers) of a stream, in attach order. */
+  sessionIdsOf(streamId: string): string[] {
+    return [...(this.#viewers.get(streamId) ?? [])];
+  }
+
   viewers(streamId: string): number {
     return this.#viewers.get(streamId)?.size ?? 0;
   }

@@ -1,5 +1,7 @@
 // What the media sessions need from the device side: an INVITE dialog to one channel of a device this
 // instance owns, and the in-dialog requests on it. Domain types only (no SIP objects cross this port).
+import type { SavedDialog } from '../recovery/session-snapshot.ts';
+
 export interface InviteRequest {
   readonly deviceId: string;
   readonly channelId: string;
@@ -19,6 +21,8 @@ export interface MediaDialog {
   bye(): Promise<void>;
   /** Called once when the device ends the dialog (its BYE, or the dialog failed). */
   onEnded(listener: (reason: string) => void): void;
+  /** The RFC 3261 §12 state now (CSeqs advance with INFO), for the session snapshot (SPEC §11). */
+  saved(): SavedDialog;
 }
 
 export interface MediaSignaling {
@@ -27,4 +31,9 @@ export interface MediaSignaling {
    * with DeviceOfflineError (not registered here), DeviceRejectedError (non-2xx), DeviceTimeoutError.
    */
   invite(req: InviteRequest): Promise<MediaDialog>;
+  /**
+   * A dialog another instance set up (its snapshot, SPEC §11), reaching the device through the flow it has now
+   * registered on here; null when the device is not registered here or the saved state does not parse.
+   */
+  restore(deviceId: string, saved: SavedDialog): MediaDialog | null;
 }

@@ -3,19 +3,21 @@
 // Subject header and an SDP offer; the stack sends the ACK for the 2xx (RFC 3261 §13.2.2.4).
 import { isIP } from 'node:net';
 import { SipRejectedError, type Dialog, type SipStack } from '@vms/sip';
+import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
 import { DeviceOfflineError, DeviceRejectedError, DeviceTimeoutError } from '../errors/catalog.ts';
 import type { DeviceFlows } from '../sip/device-flows.ts';
 import { deviceErrorFromSip } from '../sip/sip-status.ts';
 import type { MediaDialog, MediaSignaling } from './media-signaling.port.ts';
+import { dialogStateOf, saveDialog } from './saved-dialog.ts';
 
 /** RFC 4566 media type, spelled as GB/T 28181 examples spell it. */
 export const SDP_CONTENT_TYPE = 'APPLICATION/SDP';
 export const MANSRTSP_CONTENT_TYPE = 'Application/MANSRTSP';
 
 export interface SipMediaSignalingOptions {
-  readonly stack: Pick<SipStack, 'createUAC'>;
+  readonly stack: Pick<SipStack, 'createUAC' | 'restoreDialog'>;
   readonly flows: Pick<DeviceFlows, 'get'>;
   readonly sip: SipSettings;
   readonly clock: Clock;
@@ -26,6 +28,8 @@ export interface SipMediaSignalingOptions {
    * forward read timeout of `playback.control`, so the caller hears 4606 from the owner, not 4604 from a forward.
    */
   readonly infoTimeoutMs: number;
+  /** Where a snapshot that does not parse back is reported. */
+  readonly log?: Logger;
 }
 
 const hostPart = (address: string): string => (isIP(address) === 6 ? `[${address}]` : address);
@@ -65,6 +69,18 @@ export function createSipMediaSignaling(o: SipMediaSignalingOptions): MediaSigna
       } finally {
         o.clock.clearTimeout(timer);
       }
+    },
+    restore(deviceId, saved) {
+      const session = o.flows.get(deviceId);
+      if (session === undefined) return null;
+      let dialog: Dialog;
+      try {
+        dialog = o.stack.restoreDialog(dialogStateOf(saved), session.flow);
+      } catch (err) {
+        o.log?.warn({ err, deviceId, callId: saved.callId }, 'saved dialog not restorable');
+        return null;
+      }
+      return wrapDialog(dialog, Buffer.alloc(0), { deviceId, clock: o.clock, infoTimeoutMs: o.infoTimeoutMs });
     },
   };
 }
@@ -112,5 +128,6 @@ function wrapDialog(dialog: Dialog, answer: Buffer, deadline: InfoDeadline): Med
     onEnded(listener) {
       listeners.push(listener);
     },
+    saved: () => saveDialog(dialog),
   };
 }

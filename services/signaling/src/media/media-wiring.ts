@@ -35,6 +35,12 @@ import { createSipMediaSignaling } from './media-signaling.sip.ts';
 import { withLocalSsrcFallback } from './ssrc-fallback.ts';
 import { createRedisStreamHolders } from './stream-holders.redis.ts';
 import { mysqlPoolLimits } from '../config/limits.ts';
+import { publishSessionRecovery } from '../metrics/channels.ts';
+import { createSessionJournal } from '../recovery/session-journal.ts';
+import { createSessionRecovery, type SessionRecovery } from '../recovery/session-recovery.ts';
+import { createMemorySessionSnapshots } from '../recovery/session-snapshots.memory.ts';
+import { createRedisSessionSnapshots } from '../recovery/session-snapshots.redis.ts';
+import { NODE_ONLINE_WINDOW_HEARTBEATS } from '../cluster/cluster-wiring.ts';
 
 /** GB/T 28181 gives no INVITE deadline; devices answer in well under a second, NVRs in a few. */
 export const INVITE_TIMEOUT_MS = 8000;
@@ -49,6 +55,8 @@ export interface MediaWiring {
   readonly hooks: HookHandler;
   /** `POST /vms/webhook/:hook`: run here or forwarded to the stream's holder. */
   readonly receiveHook: HookReceiver;
+  /** Session continuity (SPEC §11); null when `vms.recovery.enabled` is false. */
+  readonly recovery: SessionRecovery | null;
   close(): Promise<void>;
 }
 
@@ -66,6 +74,14 @@ export interface MediaWiringDeps {
   readonly embedded?: EmbeddedDb | null;
   /** The routing engine (SPEC §10): its published table and shadow table drive the node choice. */
   readonly routing?: Pick<RoutingWiring, 'published' | 'shadow'>;
+  /** OWN-1: the device is owned by this instance (cluster: the ownership recorder). Default: its flow is known here. */
+  readonly ownedHere?: (deviceId: string) => boolean;
+}
+
+/** Snapshot TTL: a crashed holder's snapshots outlive node online window + give-up, renewed every third. */
+export function snapshotTtlMs(config: Config): number {
+  const windowMs = config.sip.nodeHeartbeatIntervalSec * 1000 * NODE_ONLINE_WINDOW_HEARTBEATS;
+  return Math.max(120_000, Math.round(3 * (windowMs + config.recovery.giveUpSec * 1000)));
 }
 
 /** The health policy from `vms.media.probe-after` / `failure-threshold` (suspect at twice probe-after). */
@@ -137,18 +153,26 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
   void prober.probeNow(); // a first look at every node, not awaited: a dead node must not hold the start
 
   const holders = redis === null ? null : createRedisStreamHolders(redis, config.sip.instanceId);
+  // SPEC §11: standalone keeps the same journal in memory (one code path; nothing outlives the process there)
+  const snapshots = redis === null ? createMemorySessionSnapshots(d.clock) : createRedisSessionSnapshots(redis);
+  const ttlMs = snapshotTtlMs(config);
+  const journal = config.recovery.enabled ? createSessionJournal({ store: snapshots, holder: config.sip.instanceId, run: nanoid(), ttlMs, clock: d.clock, log: d.log }) : null;
+  if (journal !== null) closers.push(() => journal.close()); // after the sessions' close (closers run in reverse)
+  const signaling = createSipMediaSignaling({
+    stack: d.side.stack,
+    flows: d.side.flows,
+    sip: config.sip,
+    clock: d.clock,
+    inviteTimeoutMs: d.inviteTimeoutMs ?? INVITE_TIMEOUT_MS,
+    infoTimeoutMs: DEFAULT_QUERY_TIMEOUTS.requestMs,
+    log,
+  });
   const sessions = createMediaSessionManager({
     plane,
-    signaling: createSipMediaSignaling({
-      stack: d.side.stack,
-      flows: d.side.flows,
-      sip: config.sip,
-      clock: d.clock,
-      inviteTimeoutMs: d.inviteTimeoutMs ?? INVITE_TIMEOUT_MS,
-      infoTimeoutMs: DEFAULT_QUERY_TIMEOUTS.requestMs,
-    }),
+    signaling,
     directory: d.directory,
     holders,
+    journal,
     clock: d.clock,
     log: d.log,
     serverId: config.sip.serverId,
@@ -161,6 +185,38 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     offOffline();
   });
   closers.push(() => sessions.close());
+  const reachable = (deviceId: string): boolean => d.side.flows.get(deviceId) !== undefined;
+  const recovery =
+    journal === null
+      ? null
+      : createSessionRecovery({
+          store: snapshots,
+          self: config.sip.instanceId,
+          run: journal.run,
+          sessions,
+          signaling,
+          plane,
+          holders,
+          directory: d.directory,
+          ownedHere: d.ownedHere ?? reachable,
+          reachable,
+          giveUpMs: Math.round(config.recovery.giveUpSec * 1000),
+          scanPeriodMs: Math.round(config.sip.nodeHeartbeatIntervalSec * 1000),
+          // one recovery: BYE wait + INVITE deadline + media node calls, with room to spare
+          lockTtlMs: (d.inviteTimeoutMs ?? INVITE_TIMEOUT_MS) + 2 * ZLM_API_TIMEOUT_MS + 10_000,
+          clock: d.clock,
+          log: d.log,
+          onOutcome: (o) => publishSessionRecovery({ outcome: o.outcome, reason: o.outcome === 'recovered' ? '' : o.reason }),
+        });
+  if (recovery !== null) {
+    // a device registering here may be one whose sessions wait for it
+    const offOnline = d.events.on('online', () => recovery.scanSoon());
+    closers.push(async () => {
+      offOnline();
+      await recovery.close();
+    });
+    recovery.start();
+  }
   const hooks = createHookHandler({ lookupNode: (id) => plane.node(id) });
   const receiveHook = createHookReceiver({
     self: config.sip.instanceId,
@@ -177,6 +233,7 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     plane,
     hooks,
     receiveHook,
+    recovery,
     close() {
       closed ??= closeAll();
       return closed;

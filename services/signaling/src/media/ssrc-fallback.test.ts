@@ -20,6 +20,7 @@ function flaky(): { alloc: SsrcAllocator; down: (code?: 'MEDIA_ERR_STORE_UNAVAIL
     alloc: {
       allocate: (n, p) => guard(() => inner.allocate(n, p)),
       reserve: (n, s) => guard(() => inner.reserve(n, s)),
+      adopt: (n, s, h) => guard(() => inner.adopt(n, s, h)),
       release: (n, s) => guard(() => inner.release(n, s)),
       inUse: (n) => guard(() => inner.inUse(n)),
       close: () => inner.close(),

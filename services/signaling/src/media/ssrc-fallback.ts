@@ -45,6 +45,10 @@ export function withLocalSsrcFallback(shared: SsrcAllocator, local: SsrcAllocato
         return ok;
       }
     },
+    async adopt(nodeId, ssrc, fromHolder) {
+      // no local fallback: an SSRC of another instance is only known to the shared store
+      return onShared(await shared.adopt(nodeId, ssrc, fromHolder));
+    },
     async release(nodeId, ssrc) {
       if (fromLocal.delete(`${nodeId}/${ssrc}`)) return local.release(nodeId, ssrc);
       return shared.release(nodeId, ssrc);

@@ -7,6 +7,7 @@ export const SIGNALING_CHANNELS = Object.freeze({
   forward: 'vms.signaling.forward',
   apiFailure: 'vms.signaling.api_failure',
   catalogSync: 'vms.signaling.catalog_sync',
+  sessionRecovery: 'vms.signaling.session_recovery',
 });
 
 /** One forward to a device's owner (cluster/forward-to-owner.ts), settled. */
@@ -28,7 +29,15 @@ export interface CatalogSyncEvent {
   items: number;
 }
 
+/** An orphaned session (SPEC §11) recovered, released, or its unusable index entry forgotten (recovery/session-recovery.ts). */
+export interface SessionRecoveryEvent {
+  outcome: 'recovered' | 'released' | 'forgotten';
+  /** Constant text (recovery-decision.ts), never an id. '' for recovered. */
+  reason: string;
+}
+
 const forward = diagnosticsChannel.channel(SIGNALING_CHANNELS.forward);
+const sessionRecovery = diagnosticsChannel.channel(SIGNALING_CHANNELS.sessionRecovery);
 const apiFailure = diagnosticsChannel.channel(SIGNALING_CHANNELS.apiFailure);
 const catalogSync = diagnosticsChannel.channel(SIGNALING_CHANNELS.catalogSync);
 
@@ -42,4 +51,8 @@ export function publishApiFailure(errorCode: string): void {
 
 export function publishCatalogSync(phase: CatalogSyncEvent['phase'], items = 0): void {
   if (catalogSync.hasSubscribers) catalogSync.publish({ phase, items } satisfies CatalogSyncEvent);
+}
+
+export function publishSessionRecovery(e: SessionRecoveryEvent): void {
+  if (sessionRecovery.hasSubscribers) sessionRecovery.publish(e);
 }

@@ -10,7 +10,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { DeviceEvents, UplinkKind } from '../events/device-events.ts';
 import { ENVELOPE_BY_ERROR } from '../http/errors.ts';
-import { SIGNALING_CHANNELS, type ApiFailureEvent, type CatalogSyncEvent, type ForwardEvent } from './channels.ts';
+import { SIGNALING_CHANNELS, type ApiFailureEvent, type CatalogSyncEvent, type ForwardEvent, type SessionRecoveryEvent } from './channels.ts';
 import { hotCounter, hotHistogram, type Cell } from './hot-metrics.ts';
 import { methodLabel, registrationResult, statusLabel } from './labels.ts';
 
@@ -185,6 +185,9 @@ export function createMetrics(s: MetricsSources): Metrics {
   const syncs = new Counter({ name: 'vms_catalog_syncs_total', help: 'Catalog syncs finished, by result', labelNames: ['result'], registers });
   const syncItems = new Counter({ name: 'vms_catalog_items_received_total', help: 'Channels stored by finished catalog syncs', registers });
 
+  // Session continuity (SPEC §11): orphaned sessions by outcome and reason (constant texts of recovery-decision.ts).
+  const recoveries = new Counter({ name: 'vms_session_recovery_total', help: 'Orphaned sessions of crashed instances, by outcome (recovered, released, forgotten) and reason', labelNames: ['outcome', 'reason'], registers });
+
   const handlers: [string, (message: unknown) => void][] = [
     [SIP_CHANNELS.messageIn, (m) => count('in', (m as MessageInEvent).message)],
     [SIP_CHANNELS.messageOut, (m) => count('out', (m as MessageOutEvent).message)],
@@ -209,6 +212,13 @@ export function createMetrics(s: MetricsSources): Metrics {
       (m) => {
         const e = m as ForwardEvent;
         forwardOutcome(e.errorCode === null ? 'ok' : codeOf(e.errorCode)).observe(e.seconds);
+      },
+    ],
+    [
+      SIGNALING_CHANNELS.sessionRecovery,
+      (m) => {
+        const e = m as SessionRecoveryEvent;
+        recoveries.labels(e.outcome, e.reason).inc();
       },
     ],
     [SIGNALING_CHANNELS.apiFailure, (m) => apiFailure(codeOf((m as ApiFailureEvent).errorCode)).inc()],

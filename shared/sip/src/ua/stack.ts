@@ -171,6 +171,16 @@ export class SipStack {
     return runUac(deps, prepared.req, prepared.target, prepared.fallback, method === 'INVITE' ? 'invite' : 'subscribe', opts);
   }
 
+  /**
+   * A dialog rebuilt from a saved RFC 3261 §12 state (SPEC RECOVER: another instance set it up and crashed),
+   * reaching the peer over `flow`. In-dialog requests continue its local CSeq (§12.2.1.1), so a BYE built
+   * here is one the peer matches to the dialog it still holds.
+   */
+  restoreDialog(state: DialogState, flow: Flow): Dialog {
+    if (this.#closing !== undefined) throw stackClosedError();
+    return this.#createDialog({ ...state }, flow);
+  }
+
   stats(): SipStackStats {
     const size = this.#layer.size;
     return {

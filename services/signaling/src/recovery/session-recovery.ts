@@ -1,0 +1,263 @@
+// Session continuity, the recovering side (SPEC §11 RECOVER, reference 003): every scan period — and at once
+// when a node-table read shows a holder gone or a device registers here — this instance reads the session
+// indexes of the holders that are gone (node rows out of the online window, and its own entries left by an
+// earlier run), decides per entry (recovery-decision.ts), and acts under the per-dialog recovery lock, so
+// exactly one instance recovers or releases each session:
+//   recover  → ask the media node (getMediaList) whether the stream is still there with viewers; if so the
+//              session manager re-INVITEs the device into the same stream id; the old entry is then ended
+//              (tombstone) — if not, release;
+//   release  → BYE on the old dialog if the device is here, close the RTP server (unless a new play holds the
+//              stream id), free the SSRC, forget the viewers' session ids, end the entry. Nothing half-open.
+// Bounded: the index read per holder is limited, at most MAX_PARALLEL entries are worked on at once, and every
+// entry is recovered or released within give-up of the first scan that saw it orphaned.
+import type { MediaNode } from '@vms/media';
+import type { Logger } from 'pino';
+import type { SessionDirectory } from '../cluster/device-index.port.ts';
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import type { MediaPlane } from '../media/media-plane.ts';
+import type { MediaSessionManager } from '../media/media-session-manager.ts';
+import type { MediaSignaling } from '../media/media-signaling.port.ts';
+import type { StreamHolderDirectory } from '../media/stream-holders.port.ts';
+import { decideMedia, decideOrphan, type MediaView } from './recovery-decision.ts';
+import type { SessionSnapshot } from './session-snapshot.ts';
+import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
+
+/** Index entries read per holder and scan. */
+export const LIST_LIMIT = 1000;
+/** Entries worked on at once (each may wait on a device and a media node). */
+const MAX_PARALLEL = 16;
+const RTP_APP = 'rtp';
+
+export type RecoveryOutcome = { readonly outcome: 'recovered' } | { readonly outcome: 'released'; readonly reason: string } | { readonly outcome: 'forgotten'; readonly reason: string };
+
+export interface SessionRecoveryDeps {
+  readonly store: SessionSnapshotStore;
+  readonly self: string;
+  /** This process run (the journal's): own index entries of other runs are orphans. */
+  readonly run: string;
+  readonly sessions: Pick<MediaSessionManager, 'recover' | 'holds'>;
+  readonly signaling: Pick<MediaSignaling, 'restore'>;
+  readonly plane: Pick<MediaPlane, 'node' | 'client' | 'ssrcs' | 'callResult'>;
+  readonly holders: StreamHolderDirectory | null;
+  readonly directory: SessionDirectory;
+  /** OWN-1: the device is owned by this instance. */
+  readonly ownedHere: (deviceId: string) => boolean;
+  /** The device's flow is known here (it can be INVITEd). */
+  readonly reachable: (deviceId: string) => boolean;
+  readonly giveUpMs: number;
+  readonly scanPeriodMs: number;
+  /** Recovery lock TTL: longer than one recovery can take. */
+  readonly lockTtlMs: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly onOutcome?: (o: RecoveryOutcome) => void;
+}
+
+export interface SessionRecovery {
+  /** The node codes out of the online window at the last node-table read (self excluded by the caller or here). */
+  setGoneHolders(codes: readonly string[]): void;
+  /** A scan as soon as the running one (if any) ends; coalesced. */
+  scanSoon(): void;
+  /** One scan that starts after the call, awaited (tests). */
+  scanNow(): Promise<void>;
+  start(): void;
+  /** Stops the timer and waits for the running scan. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
+  const log = d.log.child({ component: 'session-recovery' });
+  let gone: string[] = [];
+  /** holder/callId → when this instance first saw it orphaned. */
+  let orphanSince = new Map<string, number>();
+  let timer: TimerHandle | null = null;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let closed = false;
+
+  const mediaView = async (node: MediaNode | undefined, streamId: string): Promise<MediaView> => {
+    if (node === undefined) return { kind: 'absent' };
+    try {
+      const list = await d.plane.client(node).getMediaList({ app: RTP_APP, stream: streamId });
+      d.plane.callResult(node.id, null);
+      if (list.length === 0) return { kind: 'absent' };
+      // totalReaderCount: every protocol's players of the stream (ZLM MediaSource::totalReaderCount)
+      return { kind: 'present', readers: Math.max(...list.map((m) => Math.max(m.totalReaderCount, m.readerCount))) };
+    } catch (err) {
+      d.plane.callResult(node.id, err);
+      log.warn({ err, nodeId: node.id, streamId }, 'media node not asked about an orphaned stream: retried next scan');
+      return { kind: 'unreachable' };
+    }
+  };
+
+  /** Frees what the session held; each step logged once, never throws. */
+  const release = async (holder: string, s: SessionSnapshot, reason: string): Promise<void> => {
+    const slog = log.child({ holder, streamId: s.streamId, deviceId: s.deviceId, callId: s.dialog.callId, nodeId: s.nodeId });
+    // the device may still be sending on the old dialog: end it (RFC 3261 §15.1.1), the answer is not awaited
+    if (d.reachable(s.deviceId)) void d.signaling.restore(s.deviceId, s.dialog)?.bye().catch((err: unknown) => slog.debug({ err }, 'old dialog BYE failed'));
+    const node = d.plane.node(s.nodeId);
+    // a stream running here under that id (recovered already, or a new play) keeps its RTP server and SSRC
+    const inUse = d.sessions.holds(s.nodeId, s.streamId);
+    if (node !== undefined && !inUse) {
+      // a live stream id is per channel: a play started elsewhere since the crash may own the RTP server now
+      const current = await d.holders?.holderOf(s.nodeId, s.streamId).catch(() => null);
+      if (current === undefined || current === null || current === holder) {
+        await d.plane
+          .client(node)
+          .closeRtpServer(s.streamId)
+          .then(
+            () => d.plane.callResult(node.id, null),
+            (err: unknown) => {
+              d.plane.callResult(node.id, err);
+              slog.warn({ err }, 'closeRtpServer of an orphaned stream failed: the media node times it out');
+            },
+          );
+      }
+    }
+    try {
+      if (!inUse && (await d.plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, holder))) await d.plane.ssrcs.release(s.nodeId, s.allocatedSsrc);
+    } catch (err) {
+      slog.warn({ err, ssrc: s.allocatedSsrc }, 'SSRC of an orphaned stream not freed: it expires with its TTL');
+    }
+    await Promise.all(s.sessionIds.map((id) => d.directory.forget(id).catch((err: unknown) => slog.warn({ err, sessionId: id }, 'session directory forget failed'))));
+    await d.store.end(holder, s.dialog.callId, d.lockTtlMs);
+    slog.info({ reason, viewers: s.sessionIds.length }, 'orphaned session released');
+    d.onOutcome?.({ outcome: 'released', reason });
+  };
+
+  /** True when the entry is done with (recovered or released), false when it is left for the next scan. */
+  const recover = async (holder: string, s: SessionSnapshot): Promise<boolean> => {
+    const slog = log.child({ holder, streamId: s.streamId, deviceId: s.deviceId, oldCallId: s.dialog.callId, nodeId: s.nodeId });
+    const node = d.plane.node(s.nodeId);
+    const step = decideMedia({ media: await mediaView(node, s.streamId), streamIdInUseHere: d.sessions.holds(s.nodeId, s.streamId) });
+    if (step.kind === 'retry') return false;
+    if (step.kind === 'release') {
+      await release(holder, s, step.reason);
+      return true;
+    }
+    const t0 = d.clock.now();
+    try {
+      const callId = await d.sessions.recover(s);
+      // the old dialog is over: its tombstone (if this fails the entry expires; a later look finds the stream here)
+      await d.store.end(holder, s.dialog.callId, d.lockTtlMs).catch((err: unknown) => slog.warn({ err }, 'recovered session entry not ended: it expires'));
+      slog.info({ callId, ms: d.clock.now() - t0, viewers: s.sessionIds.length }, 'orphaned session recovered');
+      d.onOutcome?.({ outcome: 'recovered' });
+      return true;
+    } catch (err) {
+      slog.warn({ err }, 'orphaned session not recovered: tried again next scan until give-up');
+      return false;
+    }
+  };
+
+  const work = async (holder: string, e: IndexedSnapshot, now: number): Promise<void> => {
+    const key = `${holder}\n${e.callId}`;
+    const since = orphanSince.get(key) ?? now;
+    const step = decideOrphan({
+      now,
+      entry: e,
+      orphanSince: since,
+      giveUpAfterMs: d.giveUpMs,
+      ownedHere: e.state === 'ok' && d.ownedHere(e.snapshot.deviceId),
+      reachable: e.state === 'ok' && d.reachable(e.snapshot.deviceId),
+    });
+    if (step.kind === 'wait') return;
+    if (step.kind === 'forget') {
+      if (e.state === 'malformed') log.warn({ holder, callId: e.callId, err: e.error }, 'unreadable session snapshot dropped');
+      await d.store.end(holder, e.callId, d.lockTtlMs);
+      d.onOutcome?.({ outcome: 'forgotten', reason: step.reason });
+      return;
+    }
+    if (e.state !== 'ok') return;
+    if (!(await d.store.lock(e.callId, d.self, d.lockTtlMs))) return; // another instance is on it
+    // the listing may predate another instance's recovery that ended the entry meanwhile
+    if (!(await d.store.exists(holder, e.callId))) return;
+    let done = false;
+    try {
+      if (step.kind === 'release') done = await release(holder, e.snapshot, step.reason).then(() => true);
+      else done = await recover(holder, e.snapshot);
+    } finally {
+      // kept when done: the lock then outlives any listing read before the entry ended
+      if (!done) await d.store.unlock(e.callId, d.self).catch(() => undefined);
+    }
+  };
+
+  const scan = async (): Promise<void> => {
+    const now = d.clock.now();
+    const seen = new Map<string, number>();
+    const queue: (() => Promise<void>)[] = [];
+    for (const holder of new Set([...gone.filter((c) => c !== d.self), d.self])) {
+      let entries: IndexedSnapshot[];
+      try {
+        entries = await d.store.list(holder, LIST_LIMIT);
+      } catch (err) {
+        log.warn({ err, holder }, 'session index not read: next scan');
+        continue;
+      }
+      for (const e of entries) {
+        // own entries of this run are live sessions, not orphans
+        if (holder === d.self && e.state === 'ok' && e.snapshot.run === d.run) continue;
+        const key = `${holder}\n${e.callId}`;
+        seen.set(key, orphanSince.get(key) ?? now);
+        queue.push(() => work(holder, e, now));
+      }
+    }
+    orphanSince = seen; // entries gone from the indexes are forgotten here too
+    const workers = Array.from({ length: Math.min(MAX_PARALLEL, queue.length) }, async () => {
+      for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+        if (closed) return;
+        await job().catch((err: unknown) => log.warn({ err }, 'orphaned session step failed: next scan'));
+      }
+    });
+    await Promise.all(workers);
+  };
+
+  const runScan = (): Promise<void> => {
+    if (running !== null) {
+      again = true;
+      return running;
+    }
+    running = scan()
+      .catch((err: unknown) => log.warn({ err }, 'session recovery scan failed'))
+      .finally(() => {
+        running = null;
+        if (again && !closed) {
+          again = false;
+          void runScan();
+        }
+      });
+    return running;
+  };
+
+  const tick = (): void => {
+    timer = null;
+    if (closed) return;
+    void runScan().finally(() => {
+      if (!closed && timer === null) timer = d.clock.setTimeout(tick, d.scanPeriodMs);
+    });
+  };
+
+  return {
+    setGoneHolders(codes) {
+      const fresh = codes.some((c) => !gone.includes(c));
+      gone = [...codes];
+      if (fresh) this.scanSoon();
+    },
+    scanSoon() {
+      if (!closed) void runScan();
+    },
+    async scanNow() {
+      // a scan that starts after this call (one already running may have read the indexes before)
+      while (running !== null) await running;
+      await runScan();
+    },
+    start() {
+      if (timer === null && !closed) timer = d.clock.setTimeout(tick, 0);
+    },
+    async close() {
+      closed = true;
+      if (timer !== null) d.clock.clearTimeout(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
