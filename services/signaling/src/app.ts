@@ -200,6 +200,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         snIndex: cluster.sns,
         limits: config.limits,
         reports,
+        dataDir: config.dataDir,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -273,6 +274,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       storage: config.mysql === null ? 'embedded' : 'mysql',
       devices,
       control: deps.control ?? side?.control ?? createUnavailableDeviceControl(),
+      ...(side === null ? {} : { commands: side.commands }),
+      snapshotBodyLimit: config.limits.snapshotMaxBytes,
       nodes:
         deps.nodes ??
         cluster.nodes ??
