@@ -140,6 +140,10 @@ describe('device commands: API → SIP → device simulator', () => {
     const jpeg = Buffer.from(picture.base64, 'base64');
     assert.equal((await fetch(req.uploadUrl, { method: 'POST', body: jpeg, headers: { 'content-type': 'image/jpeg' } })).status, 404);
     assert.equal((await fetch(`${instance.httpUrl}/vms/snapshot/upload/${'0'.repeat(32)}`, { method: 'POST', body: jpeg })).status, 404);
+    // SPEC SEC-3: a body over vms.limits.snapshot-max-bytes (default 2 MiB) is refused before it is read whole; not a JPEG: 400
+    const anyToken = `${instance.httpUrl}/vms/snapshot/upload/${'1'.repeat(32)}`;
+    assert.equal((await fetch(anyToken, { method: 'POST', body: Buffer.alloc(2 * 1024 * 1024 + 1, 0xff) })).status, 413);
+    assert.equal((await fetch(anyToken, { method: 'POST', body: Buffer.from('GIF89a') })).status, 400);
     assert.equal((await ok<unknown[]>('GET', `/vms/device/snapshots?deviceId=${DEV22}`)).length, 2);
     const traversal = await instance.api('GET', `/vms/device/snapshots/picture?deviceId=${DEV22}&name=..%2F..%2Fvms.sqlite`);
     assert.equal(traversal.code, 404);
