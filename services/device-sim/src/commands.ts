@@ -13,6 +13,7 @@ import type { ResolvedDeviceOptions } from './options.ts';
 import type { PlatformLink } from './platform-link.ts';
 import { answer2022Query, answerConfigDownload, answerDeviceConfig, answerPresetQuery, finishUpgrade, type ExtraDeps } from './commands-extra.ts';
 import type { PtzState } from './ptz-state.ts';
+import type { BroadcastNotify } from '@vms/gb28181';
 
 export interface ReceivedCommand {
   /** `<root>/<CmdType>` of a modelled command, or `generic`. */
@@ -37,6 +38,8 @@ export interface RecordedControl {
 }
 
 export interface CommandDeps extends ExtraDeps {
+  /** Notify/Broadcast: answer and INVITE the source for audio (broadcast.ts). */
+  onBroadcast: (n: BroadcastNotify) => Promise<unknown>;
   o: ResolvedDeviceOptions;
   state: PtzState;
   link: PlatformLink;
@@ -93,6 +96,8 @@ function answerFor(deps: CommandDeps, command: ManscdpCommand): Promise<unknown>
       return answerRecordInfo(deps, command.body);
     case 'Control/DeviceControl':
       return control(deps, command.body);
+    case 'Notify/Broadcast':
+      return deps.onBroadcast(command.body);
     case 'Query/PresetQuery':
       return answerPresetQuery(deps, command.body.sn, command.body.deviceId);
     case 'Query/ConfigDownload':

@@ -13,6 +13,7 @@ import { Keepalive } from './keepalive.ts';
 import { resolveDeviceOptions, type ResolvedDeviceOptions, type SimulatedDeviceOptions } from './options.ts';
 import { PlatformLink } from './platform-link.ts';
 import { PtzState } from './ptz-state.ts';
+import { answerBroadcast, type AudioCall } from './broadcast.ts';
 import { Registration } from './registration.ts';
 import type { MediaSession } from './session.ts';
 import { alarmBody, handleSubscribe, type Subscription, type SubscriptionDeps } from './subscriptions.ts';
@@ -78,6 +79,8 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
   })();
   /** Presets, cruise tracks, home position, position, BasicParam, firmware, SD cards as the platform left them. */
   readonly state: PtzState;
+  /** Voice broadcasts (Notify/Broadcast → our audio INVITE), ended ones included. */
+  readonly audioCalls: AudioCall[] = [];
   /** Snapshot uploads (SnapShotConfig): HTTP status per picture (0 = no answer). */
   readonly uploads: { url: string; status: number; bytes: number }[] = [];
   readonly #log: SipLogger;
@@ -206,6 +209,7 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     }
     for (const s of this.subscriptions) s.close();
     this.#closedSignal.resolve();
+    await settleWithin(this.options.clock, Promise.all(this.audioCalls.filter((c) => !c.ended).map((c) => c.hangUp())), CLOSE_BYE_TIMEOUT_MS);
     await this.#stack?.close();
     for (const s of this.sessions) s.close('closed');
     await Promise.allSettled([...this.#pending]);
@@ -231,6 +235,10 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
           state: this.state,
           sn: this.#sn,
           onUpload: (u) => this.uploads.push(u),
+          onBroadcast: async (n) => {
+            const call = await answerBroadcast({ o, stack, link, log: this.#log, sequence: () => ++this.#ssrcSequence }, n);
+            this.audioCalls.push(call);
+          },
           onCommand: (c) => {
             this.commands.push(c);
             this.emit('command', c);

@@ -6,6 +6,7 @@ import type { Pool } from 'mysql2/promise';
 import type { Logger } from 'pino';
 import pkg from '../package.json' with { type: 'json' };
 import { openCascade, type CascadeWiring } from './cascade/cascade-wiring.ts';
+import { createZlmAudioSender } from './media/audio-sender.zlm.ts';
 import { openCluster } from './cluster/cluster-wiring.ts';
 import type { NodeTableReadResult } from './cluster/node-tracker.ts';
 import type { Config } from './config/config.types.ts';
@@ -228,6 +229,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     // Cascade (SPEC §6): upstream platforms, leadership, the leader's upstream registrations. Opened
     // after the SIP side, so it closes first: registrations stop before the stack does.
+    // Voice broadcast (GB/T 28181 §9.12): the device's audio INVITE is answered with the media node's side.
+    const broadcast = side !== null && media !== undefined ? side.openBroadcast(createZlmAudioSender(media.plane)) : null;
+    if (broadcast !== null) closers.push(() => broadcast.close());
     let cascade: CascadeWiring | null = null;
     let controlApi: FastifyInstance | null = null; // the upstream's live view plays through it (CASC-6)
     if (side !== null && media !== undefined) {
@@ -246,6 +250,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         queries: side.control,
         embedded: config.mysql === null ? embeddedDb() : null,
         routing,
+        ...(broadcast === null ? {} : { deviceInvites: broadcast.onInvite }),
       });
       cascade = c;
       closers.push(() => c.close());
@@ -275,6 +280,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       devices,
       control: deps.control ?? side?.control ?? createUnavailableDeviceControl(),
       ...(side === null ? {} : { commands: side.commands }),
+      ...(broadcast === null ? {} : { broadcast }),
       snapshotBodyLimit: config.limits.snapshotMaxBytes,
       nodes:
         deps.nodes ??

@@ -21,6 +21,7 @@ export const FORWARD_READ_TIMEOUT_MS: Partial<Readonly<Record<RouteId, number>>>
   'ptz.cruise.tracks': 20_000,
   'ptz.cruise.track': 20_000,
   'ptz.home.query': 20_000,
+  'broadcast.start': 20_000,
   // INVITE answered within 8 s (media/media-wiring.ts), plus the media node's own calls
   'play.start': 15_000,
   'playback.start': 15_000,

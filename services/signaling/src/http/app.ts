@@ -32,6 +32,7 @@ import { ptzHandlers } from './routes/ptz.ts';
 import { ptzExtraHandlers } from './routes/ptz-extra.ts';
 import { device2022Handlers } from './routes/device-2022.ts';
 import { registerSnapshotUploadRoute } from './routes/snapshot-upload.ts';
+import { broadcastHandlers } from './routes/broadcast.ts';
 import { createUnavailableDeviceCommands } from '../commands/device-commands.unavailable.ts';
 import { recordHandlers } from './routes/records.ts';
 import { reportHandlers } from './routes/reports.ts';
@@ -56,6 +57,7 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...ptzHandlers(deps, access),
     ...ptzExtraHandlers(commands, access),
     ...device2022Handlers(commands, access),
+    ...broadcastHandlers(deps.broadcast, access),
     ...recordHandlers(deps, access),
     ...reportHandlers(deps, access),
     ...playHandlers(deps, access),

@@ -76,6 +76,10 @@ export const ROUTES = [
   { id: 'ptz.cruise.tracks', method: 'GET', path: '/vms/ptz/cruise/tracks', routedBy: 'channel', auth: 'operator' },
   { id: 'ptz.cruise.track', method: 'GET', path: '/vms/ptz/cruise/track', routedBy: 'channel', auth: 'operator' },
   { id: 'ptz.home.query', method: 'GET', path: '/vms/ptz/home', routedBy: 'channel', auth: 'operator' },
+  // voice broadcast (GB/T 28181-2016 §9.12): Notify/Broadcast, then the device's audio INVITE
+  { id: 'broadcast.start', method: 'POST', path: '/vms/broadcast/start', routedBy: 'channel', auth: 'operator' },
+  { id: 'broadcast.stop', method: 'POST', path: '/vms/broadcast/stop', routedBy: 'channel', auth: 'operator' },
+  { id: 'broadcast.list', method: 'GET', path: '/vms/broadcast', routedBy: 'device', auth: 'operator' },
   // upstream platforms and their shared channels (SPEC CASC-2): database administration, any instance
   { id: 'platforms.list', method: 'GET', path: '/vms/platforms', routedBy: null, auth: 'operator' },
   { id: 'platforms.create', method: 'POST', path: '/vms/platforms', routedBy: null, auth: 'operator' },

@@ -21,6 +21,7 @@ import { createRegisterHandler } from './register.handler.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
 import { createSipDeviceCommands, type SipDeviceCommands } from './sip-device-commands.ts';
 import { createDeviceExchange } from './device-exchange.ts';
+import { createSipBroadcast, type AudioSender, type SipBroadcast } from './sip-broadcast.ts';
 import { createSnapshotFiles } from '../commands/snapshot-files.fs.ts';
 import { join } from 'node:path';
 import { startSipServer, type SipServerOptions } from './sip-server.ts';
@@ -62,6 +63,8 @@ export interface DeviceSide {
   readonly control: SipDeviceControl;
   /** Presets, cruise, scan, configuration and the 2022 commands (commands/device-commands.port.ts). */
   readonly commands: SipDeviceCommands;
+  /** Voice broadcast over `sender` (the media plane); the caller closes it and routes device INVITEs to it. */
+  openBroadcast(sender: AudioSender): SipBroadcast;
   readonly flows: DeviceFlows;
   readonly scanner: OfflineScanner;
   /** The platform's catalog / alarm / position subscriptions to its devices (GB/T 28181 §9.11). */
@@ -167,6 +170,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     stack,
     control,
     commands,
+    openBroadcast: (sender) => createSipBroadcast({ side: deps, exchange, sender, serverId: o.sip.serverId, inviteWaitMs: timeouts.deviceInfoMs }),
     flows,
     scanner,
     subscriptions,

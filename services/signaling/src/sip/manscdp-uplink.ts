@@ -56,7 +56,8 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
       case 'Response/RecordInfo':
       case 'Response/PresetQuery':
       case 'Response/ConfigDownload':
-      case 'Response/DeviceConfig': {
+      case 'Response/DeviceConfig':
+      case 'Response/Broadcast': {
         const cmdType = cmd.kind.slice('Response/'.length);
         if (answers.deliver(deviceId, cmdType, cmd.body.sn, cmd.body) === 'unmatched') log.info({ cmdType, sn: cmd.body.sn }, 'unmatched response dropped');
         return;

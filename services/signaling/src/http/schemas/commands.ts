@@ -175,6 +175,20 @@ export const COMMAND_SCHEMAS: { readonly [K in Ids & RouteId]: RouteSchema } = {
   'ptz.home.query': { summary: 'Home position setting (HomePositionQuery)', description: CHANNEL + V2022, tags: ['gb28181-2022'], querystring: byChannel, response: answer(DEVICE_ANSWER) },
 };
 
+const NAME = (what: string): JsonSchema => ({ type: 'string', pattern: '^\\s*[A-Za-z0-9_.-]{1,64}\\s*$', description: `${what}: 1-64 characters of A-Z a-z 0-9 _ . -` });
+
+export const BROADCAST_SCHEMAS: { readonly [K in 'broadcast.start' | 'broadcast.stop' | 'broadcast.list']: RouteSchema } = {
+  'broadcast.start': {
+    summary: 'Voice broadcast: Notify/Broadcast to the channel, then the device’s audio INVITE is answered with the media node sending `app/stream` (G.711A)',
+    description: `${CHANNEL} Answers once the device’s INVITE is answered (4606 when it never comes; 4609 when the node cannot send the stream).`,
+    tags: ['voice'],
+    querystring: query({ channelId: channel, mediaNodeId: NAME('media node holding the audio stream'), app: NAME('ZLM app of the audio stream'), stream: NAME('ZLM stream id of the audio') }, ['channelId', 'mediaNodeId', 'app', 'stream']),
+    response: answer('{sessionId, deviceId, channelId, ssrc, mediaNodeId, deviceAudio, startedAt}'),
+  },
+  'broadcast.stop': { summary: 'End the channel’s voice broadcast (BYE, stopSendRtp)', description: CHANNEL, tags: ['voice'], querystring: byChannel, response: answer('null') },
+  'broadcast.list': { summary: 'Voice broadcasts running to the device', description: DEVICE, tags: ['voice'], querystring: byDevice, response: answer('broadcasts') },
+};
+
 export const SNAPSHOT_UPLOAD_SCHEMA: Readonly<Record<string, unknown>> = {
   summary: 'A device uploads a snapshot picture (the UploadURL of SnapShotConfig)',
   description: 'No operator token: the token in the path, handed to the device in SnapShotConfig, authenticates the upload. Body: the JPEG bytes (any content type). 404: unknown, expired or full token; 413: over vms.limits.snapshot-max-bytes; 400: not a JPEG.',

@@ -24,7 +24,7 @@ import {
   type RouteSchema,
 } from './common.ts';
 import { ROUTING_SCHEMAS } from './routing.ts';
-import { COMMAND_SCHEMAS } from './commands.ts';
+import { BROADCAST_SCHEMAS, COMMAND_SCHEMAS } from './commands.ts';
 import { PLATFORM_BODY, PLATFORM_CHANNELS_BODY, PLATFORM_PATCH_BODY, SERVER_ID_PARAMS } from './platforms.ts';
 
 export type { RouteSchema };
@@ -219,4 +219,5 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
   },
   ...ROUTING_SCHEMAS,
   ...COMMAND_SCHEMAS,
+  ...BROADCAST_SCHEMAS,
 };
