@@ -160,6 +160,7 @@ test('DeviceControl: PTZ, guard, reboot, record, alarm reset, I-frame, home posi
     { type: 'GuardCmd', value: 'ResetGuard' },
     { type: 'RecordCmd', value: 'Record' },
     { type: 'RecordCmd', value: 'StopRecord' },
+    { type: 'AlarmCmd', value: 'ResetAlarm' },
   ]);
   // the bytes of a reboot, as in the SPVMN "Boot" template (sample 14)
   const boot = gb.buildDeviceControl({ sn: '17318', deviceId: '34020000001320000001', command: gb.deviceControlForAction('reboot') }, { charset: 'GB2312' });
