@@ -69,7 +69,7 @@ async function serve(kind: string): Promise<void> {
   for (let i = 0; i < DEVICES; i++) {
     const deviceId = deviceIdOf(i);
     await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: DEVICE_PORT, expiresSec: 3600, at: now });
-    side.flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: now, expiresAt: now + 3600_000 });
+    side.flows.register({ deviceId, flow, charset: 'GB2312', gbVersion: '2016', registeredAt: now, expiresAt: now + 3600_000 });
   }
   process.stdout.write(`READY ${side.sipPort}\n`);
 }

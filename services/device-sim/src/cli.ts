@@ -18,6 +18,7 @@ export const USAGE = `Usage: tsx services/device-sim/src/main.ts --server HOST:P
   --transport udp|tcp      SIP transport (default udp)
   --local-host ADDRESS     address to bind and announce (default 127.0.0.1)
   --charset GB2312|UTF-8   MANSCDP charset (default GB2312)
+  --gb-version 2016|2022   GB/T 28181 revision announced (X-GB-ver) and answered (default 2022)
   --keepalive SECONDS      keepalive interval (default 60)
   --expires SECONDS        REGISTER expiry (default 3600)
   --catalog-page-size N    catalog items per MESSAGE (default 10)
@@ -57,6 +58,7 @@ export function parseCli(argv: readonly string[]): CliResult {
         transport: { type: 'string' },
         'local-host': { type: 'string' },
         charset: { type: 'string' },
+        'gb-version': { type: 'string' },
         keepalive: { type: 'string' },
         expires: { type: 'string' },
         'catalog-page-size': { type: 'string' },
@@ -93,6 +95,8 @@ export function parseCli(argv: readonly string[]): CliResult {
   const charsetRaw = (str('charset') ?? 'GB2312').toUpperCase();
   const charset = (charsetRaw === 'UTF8' ? 'UTF-8' : charsetRaw) as ManscdpCharset;
   if (!['GB2312', 'GBK', 'GB18030', 'UTF-8'].includes(charset)) issues.push(`--charset: GB2312, GBK, GB18030 or UTF-8, got ${JSON.stringify(charsetRaw)}`);
+  const gbVersion = str('gb-version') ?? '2022';
+  if (gbVersion !== '2016' && gbVersion !== '2022') issues.push(`--gb-version: 2016 or 2022, got ${JSON.stringify(gbVersion)}`);
   const logLevel = (str('log-level') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) issues.push(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
 
@@ -105,6 +109,7 @@ export function parseCli(argv: readonly string[]): CliResult {
     transport: transport === 'tcp' ? 'tcp' : 'udp',
     localHost: str('local-host') ?? '127.0.0.1',
     charset,
+    gbVersion: gbVersion === '2016' ? '2016' : '2022',
     keepaliveIntervalS: int('keepalive', 1),
     registerExpiresS: int('expires', 1),
     catalogPageSize: int('catalog-page-size', 1),

@@ -11,6 +11,9 @@ import { SipStatus, type Flow, type ServerContext, type SipLogger, type SipReque
 import { catalogItems, pages, syntheticRecords, type SimChannel } from './channels.ts';
 import type { ResolvedDeviceOptions } from './options.ts';
 import type { PlatformLink } from './platform-link.ts';
+import { answer2022Query, answerConfigDownload, answerDeviceConfig, answerPresetQuery, finishUpgrade, type ExtraDeps } from './commands-extra.ts';
+import type { PtzState } from './ptz-state.ts';
+import type { BroadcastNotify } from '@vms/gb28181';
 
 export interface ReceivedCommand {
   /** `<root>/<CmdType>` of a modelled command, or `generic`. */
@@ -34,8 +37,11 @@ export interface RecordedControl {
   ptzError?: string;
 }
 
-export interface CommandDeps {
+export interface CommandDeps extends ExtraDeps {
+  /** Notify/Broadcast: answer and INVITE the source for audio (broadcast.ts). */
+  onBroadcast: (n: BroadcastNotify) => Promise<unknown>;
   o: ResolvedDeviceOptions;
+  state: PtzState;
   link: PlatformLink;
   channels: readonly SimChannel[];
   sipPort: () => number;
@@ -46,8 +52,10 @@ export interface CommandDeps {
   track: (work: Promise<unknown>) => void;
 }
 
-/** Controls the device acknowledges with Response/DeviceControl (PTZ, reboot, I-frame are not). */
-const ACKNOWLEDGED_CONTROLS = new Set<DeviceControlCommand['type']>(['RecordCmd', 'GuardCmd', 'AlarmCmd', 'HomePosition', 'Other']);
+/** Controls the device acknowledges with Response/DeviceControl (PTZ, reboot, I-frame, drag zoom, precise PTZ are not). */
+const ACKNOWLEDGED_CONTROLS = new Set<DeviceControlCommand['type']>(['RecordCmd', 'GuardCmd', 'AlarmCmd', 'HomePosition', 'Other', 'DeviceUpgrade', 'FormatSDCard', 'TargetTrack']);
+/** Controls only GB/T 28181-2022 defines: a 2016 device ignores them (SIP 200, nothing else). */
+const CONTROLS_2022 = new Set<DeviceControlCommand['type']>(['PTZPreciseCtrl', 'TargetTrack', 'DeviceUpgrade', 'FormatSDCard']);
 
 export function handleManscdpMessage(deps: CommandDeps, req: SipRequest, ctx: ServerContext): void {
   let command: ManscdpCommand;
@@ -76,7 +84,7 @@ function isOurId(deps: CommandDeps, id: string): boolean {
   return id === deps.o.deviceId || deps.channels.some((c) => c.id === id);
 }
 
-function answerFor(deps: CommandDeps, command: ManscdpCommand): Promise<void> | undefined {
+function answerFor(deps: CommandDeps, command: ManscdpCommand): Promise<unknown> | undefined {
   switch (command.kind) {
     case 'Query/Catalog':
       return answerCatalog(deps, command.body);
@@ -88,6 +96,16 @@ function answerFor(deps: CommandDeps, command: ManscdpCommand): Promise<void> | 
       return answerRecordInfo(deps, command.body);
     case 'Control/DeviceControl':
       return control(deps, command.body);
+    case 'Notify/Broadcast':
+      return deps.onBroadcast(command.body);
+    case 'Query/PresetQuery':
+      return answerPresetQuery(deps, command.body.sn, command.body.deviceId);
+    case 'Query/ConfigDownload':
+      return answerConfigDownload(deps, command.body);
+    case 'Control/DeviceConfig':
+      return answerDeviceConfig(deps, command.body);
+    case 'generic':
+      return command.body.root === 'Query' ? answer2022Query(deps, command.body) : undefined;
     default:
       return undefined;
   }
@@ -111,11 +129,11 @@ function deviceInfo(deps: CommandDeps, q: ManscdpHeader): Buffer {
     {
       sn: q.sn,
       deviceId: q.deviceId,
-      deviceName: o.name,
+      deviceName: deps.state.basic.name,
       result: RESULT_OK,
       manufacturer: o.manufacturer,
       model: o.model,
-      firmware: o.firmware,
+      firmware: deps.state.firmware,
       channel: String(deps.channels.length),
     },
     { charset: o.charset },
@@ -160,7 +178,7 @@ function answerRecordInfo(deps: CommandDeps, q: RecordInfoQuery): Promise<void> 
   return sendAll(deps, bodies);
 }
 
-function control(deps: CommandDeps, c: DeviceControl): Promise<void> | undefined {
+function control(deps: CommandDeps, c: DeviceControl): Promise<unknown> | undefined {
   const recorded: RecordedControl = { sn: c.sn, targetId: c.deviceId, command: c.command };
   if (c.command.type === 'PTZCmd') {
     try {
@@ -171,6 +189,10 @@ function control(deps: CommandDeps, c: DeviceControl): Promise<void> | undefined
     }
   }
   deps.onControl(recorded);
+  if (CONTROLS_2022.has(c.command.type) && deps.o.gbVersion !== '2022') return undefined;
+  deps.state.apply(c.deviceId, c.command, recorded.ptz);
   if (!ACKNOWLEDGED_CONTROLS.has(c.command.type)) return undefined;
-  return sendAll(deps, [buildResultResponse('DeviceControl', { sn: c.sn, deviceId: c.deviceId, result: RESULT_OK }, { charset: deps.o.charset })]);
+  const ack = sendAll(deps, [buildResultResponse('DeviceControl', { sn: c.sn, deviceId: c.deviceId, result: RESULT_OK }, { charset: deps.o.charset })]);
+  const upgrade = c.command.type === 'DeviceUpgrade' ? c.command : undefined;
+  return upgrade === undefined ? ack : ack.then(() => finishUpgrade(deps, upgrade.sessionId, upgrade.firmware));
 }

@@ -12,6 +12,8 @@ import { handleInvite } from './invite.ts';
 import { Keepalive } from './keepalive.ts';
 import { resolveDeviceOptions, type ResolvedDeviceOptions, type SimulatedDeviceOptions } from './options.ts';
 import { PlatformLink } from './platform-link.ts';
+import { PtzState } from './ptz-state.ts';
+import { answerBroadcast, type AudioCall } from './broadcast.ts';
 import { Registration } from './registration.ts';
 import type { MediaSession } from './session.ts';
 import { alarmBody, handleSubscribe, type Subscription, type SubscriptionDeps } from './subscriptions.ts';
@@ -75,6 +77,12 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     const promise = new Promise<void>((r) => (resolve = r));
     return { promise, resolve };
   })();
+  /** Presets, cruise tracks, home position, position, BasicParam, firmware, SD cards as the platform left them. */
+  readonly state: PtzState;
+  /** Voice broadcasts (Notify/Broadcast → our audio INVITE), ended ones included. */
+  readonly audioCalls: AudioCall[] = [];
+  /** Snapshot uploads (SnapShotConfig): HTTP status per picture (0 = no answer). */
+  readonly uploads: { url: string; status: number; bytes: number }[] = [];
   readonly #log: SipLogger;
   readonly #sn = createSnGenerator();
   readonly #dialogs = new Map<MediaSession, Dialog>();
@@ -92,6 +100,8 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     super();
     this.options = resolveDeviceOptions(opts);
     this.channels = buildChannels(this.options);
+    const o = this.options;
+    this.state = new PtzState({ name: o.name, firmware: o.firmware, expiration: o.registerExpiresS, heartBeatInterval: o.keepaliveIntervalS, heartBeatCount: o.keepaliveMaxFailures });
     this.#log = this.options.logger.child({ deviceId: this.options.deviceId });
   }
 
@@ -199,6 +209,7 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     }
     for (const s of this.subscriptions) s.close();
     this.#closedSignal.resolve();
+    await settleWithin(this.options.clock, Promise.all(this.audioCalls.filter((c) => !c.ended).map((c) => c.hangUp())), CLOSE_BYE_TIMEOUT_MS);
     await this.#stack?.close();
     for (const s of this.sessions) s.close('closed');
     await Promise.allSettled([...this.#pending]);
@@ -221,6 +232,13 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
           sipPort,
           log: this.#log,
           track,
+          state: this.state,
+          sn: this.#sn,
+          onUpload: (u) => this.uploads.push(u),
+          onBroadcast: async (n) => {
+            const call = await answerBroadcast({ o, stack, link, log: this.#log, sequence: () => ++this.#ssrcSequence }, n);
+            this.audioCalls.push(call);
+          },
           onCommand: (c) => {
             this.commands.push(c);
             this.emit('command', c);

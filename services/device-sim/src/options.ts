@@ -70,6 +70,11 @@ export interface SimulatedDeviceOptions {
   /** Local time offset of MANSCDP times, minutes east of UTC; default the host's. China: 480. */
   utcOffsetMinutes?: number;
   userAgent?: string;
+  /**
+   * GB/T 28181 revision spoken: '2022' (default) announces `X-GB-ver: 3.0` in REGISTER and answers the
+   * 2022 commands; '2016' announces 2.0 and ignores them (SIP 200, no answer), as a 2016 device does.
+   */
+  gbVersion?: '2016' | '2022';
   clock?: Clock;
   logger?: SipLogger;
   /** SIP transaction timers (tests shorten T1). */
@@ -107,6 +112,7 @@ export interface ResolvedDeviceOptions {
   readonly subscriptionMaxExpiresS: number | undefined;
   readonly utcOffsetMinutes: number | undefined;
   readonly userAgent: string;
+  readonly gbVersion: '2016' | '2022';
   readonly clock: Clock;
   readonly logger: SipLogger;
   readonly sipTimers: Partial<TimerConfig> | undefined;
@@ -147,6 +153,7 @@ export function resolveDeviceOptions(o: SimulatedDeviceOptions): ResolvedDeviceO
     if (bad.length > 0) issues.push(`channelIds: not 20-digit ids: ${bad.join(', ')}`);
     if (new Set(o.channelIds).size !== o.channelIds.length) issues.push('channelIds: duplicates');
   }
+  if (o.gbVersion !== undefined && o.gbVersion !== '2016' && o.gbVersion !== '2022') issues.push(`gbVersion: 2016 or 2022, got ${String(o.gbVersion)}`);
   const charset = o.charset ?? 'GB2312';
   if (!CHARSETS.includes(charset)) issues.push(`charset: one of ${CHARSETS.join(', ')}, got ${String(charset)}`);
   const declaredCharset = o.declaredCharset ?? charset;
@@ -182,6 +189,7 @@ export function resolveDeviceOptions(o: SimulatedDeviceOptions): ResolvedDeviceO
     subscriptionMaxExpiresS: o.subscriptionMaxExpiresS === undefined ? undefined : positiveInt('subscriptionMaxExpiresS', o.subscriptionMaxExpiresS, 1),
     utcOffsetMinutes: o.utcOffsetMinutes,
     userAgent: o.userAgent ?? 'VMS device simulator',
+    gbVersion: o.gbVersion ?? '2022',
     clock: o.clock ?? systemClock,
     logger: o.logger ?? silentLogger,
     sipTimers: o.sipTimers,

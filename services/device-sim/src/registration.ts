@@ -148,6 +148,8 @@ export class Registration extends EventEmitter<RegistrationEvents> {
           'Call-ID': this.#callId,
           CSeq: `${this.#cseq} REGISTER`,
           Expires: expires,
+          // GB/T 28181-2022 §9.1.2.1: the revision the device speaks (2.0 = 2016, 3.0 = 2022)
+          'X-GB-ver': o.gbVersion === '2022' ? '3.0' : '2.0',
         },
         target: link.target,
       },

@@ -43,6 +43,13 @@ describe('parseCli', () => {
     assert.equal(r.kind, 'run');
     if (r.kind !== 'run') return;
     assert.deepEqual(r.config.fleet.server, { host: '127.0.0.1', port: 5060, id: '34020000002000000001' });
+    assert.equal(r.config.fleet.gbVersion, '2022', 'a 2022 device unless told');
+  });
+
+  it('--gb-version 2016 makes a 2016-only device; anything else is refused', () => {
+    const r = parseCli(['--server', '127.0.0.1:5060', '--gb-version', '2016']);
+    assert.equal(r.kind === 'run' && r.config.fleet.gbVersion, '2016');
+    assert.throws(() => parseCli(['--server', '127.0.0.1:5060', '--gb-version', '2011']), (e: unknown) => e instanceof DeviceSimConfigError && e.issues[0]?.startsWith('--gb-version') === true);
   });
 
   it('--help, and every bad flag reported at once', () => {

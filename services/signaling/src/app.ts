@@ -6,6 +6,7 @@ import type { Pool } from 'mysql2/promise';
 import type { Logger } from 'pino';
 import pkg from '../package.json' with { type: 'json' };
 import { openCascade, type CascadeWiring } from './cascade/cascade-wiring.ts';
+import { createZlmAudioSender } from './media/audio-sender.zlm.ts';
 import { openCluster } from './cluster/cluster-wiring.ts';
 import type { NodeTableReadResult } from './cluster/node-tracker.ts';
 import type { Config } from './config/config.types.ts';
@@ -200,6 +201,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         snIndex: cluster.sns,
         limits: config.limits,
         reports,
+        dataDir: config.dataDir,
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;
@@ -241,6 +243,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
     // Cascade (SPEC §6): upstream platforms, leadership, the leader's upstream registrations. Opened
     // after the SIP side, so it closes first: registrations stop before the stack does.
+    // Voice broadcast (GB/T 28181 §9.12): the device's audio INVITE is answered with the media node's side.
+    const broadcast = side !== null && media !== undefined ? side.openBroadcast(createZlmAudioSender(media.plane)) : null;
+    if (broadcast !== null) closers.push(() => broadcast.close());
     let cascade: CascadeWiring | null = null;
     let controlApi: FastifyInstance | null = null; // the upstream's live view plays through it (CASC-6)
     if (side !== null && media !== undefined) {
@@ -259,6 +264,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         queries: side.control,
         embedded: config.mysql === null ? embeddedDb() : null,
         routing,
+        ...(broadcast === null ? {} : { deviceInvites: broadcast.onInvite }),
       });
       cascade = c;
       closers.push(() => c.close());
@@ -291,6 +297,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       storage: config.mysql === null ? 'embedded' : 'mysql',
       devices,
       control: deps.control ?? side?.control ?? createUnavailableDeviceControl(),
+      ...(side === null ? {} : { commands: side.commands }),
+      ...(broadcast === null ? {} : { broadcast }),
+      snapshotBodyLimit: config.limits.snapshotMaxBytes,
       nodes:
         deps.nodes ??
         cluster.nodes ??

@@ -22,6 +22,8 @@ export * from './commands/media-status.ts';
 export * from './commands/config-download.ts';
 export * from './commands/preset-query.ts';
 export * from './commands/broadcast.ts';
+export * from './commands/device-config.ts';
+export * from './commands/queries-2022.ts';
 export * from './commands/dispatch.ts';
 export * from './ptz.ts';
 export * from './gb-id.ts';

@@ -151,7 +151,7 @@ test('DeviceControl: PTZ, guard, reboot, record, alarm reset, I-frame, home posi
     { type: 'AlarmCmd', value: 'ResetAlarm', alarmMethod: '2', alarmType: '1' },
     { type: 'IFrameCmd' },
     { type: 'HomePosition', enabled: '1', resetTime: '30', presetIndex: '2' },
-    { type: 'Other', fields: { DragZoomIn: { Length: '100', Width: '50' } } },
+    { type: 'Other', fields: { VendorCmd: { Length: '100', Width: '50' } } },
   ];
   for (const command of commands) roundTrip(gb.buildDeviceControl, gb.decodeDeviceControl, { ...H, command });
   assert.deepEqual(gb.DEVICE_CONTROL_ACTIONS.map(gb.deviceControlForAction), [
@@ -160,6 +160,7 @@ test('DeviceControl: PTZ, guard, reboot, record, alarm reset, I-frame, home posi
     { type: 'GuardCmd', value: 'ResetGuard' },
     { type: 'RecordCmd', value: 'Record' },
     { type: 'RecordCmd', value: 'StopRecord' },
+    { type: 'AlarmCmd', value: 'ResetAlarm' },
   ]);
   // the bytes of a reboot, as in the SPVMN "Boot" template (sample 14)
   const boot = gb.buildDeviceControl({ sn: '17318', deviceId: '34020000001320000001', command: gb.deviceControlForAction('reboot') }, { charset: 'GB2312' });

@@ -27,7 +27,7 @@ import {
   type UpstreamPlatform,
 } from '@vms/cascade';
 import { createSnGenerator } from '@vms/gb28181';
-import type { SipStack } from '@vms/sip';
+import type { ServerContext, SipRequest, SipStack } from '@vms/sip';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { NodeTableReadResult } from '../cluster/node-tracker.ts';
@@ -81,6 +81,8 @@ export interface CascadeWiringDeps {
   readonly embedded?: EmbeddedDb | null;
   /** The routing engine: which upstream of a redundancy group to register with (upstream-choice.ts). */
   readonly routing?: Pick<RoutingWiring, 'published' | 'state' | 'now'> | undefined;
+  /** INVITEs from devices (voice broadcast, sip/sip-broadcast.ts), tried first: true = taken. */
+  readonly deviceInvites?: (req: SipRequest, ctx: ServerContext) => boolean;
 }
 
 export interface CascadeStats {
@@ -284,7 +286,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     watch: { probe: forwarder.probe, clock: d.clock },
     log,
   });
-  d.sip.onRequest('INVITE', live.onInvite);
+  d.sip.onRequest('INVITE', (req, ctx) => (d.deviceInvites?.(req, ctx) === true ? undefined : live.onInvite(req, ctx)));
 
   return {
     platforms,

@@ -11,6 +11,17 @@ export const FORWARD_READ_TIMEOUT_MS: Partial<Readonly<Record<RouteId, number>>>
   // MESSAGE acknowledged within 8 s, then the Response within 10 s (sip/query-timeouts.ts)
   'device.info': 20_000,
   'device.status': 20_000,
+  // the same two waits for the configuration and the queries of sip/sip-device-commands.ts
+  'ptz.presets': 20_000,
+  'device.config': 20_000,
+  'device.config.download': 20_000,
+  'snapshot.take': 20_000,
+  'device.sdcard': 20_000,
+  'ptz.position': 20_000,
+  'ptz.cruise.tracks': 20_000,
+  'ptz.cruise.track': 20_000,
+  'ptz.home.query': 20_000,
+  'broadcast.start': 20_000,
   // INVITE answered within 8 s (media/media-wiring.ts), plus the media node's own calls
   'play.start': 15_000,
   'playback.start': 15_000,
@@ -23,6 +34,8 @@ export const FORWARD_READ_TIMEOUT_MS: Partial<Readonly<Record<RouteId, number>>>
   'record.result': 3000,
   'download.progress': 3000,
   'subscriptions.get': 3000,
+  'snapshot.list': 3000,
+  'device.upgrade.state': 3000,
 };
 
 export function forwardReadTimeoutMs(route: RouteSpec): number {

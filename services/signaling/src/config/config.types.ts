@@ -30,6 +30,10 @@ export interface SipSettings {
   readonly instanceId: string;
   /** HTTP base other instances use to reach this one, without a trailing slash. */
   readonly internalBaseUrl: string;
+  /** Device ids / id prefixes treated as GB/T 28181-2022 devices whatever their REGISTER says. */
+  readonly gb2022Devices: readonly string[];
+  /** HTTP base devices reach this instance at (snapshot UploadURL), without a trailing slash. */
+  readonly uploadBaseUrl: string;
   /** Shared forward secret; null = forwarding channel closed (ROUTE-6). */
   readonly nodeForwardSecret: string | null;
   readonly cascadeNode: boolean;
@@ -116,6 +120,10 @@ export interface LimitSettings {
   readonly httpConnectionsPerIp: number;
   readonly httpBodyLimit: number;
   readonly httpWebhookBodyLimit: number;
+  /** Largest uploaded snapshot picture, bytes. */
+  readonly snapshotMaxBytes: number;
+  /** Snapshot pictures kept on disk by this instance. */
+  readonly snapshotMaxFiles: number;
   readonly mysqlStatementTimeoutMs: number;
   readonly mysqlQueueLimit: number;
 }

@@ -51,7 +51,9 @@ type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | '
               ? DigestQop
               : T extends 'digestUsername'
                 ? DigestUsernameRule
-                : string;
+                : T extends 'gbIdPrefixes'
+                  ? readonly string[]
+                  : string;
 
 const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<T>> } = {
   host: P.parseHost,
@@ -74,6 +76,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   digestQop: P.parseDigestQop,
   digestUsername: P.parseDigestUsername,
   timeZone: P.parseTimeZone,
+  gbIdPrefixes: P.parseGbIdPrefixes,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -231,6 +234,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       instanceId: get('vms.gb28181.sip.instance-id') ?? `${host}:${sipPort}`,
       internalBaseUrl: get('vms.gb28181.sip.internal-base-url') ?? `http://${urlHost}:${httpPort}`,
       nodeForwardSecret: get('vms.gb28181.sip.node-forward-secret') ?? null,
+      gb2022Devices: get('vms.gb28181.sip.gb2022-devices') ?? [],
+      uploadBaseUrl: get('vms.gb28181.sip.upload-base-url') ?? `http://${urlHost}:${httpPort}`,
       cascadeNode: get('vms.gb28181.sip.cascade-node') ?? false,
       keepaliveIntervalSec: get('vms.gb28181.sip.keepalive-interval') ?? 60,
       keepaliveTimeoutCount: get('vms.gb28181.sip.keepalive-timeout-count') ?? 3,
@@ -283,6 +288,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       httpConnectionsPerIp: get('vms.limits.http-connections-per-ip') ?? 512,
       httpBodyLimit: get('vms.limits.http-body-limit') ?? 1024 * 1024,
       httpWebhookBodyLimit: get('vms.limits.http-webhook-body-limit') ?? 64 * 1024,
+      snapshotMaxBytes: get('vms.limits.snapshot-max-bytes') ?? 2 * 1024 * 1024,
+      snapshotMaxFiles: get('vms.limits.snapshot-max-files') ?? 1000,
       mysqlStatementTimeoutMs: ms(get('vms.limits.mysql-statement-timeout') ?? 2),
       mysqlQueueLimit: get('vms.limits.mysql-queue-limit') ?? 100,
     },

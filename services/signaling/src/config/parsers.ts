@@ -145,3 +145,10 @@ export function parseDigestUsername(raw: string): Parsed<DigestUsernameRule> {
   const v = raw.toLowerCase();
   return v === 'device-id' || v === 'any' ? ok(v) : bad('must be device-id or any');
 }
+
+/** Comma-separated device ids or id prefixes (1-20 digits each), e.g. `3402000000132,34020000001320000009`. */
+export function parseGbIdPrefixes(raw: string): Parsed<readonly string[]> {
+  const list = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (list.length === 0 || list.length > 1000 || list.some((p) => !/^\d{1,20}$/.test(p))) return bad('must be a comma-separated list of 1-1000 device ids or prefixes of 1-20 digits');
+  return ok(list);
+}

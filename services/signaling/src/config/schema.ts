@@ -22,7 +22,8 @@ export type SettingType =
   | 'expiresSeconds'
   | 'digestQop'
   | 'digestUsername'
-  | 'timeZone';
+  | 'timeZone'
+  | 'gbIdPrefixes';
 
 export interface SettingSpec {
   readonly key: string;
@@ -45,6 +46,8 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.digest-username', type: 'digestUsername', default: 'device-id', doc: 'device-id: the digest username must be the device id of From; any: any username (devices that send a login name, e.g. "admin")' },
   { key: 'vms.gb28181.sip.instance-id', type: 'nodeCode', default: 'host:port', doc: 'node code: unique, stable across restarts; routing key for ownership and forwarding' },
   { key: 'vms.gb28181.sip.internal-base-url', type: 'httpUrl', default: 'http://host:<http port>', doc: 'HTTP base other instances use to reach this one' },
+  { key: 'vms.gb28181.sip.gb2022-devices', type: 'gbIdPrefixes', default: 'none (only devices registering with X-GB-ver: 3.0)', doc: 'comma-separated device ids or id prefixes (1-20 digits) treated as GB/T 28181-2022 devices whatever their REGISTER says; others get 4610 for 2022-only commands unless they register with X-GB-ver 3.0' },
+  { key: 'vms.gb28181.sip.upload-base-url', type: 'httpUrl', default: 'http://sip.host:<http port>', doc: 'HTTP base devices reach this instance at, for snapshot uploads (SnapShotConfig UploadURL)' },
   { key: 'vms.gb28181.sip.node-forward-secret', type: 'string', secret: true, default: 'none (forwarding channel closed)', doc: 'shared secret for instance-to-instance forwarding' },
   { key: 'vms.gb28181.sip.cascade-node', type: 'boolean', default: 'false', doc: 'this instance volunteers for the cascade role' },
   { key: 'vms.gb28181.sip.keepalive-interval', type: 'seconds', default: '60', doc: 'expected device keepalive interval, seconds' },
@@ -89,6 +92,8 @@ export const SETTINGS = [
   { key: 'vms.limits.http-connections-per-ip', type: 'limit', default: '512', doc: 'HTTP connections from one address; more are closed at once' },
   { key: 'vms.limits.http-body-limit', type: 'limit', default: '1048576', doc: 'largest control API request body, bytes; over it: 413' },
   { key: 'vms.limits.http-webhook-body-limit', type: 'limit', default: '65536', doc: 'largest media hook (/vms/webhook/*) body, bytes; over it: 413' },
+  { key: 'vms.limits.snapshot-max-bytes', type: 'limit', default: '2097152', doc: 'largest snapshot picture a device may upload, bytes; over it: 413, nothing stored' },
+  { key: 'vms.limits.snapshot-max-files', type: 'limit', default: '1000', doc: 'snapshot pictures kept on disk per instance (under the data dir); the oldest are deleted beyond it' },
   { key: 'vms.limits.mysql-statement-timeout', type: 'seconds', default: '2', doc: 'one MySQL statement including the wait for a connection; then the request fails with 503' },
   { key: 'vms.limits.mysql-queue-limit', type: 'limit', default: '100', doc: 'statements waiting for a MySQL connection per pool; more fail at once with 503' },
 ] as const satisfies readonly SettingSpec[];

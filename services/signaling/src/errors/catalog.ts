@@ -23,6 +23,8 @@ export const ErrorCodes = {
   CONTROL_UNAVAILABLE: 'VMS_ERR_CONTROL_UNAVAILABLE',
   MEDIA_SESSION_NOT_FOUND: 'VMS_ERR_MEDIA_SESSION_NOT_FOUND',
   MEDIA_FAILED: 'VMS_ERR_MEDIA_FAILED',
+  GB_VERSION_UNSUPPORTED: 'VMS_ERR_GB_VERSION_UNSUPPORTED',
+  UPLOAD_NOT_FOUND: 'VMS_ERR_UPLOAD_NOT_FOUND',
   STORAGE_FAILED: 'VMS_ERR_STORAGE_FAILED',
   BODY_TOO_LARGE: 'VMS_ERR_BODY_TOO_LARGE',
   RATE_LIMITED: 'VMS_ERR_RATE_LIMITED',
@@ -239,6 +241,26 @@ export class MediaFailedError extends VmsError {
     options?: { cause?: unknown },
   ) {
     super(`media ${operation} failed: ${reason}`, options);
+  }
+}
+
+/** A GB/T 28181-2022 command for a device that registered as a 2016 (or older) one (sip/gb-version.ts). */
+export class GbVersionUnsupportedError extends VmsError {
+  readonly code = ErrorCodes.GB_VERSION_UNSUPPORTED;
+  constructor(
+    readonly deviceId: string,
+    readonly operation: string,
+    readonly deviceVersion: string,
+  ) {
+    super(`device ${deviceId} speaks GB/T 28181-${deviceVersion}; ${operation} needs GB/T 28181-2022`);
+  }
+}
+
+/** A snapshot upload naming no request this instance is waiting pictures for (unknown, expired or full). */
+export class UploadNotFoundError extends VmsError {
+  readonly code = ErrorCodes.UPLOAD_NOT_FOUND;
+  constructor() {
+    super('no snapshot request waits for this upload');
   }
 }
 

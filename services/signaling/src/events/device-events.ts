@@ -7,7 +7,7 @@
 //
 // 'uplink' fires for every request a device sends (REGISTER, Keepalive, any MESSAGE): it is the OWN-1
 // hook, on the keepalive hot path, so its listeners must be O(1) and must not await.
-import type { AlarmNotify, CatalogEvent, MobilePositionNotify } from '@vms/gb28181';
+import type { AlarmNotify, CatalogEvent, DeviceUpgradeResult, MobilePositionNotify } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import type { ChannelId, ChannelInput, DeviceId } from '../devices/device.types.ts';
 
@@ -49,6 +49,10 @@ export interface DeviceEventMap {
    * with the INVITE's Call-ID: the media sessions match it by `callId`.
    */
   mediaStatus: { readonly deviceId: DeviceId; readonly at: number; readonly callId: string; readonly notifyType: string };
+  /** GB/T 28181-2022 Notify/UploadSnapShotFinished: the device uploaded the pictures of `sessionId`. */
+  snapshotFinished: { readonly deviceId: DeviceId; readonly at: number; readonly sessionId: string; readonly fileIds: readonly string[] };
+  /** GB/T 28181-2022 Notify/DeviceUpgradeResult. */
+  upgradeResult: { readonly deviceId: DeviceId; readonly at: number; readonly result: DeviceUpgradeResult };
   /** Any request from a registered device (OWN-1). `unregister` is the OWN-3 trigger. */
   uplink: { readonly deviceId: DeviceId; readonly at: number; readonly kind: UplinkKind };
 }
@@ -72,6 +76,8 @@ export function createDeviceEvents(log: Pick<Logger, 'error'>): DeviceEvents {
     alarm: new Set(),
     mobilePosition: new Set(),
     mediaStatus: new Set(),
+    snapshotFinished: new Set(),
+    upgradeResult: new Set(),
     uplink: new Set(),
   };
   return {

@@ -31,17 +31,26 @@ import { platformHandlers } from './routes/platforms.ts';
 import { playHandlers } from './routes/play.ts';
 import { playbackHandlers } from './routes/playback.ts';
 import { ptzHandlers } from './routes/ptz.ts';
+import { ptzExtraHandlers } from './routes/ptz-extra.ts';
+import { device2022Handlers } from './routes/device-2022.ts';
+import { registerSnapshotUploadRoute } from './routes/snapshot-upload.ts';
+import { broadcastHandlers } from './routes/broadcast.ts';
+import { createUnavailableDeviceCommands } from '../commands/device-commands.unavailable.ts';
 import { recordHandlers } from './routes/records.ts';
 import { reportHandlers } from './routes/reports.ts';
 import { routingHandlers } from './routes/routing.ts';
 import { registerWebhookRoute } from './routes/webhook.ts';
 import './fastify-types.ts';
 
+/** GB/T 28181-2022 snapshot pictures are JPEGs of a few hundred KiB; 2 MiB leaves room for 4K ones. */
+const DEFAULT_SNAPSHOT_BODY_LIMIT = 2 * 1024 * 1024;
+
 /** Single instance (ROUTE-8): every device is local. */
 export const localOnlyRouting: OwnerRoutingHook = async () => 'local';
 
 export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
   const access = createDeviceAccess(deps.devices);
+  const commands = deps.commands ?? createUnavailableDeviceCommands();
   return {
     ...healthHandlers(deps),
     ...deviceHandlers(deps, access),
@@ -49,6 +58,9 @@ export function createRouteHandlers(deps: HttpDeps): RouteHandlers {
     ...nodeHandlers(deps),
     ...deviceQueryHandlers(deps, access),
     ...ptzHandlers(deps, access),
+    ...ptzExtraHandlers(commands, access),
+    ...device2022Handlers(commands, access),
+    ...broadcastHandlers(deps.broadcast, access),
     ...recordHandlers(deps, access),
     ...reportHandlers(deps, access),
     ...playHandlers(deps, access),
@@ -141,6 +153,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
       });
     }
     if (deps.media !== undefined) registerWebhookRoute(api, deps.media, limits.webhookBodyLimit);
+    if (deps.commands !== undefined) registerSnapshotUploadRoute(api, deps.commands, deps.snapshotBodyLimit ?? DEFAULT_SNAPSHOT_BODY_LIMIT);
     // Prometheus scrape (docs/metrics.md): no token, like /healthz; aggregates only, no ids, no tenant data.
     const metrics = deps.metrics;
     if (metrics !== undefined) api.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));

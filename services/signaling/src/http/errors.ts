@@ -30,6 +30,8 @@ export const ENVELOPE_BY_ERROR: { readonly [C in ErrorCode]: EnvelopeMapping } =
   [ErrorCodes.CONTROL_UNAVAILABLE]: { httpStatus: 200, code: 4608 },
   [ErrorCodes.MEDIA_SESSION_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.MEDIA_FAILED]: { httpStatus: 200, code: 4609 },
+  [ErrorCodes.GB_VERSION_UNSUPPORTED]: { httpStatus: 200, code: 4610 },
+  [ErrorCodes.UPLOAD_NOT_FOUND]: { httpStatus: 404, code: 404 },
   [ErrorCodes.STORAGE_FAILED]: { httpStatus: 503, code: 503 },
   [ErrorCodes.BODY_TOO_LARGE]: { httpStatus: 413, code: 413 },
   [ErrorCodes.RATE_LIMITED]: { httpStatus: 429, code: 429 },

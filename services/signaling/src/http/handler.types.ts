@@ -2,6 +2,8 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DeviceControlService } from '../control/device-control.port.ts';
+import type { DeviceCommandService } from '../commands/device-commands.port.ts';
+import type { SipBroadcast } from '../sip/sip-broadcast.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import type { PlatformAdmin } from '../cascade/platform-admin.port.ts';
 import type { RoutingWiring } from '../routing/routing-wiring.ts';
@@ -48,6 +50,12 @@ export interface HttpDeps {
   readonly storage: 'memory' | 'embedded' | 'mysql';
   readonly devices: DeviceRepository;
   readonly control: DeviceControlService;
+  /** Presets, cruise, configuration, 2022 commands; absent: they answer 4608 (createUnavailableDeviceCommands). */
+  readonly commands?: DeviceCommandService;
+  /** Voice broadcast (sip/sip-broadcast.ts); absent: its endpoints answer 4608. */
+  readonly broadcast?: Pick<SipBroadcast, 'start' | 'stop' | 'list'>;
+  /** Largest snapshot upload body, bytes (config `vms.limits.snapshot-max-bytes`); default 2 MiB. */
+  readonly snapshotBodyLimit?: number;
   readonly nodes: NodeDirectory;
   readonly owners: OwnerDirectory;
   readonly clock: Clock;

@@ -69,3 +69,24 @@ export function serial(params: RawParams, name: string): string {
 export function paging(params: RawParams): { page: number; size: number } {
   return { page: optionalInt(params, 'current', 1, 1_000_000) ?? 1, size: optionalInt(params, 'size', 1, 1000) ?? 20 };
 }
+
+/** A signed decimal of at most 3 integer and 4 fraction digits within [min, max] (PTZ degrees, zoom), as text. */
+export function decimal(params: RawParams, name: string, min: number, max: number): string {
+  const v = requiredText(params, name);
+  if (!/^-?\d{1,3}(\.\d{1,4})?$/.test(v) || Number(v) < min || Number(v) > max) throw new BadParameterError(name, `must be a decimal ${min}-${max}`);
+  return v;
+}
+
+/** Printable text of at most `max` characters (names sent to devices). */
+export function optionalLabel(params: RawParams, name: string, max: number): string | undefined {
+  const v = optionalText(params, name);
+  if (v === undefined) return undefined;
+  if (v.length > max || /[\u0000-\u001f\u007f]/.test(v)) throw new BadParameterError(name, `must be at most ${max} characters, no control characters`);
+  return v;
+}
+
+export function requiredInt(params: RawParams, name: string, min: number, max: number): number {
+  const v = optionalInt(params, name, min, max);
+  if (v === undefined) throw new BadParameterError(name, 'is required');
+  return v;
+}

@@ -4,12 +4,15 @@
 // view of its online flag (so the keepalive hot path needs no store read).
 import type { Flow } from '@vms/sip';
 import type { Charset, DeviceId, Transport } from '../devices/device.types.ts';
+import type { GbVersion } from './gb-version.ts';
 
 export interface DeviceSession {
   readonly deviceId: DeviceId;
   /** Last flow a request of the device arrived on. */
   flow: Flow;
   charset: Charset;
+  /** Revision the device speaks, from its last REGISTER (gb-version.ts). */
+  gbVersion: GbVersion;
   registeredAt: number;
   /** Epoch ms after which the registration is void unless refreshed. */
   expiresAt: number;
@@ -39,7 +42,7 @@ export function createDeviceFlows(): DeviceFlows {
       // One literal, not `{ ...s, online: true }`: V8 gives spread copies their own map once the spread
       // site turns megamorphic, and ten thousand session maps made every keepalive's session reads
       // megamorphic misses (several µs per keepalive). Fields are listed, so all sessions share one map.
-      const session: DeviceSession = { deviceId: s.deviceId, flow: s.flow, charset: s.charset, registeredAt: s.registeredAt, expiresAt: s.expiresAt, online: true };
+      const session: DeviceSession = { deviceId: s.deviceId, flow: s.flow, charset: s.charset, gbVersion: s.gbVersion, registeredAt: s.registeredAt, expiresAt: s.expiresAt, online: true };
       sessions.set(s.deviceId, session);
       return session;
     },

@@ -19,6 +19,11 @@ import { PendingQueries } from './pending-queries.ts';
 import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts';
 import { createRegisterHandler } from './register.handler.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
+import { createSipDeviceCommands, type SipDeviceCommands } from './sip-device-commands.ts';
+import { createDeviceExchange } from './device-exchange.ts';
+import { createSipBroadcast, type AudioSender, type SipBroadcast } from './sip-broadcast.ts';
+import { createSnapshotFiles } from '../commands/snapshot-files.fs.ts';
+import { join } from 'node:path';
 import { startSipServer, type SipServerOptions } from './sip-server.ts';
 import { createDeviceNotifyHandlers } from './device-notify.handler.ts';
 import { DeviceSubscriptions, type SubscriptionTiming } from './device-subscriptions.ts';
@@ -43,6 +48,8 @@ export interface DeviceSideOptions {
   /** Where subscription settings are read (the owner of a device reads them); default: in memory. */
   readonly reports?: Pick<ReportStore, 'subscriptionSettings' | 'saveSubscriptionSettings'>;
   readonly subscriptionTiming?: Partial<SubscriptionTiming>;
+  /** Snapshot pictures are kept in `<dataDir>/snapshots` (created with the first one); default the working directory. */
+  readonly dataDir?: string;
 }
 
 /** Takes a MESSAGE that is not from a device (an upstream platform's, src/cascade): true = handled. */
@@ -54,6 +61,10 @@ export interface DeviceSide {
   /** The SIP stack, for INVITE dialogs to devices (src/media). */
   readonly stack: SipStack;
   readonly control: SipDeviceControl;
+  /** Presets, cruise, scan, configuration and the 2022 commands (commands/device-commands.port.ts). */
+  readonly commands: SipDeviceCommands;
+  /** Voice broadcast over `sender` (the media plane); the caller closes it and routes device INVITEs to it. */
+  openBroadcast(sender: AudioSender): SipBroadcast;
   readonly flows: DeviceFlows;
   readonly scanner: OfflineScanner;
   /** The platform's catalog / alarm / position subscriptions to its devices (GB/T 28181 §9.11). */
@@ -128,6 +139,10 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   ];
 
   const control = createSipDeviceControl({ side: deps, pending, messenger, uplink, timeouts, ...(o.snIndex === undefined ? {} : { snIndex: o.snIndex }) });
+  const exchange = createDeviceExchange({ side: deps, pending, messenger, uplink, responseMs: timeouts.deviceInfoMs });
+  const files = createSnapshotFiles({ dir: join(o.dataDir ?? '.', 'snapshots'), maxFiles: o.limits?.snapshotMaxFiles ?? 1000 });
+  await files.load();
+  const commands = createSipDeviceCommands({ side: deps, exchange, files, uploadBaseUrl: o.sip.uploadBaseUrl });
   const scanner = createOfflineScanner({
     devices: o.devices,
     flows,
@@ -142,6 +157,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   let quiesced: Promise<void> | null = null;
   let closed: Promise<void> | null = null;
   const quiesce = (): Promise<void> => {
+    commands.close();
     quiesced ??= Promise.all([scanner.close(), control.close(), messages.close()]).then(() => {
       for (const off of offEvents) off();
       subscriptions.close();
@@ -153,6 +169,8 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     sipPort: stack.port,
     stack,
     control,
+    commands,
+    openBroadcast: (sender) => createSipBroadcast({ side: deps, exchange, sender, serverId: o.sip.serverId, inviteWaitMs: timeouts.deviceInfoMs }),
     flows,
     scanner,
     subscriptions,

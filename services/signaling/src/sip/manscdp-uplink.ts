@@ -55,7 +55,9 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
       case 'Response/DeviceStatus':
       case 'Response/RecordInfo':
       case 'Response/PresetQuery':
-      case 'Response/ConfigDownload': {
+      case 'Response/ConfigDownload':
+      case 'Response/DeviceConfig':
+      case 'Response/Broadcast': {
         const cmdType = cmd.kind.slice('Response/'.length);
         if (answers.deliver(deviceId, cmdType, cmd.body.sn, cmd.body) === 'unmatched') log.info({ cmdType, sn: cmd.body.sn }, 'unmatched response dropped');
         return;
@@ -106,6 +108,18 @@ export function createManscdpUplink(deps: DeviceSideDeps, answers: AnswerSink, m
       }
       case 'Notify/MobilePosition':
         events.emit('mobilePosition', { deviceId, at: clock.now(), position: cmd.body });
+        return;
+      case 'Notify/UploadSnapShotFinished':
+        events.emit('snapshotFinished', { deviceId, at: clock.now(), sessionId: cmd.body.sessionId, fileIds: cmd.body.fileIds });
+        return;
+      case 'Notify/DeviceUpgradeResult':
+        events.emit('upgradeResult', { deviceId, at: clock.now(), result: cmd.body });
+        return;
+      case 'generic':
+        // Responses this package has no typed decoder for (the 2022 queries): matched by SN like the rest.
+        if (cmd.body.root === 'Response' && answers.deliver(deviceId, cmd.body.cmdType, cmd.body.sn, cmd.body) === 'unmatched') {
+          log.info({ cmdType: cmd.body.cmdType, sn: cmd.body.sn }, 'unmatched response dropped');
+        } else if (cmd.body.root !== 'Response') log.debug({ cmdType: cmd.body.cmdType }, 'MANSCDP message not handled');
         return;
       default:
         log.debug({ kind: cmd.kind }, 'MANSCDP message not handled');

@@ -42,7 +42,7 @@ async function world(limits?: DeviceSideDeps['limits']): Promise<World> {
   events.on('uplink', (e) => void uplinks.push(`${e.deviceId}:${e.kind}`));
   for (const [deviceId, expiresAt] of [[DEV, T0 + 3_600_000], [DEV2, T0 + 3_600_000], [EXPIRED, T0 - 1]] as const) {
     await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
-    flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: T0 - 60_000, expiresAt });
+    flows.register({ deviceId, flow, charset: 'GB2312', gbVersion: '2016', registeredAt: T0 - 60_000, expiresAt });
   }
   await devices.registerDevice({ deviceId: STORED, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
   const deps = { devices, flows, events, clock, log, utcOffsetMinutes: 480, ...(limits === undefined ? {} : { limits }) } as unknown as DeviceSideDeps;
@@ -222,7 +222,7 @@ describe('SEC-1: only the bound flow speaks for a device', () => {
   it('a TCP-bound device: a new connection from the same address and port is another flow', async () => {
     const w = await world();
     const tcp: Flow = { ...flow, transport: 'tcp', connectionId: 3 };
-    w.flows.register({ deviceId: DEV, flow: tcp, charset: 'GB2312', registeredAt: T0, expiresAt: T0 + 3_600_000 });
+    w.flows.register({ deviceId: DEV, flow: tcp, charset: 'GB2312', gbVersion: '2016', registeredAt: T0, expiresAt: T0 + 3_600_000 });
     assert.equal((await outcome(w, request(), true, { ...tcp })).status, 200, 'the same connection (another Flow object)');
     const got = await outcome(w, request(), true, { ...tcp, connectionId: 4 });
     assert.deepEqual([got.by, got.status, got.uplinks.length], ['full', 401, 1]);

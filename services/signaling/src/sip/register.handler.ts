@@ -10,6 +10,7 @@ import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
 import { transportOf } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
+import { GB_VERSION_HEADER, gbVersionOf } from './gb-version.ts';
 import { decideRegisterAuth } from './register-auth.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
 
@@ -96,12 +97,13 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         at: now,
       });
       const previous = flows.get(deviceId);
-      flows.register({ deviceId, flow: ctx.flow, charset: previous?.charset ?? device.charset, registeredAt: now, expiresAt: now + expires * 1000 });
+      const gbVersion = gbVersionOf(req.headers.get(GB_VERSION_HEADER), deviceId, deps.sip.gb2022Devices);
+      flows.register({ deviceId, flow: ctx.flow, charset: previous?.charset ?? device.charset, gbVersion, registeredAt: now, expiresAt: now + expires * 1000 });
       events.emit('uplink', { deviceId, at: now, kind: 'register' });
       const cameOnline = existing?.online !== true;
       if (cameOnline) events.emit('online', { deviceId, at: now, reason: 'register' });
       log.info(
-        { transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, expires, requested, username: decision.username, refresh: !cameOnline },
+        { transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, gbVersion, expires, requested, username: decision.username, refresh: !cameOnline },
         'device registered',
       );
       const headers: [string, string][] = [

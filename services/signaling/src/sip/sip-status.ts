@@ -38,6 +38,9 @@ export const SIP_STATUS_BY_ERROR: { readonly [C in ErrorCode]: number } = {
   [ErrorCodes.CONTROL_UNAVAILABLE]: SipStatus.ServiceUnavailable,
   [ErrorCodes.MEDIA_SESSION_NOT_FOUND]: SipStatus.CallTransactionDoesNotExist,
   [ErrorCodes.MEDIA_FAILED]: SipStatus.ServiceUnavailable,
+  // RFC 3261 §21.4.26 (488-like refusals are for SDP): 501 Not Implemented says the peer lacks the feature
+  [ErrorCodes.GB_VERSION_UNSUPPORTED]: SipStatus.NotImplemented,
+  [ErrorCodes.UPLOAD_NOT_FOUND]: SipStatus.NotFound,
   // RFC 3261 §21.5.4: 503 tells the device to retry later (with Retry-After), not that it is refused.
   [ErrorCodes.STORAGE_FAILED]: SipStatus.ServiceUnavailable,
   [ErrorCodes.SHUTTING_DOWN]: SipStatus.ServiceUnavailable,

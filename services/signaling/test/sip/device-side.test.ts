@@ -28,7 +28,7 @@ describe('device side over SIP', () => {
   let side: DeviceSide;
   let devices: DeviceRepository;
   let events: DeviceEvents;
-  const seen: Seen = { online: [], offline: [], catalogChanged: [], alarm: [], mobilePosition: [], mediaStatus: [], uplink: [] };
+  const seen: Seen = { online: [], offline: [], catalogChanged: [], alarm: [], mobilePosition: [], mediaStatus: [], snapshotFinished: [], upgradeResult: [], uplink: [] };
   let dev: FakeDevice;
 
   before(async () => {

@@ -53,7 +53,7 @@ function setup(o: { maxInFlight?: number } = {}) {
     timing: { expiresS: 60, answerMs: 1000, retryMs: 10_000, ...(o.maxInFlight === undefined ? {} : { maxInFlight: o.maxInFlight }) },
   });
   const register = (deviceId: string, port: number): void => {
-    flows.register({ deviceId, flow: flow(port), charset: 'GB2312', registeredAt: clock.now(), expiresAt: clock.now() + 3_600_000 });
+    flows.register({ deviceId, flow: flow(port), charset: 'GB2312', gbVersion: '2016', registeredAt: clock.now(), expiresAt: clock.now() + 3_600_000 });
   };
   const answer = (i: number, expires = 60): FakeDialog => {
     const c = calls[i];

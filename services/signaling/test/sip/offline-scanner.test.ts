@@ -23,7 +23,7 @@ async function fixture() {
   events.on('offline', (e) => offline.push(e));
   for (const [deviceId, expiresSec] of [[A, 3600], [B, 3600], [C, 100]] as const) {
     await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '10.0.0.1', remotePort: 5060, expiresSec, at: T0 });
-    flows.register({ deviceId, flow, charset: 'GB2312', registeredAt: T0, expiresAt: T0 + expiresSec * 1000 });
+    flows.register({ deviceId, flow, charset: 'GB2312', gbVersion: '2016', registeredAt: T0, expiresAt: T0 + expiresSec * 1000 });
   }
   // keepalive interval 60 s × 3 = 180 s online window, scan every 30 s
   const scanner = createOfflineScanner({ devices, flows, events, clock, log, keepaliveIntervalSec: 60, keepaliveTimeoutCount: 3, periodSec: 30, batch: 1 });

@@ -18,8 +18,49 @@ export type DeviceControlCommand =
   | { type: 'AlarmCmd'; value: string; alarmMethod?: string; alarmType?: string }
   | { type: 'IFrameCmd' }
   | { type: 'HomePosition'; enabled: string; resetTime?: string; presetIndex?: string }
+  /** §A.2.3.1 drag-to-zoom: a rectangle drawn on the picture (pixels of a Length × Width frame). */
+  | { type: 'DragZoom'; direction: 'in' | 'out'; zoom: DragZoomArea }
+  /** 2022 §A.2.3.1 precise PTZ: absolute pan/tilt (degrees) and zoom (multiple). */
+  | { type: 'PTZPreciseCtrl'; pan: string; tilt: string; zoom: string }
+  /** 2022 §A.2.3.1 target tracking: Auto, Manual (with the target area) or Stop. */
+  | { type: 'TargetTrack'; value: string; deviceId2?: string; targetArea?: DragZoomArea }
+  /** 2022 §A.2.3.1 firmware upgrade; the result comes later as Notify/DeviceUpgradeResult. */
+  | { type: 'DeviceUpgrade'; firmware: string; fileUrl: string; manufacturer: string; sessionId: string }
+  /** 2022 §A.2.3.1 format the storage card number `index` (1-based). */
+  | { type: 'FormatSDCard'; index: string }
   /** A control this package does not model (DragZoomIn, 2022 additions...): the raw fields. */
   | { type: 'Other'; fields: ManscdpNode };
+
+export interface DragZoomArea {
+  length: string;
+  width: string;
+  midPointX: string;
+  midPointY: string;
+  lengthX: string;
+  lengthY: string;
+}
+
+const DRAG_ZOOM_FIELDS: FieldSpec<DragZoomArea> = [
+  ['length', 'Length'],
+  ['width', 'Width'],
+  ['midPointX', 'MidPointX'],
+  ['midPointY', 'MidPointY'],
+  ['lengthX', 'LengthX'],
+  ['lengthY', 'LengthY'],
+];
+
+type Upgrade = Extract<DeviceControlCommand, { type: 'DeviceUpgrade' }>;
+const UPGRADE_FIELDS: FieldSpec<Upgrade> = [
+  ['firmware', 'Firmware'],
+  ['fileUrl', 'FileURL'],
+  ['manufacturer', 'Manufacturer'],
+  ['sessionId', 'SessionID'],
+];
+
+const areaOf = (node: ManscdpNode): DragZoomArea => {
+  const r = readFields(node, DRAG_ZOOM_FIELDS);
+  return { length: r.length ?? '', width: r.width ?? '', midPointX: r.midPointX ?? '', midPointY: r.midPointY ?? '', lengthX: r.lengthX ?? '', lengthY: r.lengthY ?? '' };
+};
 
 export interface DeviceControl extends ManscdpHeader {
   command: DeviceControlCommand;
@@ -68,6 +109,28 @@ function decodeCommand(fields: ManscdpNode): DeviceControlCommand {
   if (getText(fields, 'IFameCmd') !== undefined || getText(fields, 'IFrameCmd') !== undefined) return { type: 'IFrameCmd' };
   const home = getNode(fields, 'HomePosition');
   if (home !== undefined) return { ...readFields(home, HOME_POSITION_FIELDS), type: 'HomePosition', enabled: getText(home, 'Enabled') ?? '' };
+  for (const direction of ['in', 'out'] as const) {
+    const drag = getNode(fields, direction === 'in' ? 'DragZoomIn' : 'DragZoomOut');
+    if (drag !== undefined) return { type: 'DragZoom', direction, zoom: areaOf(drag) };
+  }
+  const precise = getNode(fields, 'PTZPreciseCtrl');
+  if (precise !== undefined) return { type: 'PTZPreciseCtrl', pan: getText(precise, 'Pan') ?? '', tilt: getText(precise, 'Tilt') ?? '', zoom: getText(precise, 'Zoom') ?? '' };
+  const track = getText(fields, 'TargetTrack');
+  if (track !== undefined) {
+    const out: DeviceControlCommand = { type: 'TargetTrack', value: track };
+    const id2 = getText(fields, 'DeviceID2');
+    if (id2 !== undefined) out.deviceId2 = id2;
+    const area = getNode(fields, 'TargetArea');
+    if (area !== undefined) out.targetArea = areaOf(area);
+    return out;
+  }
+  const upgrade = getNode(fields, 'DeviceUpgrade');
+  if (upgrade !== undefined) {
+    const r = readFields(upgrade, UPGRADE_FIELDS);
+    return { type: 'DeviceUpgrade', firmware: r.firmware ?? '', fileUrl: r.fileUrl ?? '', manufacturer: r.manufacturer ?? '', sessionId: r.sessionId ?? '' };
+  }
+  const format = getText(fields, 'FormatSDCard');
+  if (format !== undefined) return { type: 'FormatSDCard', index: format };
   return { type: 'Other', fields };
 }
 
@@ -98,6 +161,20 @@ function encodeCommand(cmd: DeviceControlCommand): ManscdpNode {
       return { IFameCmd: IFRAME_SEND };
     case 'HomePosition':
       return { HomePosition: writeFields({}, cmd, HOME_POSITION_FIELDS) };
+    case 'DragZoom':
+      return { [cmd.direction === 'in' ? 'DragZoomIn' : 'DragZoomOut']: writeFields({}, cmd.zoom, DRAG_ZOOM_FIELDS) };
+    case 'PTZPreciseCtrl':
+      return { PTZPreciseCtrl: { Pan: cmd.pan, Tilt: cmd.tilt, Zoom: cmd.zoom } };
+    case 'TargetTrack': {
+      const node: ManscdpNode = { TargetTrack: cmd.value };
+      if (cmd.deviceId2 !== undefined) node['DeviceID2'] = cmd.deviceId2;
+      if (cmd.targetArea !== undefined) node['TargetArea'] = writeFields({}, cmd.targetArea, DRAG_ZOOM_FIELDS);
+      return node;
+    }
+    case 'DeviceUpgrade':
+      return { DeviceUpgrade: writeFields({}, cmd, UPGRADE_FIELDS) };
+    case 'FormatSDCard':
+      return { FormatSDCard: cmd.index };
     case 'Other':
       return cmd.fields;
   }

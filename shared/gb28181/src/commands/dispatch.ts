@@ -9,6 +9,7 @@ import { decodeBroadcastNotify, type BroadcastNotify } from './broadcast.ts';
 import { decodeCatalogNotify, decodeCatalogQuery, decodeCatalogResponse, type CatalogNotify, type CatalogQuery, type CatalogResponse } from './catalog.ts';
 import { decodeResultResponse, type ResultResponse } from './common.ts';
 import { decodeConfigDownloadQuery, decodeConfigDownloadResponse, type ConfigDownloadQuery, type ConfigDownloadResponse } from './config-download.ts';
+import { decodeDeviceConfig, type DeviceConfig } from './device-config.ts';
 import { decodeDeviceControl, type DeviceControl } from './device-control.ts';
 import { decodeDeviceInfoQuery, decodeDeviceInfoResponse, type DeviceInfoQuery, type DeviceInfoResponse } from './device-info.ts';
 import { decodeDeviceStatusQuery, decodeDeviceStatusResponse, type DeviceStatusQuery, type DeviceStatusResponse } from './device-status.ts';
@@ -16,6 +17,7 @@ import { decodeKeepalive, type Keepalive } from './keepalive.ts';
 import { decodeMediaStatusNotify, type MediaStatusNotify } from './media-status.ts';
 import { decodeMobilePositionNotify, decodeMobilePositionQuery, type MobilePositionNotify, type MobilePositionQuery } from './mobile-position.ts';
 import { decodePresetQuery, decodePresetQueryResponse, type PresetQuery, type PresetQueryResponse } from './preset-query.ts';
+import { decodeDeviceUpgradeResult, decodeUploadSnapShotFinished, type DeviceUpgradeResult, type UploadSnapShotFinished } from './queries-2022.ts';
 import { decodeRecordInfoQuery, decodeRecordInfoResponse, type RecordInfoQuery, type RecordInfoResponse } from './record-info.ts';
 
 export interface ManscdpCommandBodies {
@@ -42,6 +44,10 @@ export interface ManscdpCommandBodies {
   'Response/PresetQuery': PresetQueryResponse;
   'Notify/Broadcast': BroadcastNotify;
   'Response/Broadcast': ResultResponse;
+  'Control/DeviceConfig': DeviceConfig;
+  'Response/DeviceConfig': ResultResponse;
+  'Notify/UploadSnapShotFinished': UploadSnapShotFinished;
+  'Notify/DeviceUpgradeResult': DeviceUpgradeResult;
 }
 
 export type ManscdpCommandKind = keyof ManscdpCommandBodies;
@@ -74,6 +80,10 @@ const DECODERS: { [K in ManscdpCommandKind]: (msg: ManscdpMessage) => ManscdpCom
   'Response/PresetQuery': decodePresetQueryResponse,
   'Notify/Broadcast': decodeBroadcastNotify,
   'Response/Broadcast': (msg) => decodeResultResponse(msg, 'Broadcast'),
+  'Control/DeviceConfig': decodeDeviceConfig,
+  'Response/DeviceConfig': (msg) => decodeResultResponse(msg, 'DeviceConfig'),
+  'Notify/UploadSnapShotFinished': decodeUploadSnapShotFinished,
+  'Notify/DeviceUpgradeResult': decodeDeviceUpgradeResult,
 };
 
 export function decodeManscdpCommand(msg: ManscdpMessage): ManscdpCommand {

@@ -75,6 +75,7 @@ const FAILURE_CODES_TEXT: Readonly<Record<number, string>> = {
   4607: 'the device refused the command',
   4608: 'this instance cannot control devices (no SIP side)',
   4609: 'the media node failed (live view, playback, download, snapshot)',
+  4610: 'the device does not speak GB/T 28181-2022 (registered without X-GB-ver 3.0 and not configured as 2022)',
   500: 'internal error',
   503: 'storage unavailable or the instance is shutting down',
 };
@@ -111,7 +112,7 @@ const failureEnvelope = (status: number): JsonSchema => ({
 /** The answers of a control route: 200 (success or a business failure 4601-4609), and the HTTP failures. */
 export function answers(data: JsonSchema, description: string): Readonly<Record<string, JsonSchema>> {
   return {
-    200: envelope(data, `${description}. Business failures (4601-4604 owner routing, 4606-4609 device and media) also answer HTTP 200 with success=false and data=null`),
+    200: envelope(data, `${description}. Business failures (4601-4604 owner routing, 4606-4610 device and media) also answer HTTP 200 with success=false and data=null`),
     400: failureEnvelope(400),
     401: failureEnvelope(401),
     403: failureEnvelope(403),

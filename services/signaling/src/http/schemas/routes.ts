@@ -24,6 +24,7 @@ import {
   type RouteSchema,
 } from './common.ts';
 import { ROUTING_SCHEMAS } from './routing.ts';
+import { BROADCAST_SCHEMAS, COMMAND_SCHEMAS } from './commands.ts';
 import { PLATFORM_BODY, PLATFORM_CHANNELS_BODY, PLATFORM_PATCH_BODY, SERVER_ID_PARAMS } from './platforms.ts';
 
 export type { RouteSchema };
@@ -241,4 +242,6 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     response: answers(anyData('shared channels'), 'the new list'),
   },
   ...ROUTING_SCHEMAS,
+  ...COMMAND_SCHEMAS,
+  ...BROADCAST_SCHEMAS,
 };

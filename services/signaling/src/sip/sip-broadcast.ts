@@ -1,0 +1,176 @@
+// Voice broadcast (GB/T 28181-2016 §9.12) for devices registered here. The platform sends
+// Notify/Broadcast (SourceID = this platform, TargetID = the device's audio output channel) and the
+// device, after its Result OK, INVITEs the source for audio. That INVITE is answered with the media
+// node's side: the node sends the audio stream the caller named (`app`/`stream`, e.g. an operator's
+// microphone pushed there) to the device's `m=audio` port with ZLM startSendRtp, and the 200's SDP
+// carries the node's address and sending port (sendonly, G.711A, the device's y= SSRC). BYE from
+// either side stops the sending. `start` resolves once the device's INVITE was answered (4606 after
+// `inviteWaitMs` without one).
+import { buildBroadcastNotify, buildSdp, parseSdp, RESULT_ERROR, type ResultResponse } from '@vms/gb28181';
+import { getFrom, SipStatus, type Dialog, type ServerContext, type SipRequest } from '@vms/sip';
+import type { ChannelRef } from '../control/device-control.port.ts';
+import { BadParameterError, DeviceRejectedError, DeviceTimeoutError, isVmsError, MediaSessionNotFoundError, type VmsError } from '../errors/catalog.ts';
+import type { TimerHandle } from '../core/clock.ts';
+import type { DeviceExchange } from './device-exchange.ts';
+import type { DeviceSideDeps } from './device-side.types.ts';
+
+/** G.711 A-law, RFC 3551 static payload type 8: what GB/T 28181 §9.12 devices take. */
+export const PT_PCMA = 8;
+const SDP_CONTENT_TYPE = 'APPLICATION/SDP';
+
+export interface BroadcastSource {
+  readonly mediaNodeId: string;
+  readonly app: string;
+  readonly stream: string;
+}
+
+/** The media node side: send `source` as RTP to the device (ZLM startSendRtp / stopSendRtp). */
+export interface AudioSender {
+  start(source: BroadcastSource, to: { ssrc: string; host: string; port: number; payloadType: number }): Promise<{ address: string; port: number }>;
+  stop(source: BroadcastSource, ssrc: string): Promise<void>;
+}
+
+export interface BroadcastView {
+  readonly sessionId: string;
+  readonly deviceId: string;
+  readonly channelId: string;
+  readonly ssrc: string;
+  readonly mediaNodeId: string;
+  readonly deviceAudio: string;
+  readonly startedAt: number;
+}
+
+interface Expectation {
+  readonly target: ChannelRef;
+  readonly source: BroadcastSource;
+  readonly timer: TimerHandle;
+  resolve(v: BroadcastView): void;
+  reject(e: VmsError): void;
+}
+
+interface Live {
+  readonly view: BroadcastView;
+  readonly dialog: Dialog;
+  readonly source: BroadcastSource;
+}
+
+export interface SipBroadcast {
+  start(target: ChannelRef, source: BroadcastSource): Promise<BroadcastView>;
+  stop(channelId: string): Promise<void>;
+  list(deviceId: string): readonly BroadcastView[];
+  /** For the stack's INVITE handler: true when the INVITE is a device's broadcast answer (handled). */
+  onInvite(req: SipRequest, ctx: ServerContext): boolean;
+  close(): Promise<void>;
+}
+
+export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceExchange; sender: AudioSender; serverId: string; inviteWaitMs: number }): SipBroadcast {
+  const { side, exchange, sender } = o;
+  const log = side.log.child({ component: 'broadcast' });
+  const waiting = new Map<string, Expectation>();
+  const live = new Map<string, Live>();
+
+  const end = async (l: Live, why: string): Promise<void> => {
+    if (live.get(l.view.channelId) !== l) return;
+    live.delete(l.view.channelId);
+    await sender.stop(l.source, l.view.ssrc).catch((err: unknown) => log.warn({ err, channelId: l.view.channelId }, 'stopping the broadcast audio failed'));
+    log.info({ deviceId: l.view.deviceId, channelId: l.view.channelId, why }, 'broadcast ended');
+  };
+
+  const answerInvite = async (req: SipRequest, ctx: ServerContext, e: Expectation): Promise<BroadcastView> => {
+    const offer = parseSdp(req.body);
+    const audio = offer.media.find((m) => m.type === 'audio' && m.port > 0);
+    const host = audio?.connection?.address ?? offer.connection?.address;
+    if (audio === undefined || host === undefined || offer.ssrc === undefined) throw new DeviceRejectedError(e.target.deviceId, 'broadcast INVITE', 'no audio port, address or y= in the offer');
+    const to = { ssrc: offer.ssrc, host, port: audio.port, payloadType: PT_PCMA };
+    const from = await sender.start(e.source, to);
+    const answer = buildSdp({
+      version: '0',
+      origin: { username: o.serverId, sessionId: '0', sessionVersion: '0', netType: 'IN', addrType: 'IP4', address: from.address },
+      sessionName: 'Play',
+      connection: { netType: 'IN', addrType: 'IP4', address: from.address },
+      timing: { start: '0', stop: '0' },
+      attributes: [],
+      media: [{ type: 'audio', port: from.port, protocol: 'RTP/AVP', formats: [String(PT_PCMA)], attributes: [{ name: 'rtpmap', value: `${PT_PCMA} PCMA/8000` }, { name: 'sendonly' }] }],
+      ssrc: offer.ssrc,
+      format: 'v/////a/1/8/1',
+    });
+    const dialog = ctx.accept({ body: Buffer.from(answer), contentType: SDP_CONTENT_TYPE });
+    const view: BroadcastView = {
+      sessionId: req.headers.get('Call-ID') ?? '',
+      deviceId: e.target.deviceId,
+      channelId: e.target.channelId,
+      ssrc: offer.ssrc,
+      mediaNodeId: e.source.mediaNodeId,
+      deviceAudio: `${host}:${audio.port}`,
+      startedAt: side.clock.now(),
+    };
+    const l: Live = { view, dialog, source: e.source };
+    live.set(view.channelId, l);
+    dialog.once('terminated', (reason) => void end(l, String(reason)));
+    log.info({ deviceId: view.deviceId, channelId: view.channelId, ssrc: view.ssrc, deviceAudio: view.deviceAudio }, 'broadcast started');
+    return view;
+  };
+
+  return {
+    async start(target, source) {
+      const session = exchange.sessionOf(target.deviceId);
+      if (waiting.has(target.channelId) || live.has(target.channelId)) throw new BadParameterError('channelId', 'a broadcast to this channel is already running');
+      const invited = new Promise<BroadcastView>((resolve, reject) => {
+        const timer = side.clock.setTimeout(() => {
+          waiting.delete(target.channelId);
+          reject(new DeviceTimeoutError(target.deviceId, 'broadcast INVITE', 'response'));
+        }, o.inviteWaitMs);
+        waiting.set(target.channelId, { target, source, timer, resolve, reject });
+      });
+      invited.catch(() => undefined);
+      try {
+        const answer = await exchange.ask<ResultResponse>(session, 'Broadcast', 'Broadcast notify', (sn) => buildBroadcastNotify({ sn, sourceId: o.serverId, targetId: target.channelId }, { charset: session.charset }), target.channelId);
+        if (answer.result?.trim().toUpperCase() === RESULT_ERROR) throw new DeviceRejectedError(target.deviceId, 'Broadcast notify', 'Result ERROR');
+      } catch (err) {
+        const e = waiting.get(target.channelId);
+        if (e !== undefined) {
+          side.clock.clearTimeout(e.timer);
+          waiting.delete(target.channelId);
+        }
+        throw err;
+      }
+      return invited;
+    },
+
+    async stop(channelId) {
+      const l = live.get(channelId);
+      if (l === undefined) throw new MediaSessionNotFoundError(channelId);
+      await l.dialog.destroy().catch((err: unknown) => log.debug({ err }, 'BYE to the device failed'));
+      await end(l, 'stopped');
+    },
+
+    list: (deviceId) => [...live.values()].filter((l) => l.view.deviceId === deviceId).map((l) => l.view),
+
+    onInvite(req, ctx) {
+      const channelId = getFrom(req).uri.user ?? '';
+      const e = waiting.get(channelId);
+      if (e === undefined) return false;
+      // SPEC SEC-1: only the flow the device registered on speaks for it
+      const s = side.flows.get(e.target.deviceId);
+      if (s === undefined || s.flow.remoteAddress !== ctx.flow.remoteAddress || s.flow.remotePort !== ctx.flow.remotePort) return false;
+      waiting.delete(channelId);
+      side.clock.clearTimeout(e.timer);
+      answerInvite(req, ctx, e).then(e.resolve, (err: unknown) => {
+        log.warn({ err, channelId }, 'broadcast INVITE failed');
+        if (!ctx.finalSent) ctx.reply(SipStatus.NotAcceptableHere);
+        // the media node's failure is 4609 (MediaFailedError), a bad offer 4607
+        e.reject(isVmsError(err) ? err : new DeviceRejectedError(e.target.deviceId, 'broadcast INVITE', 'unreadable SDP offer'));
+      });
+      return true;
+    },
+
+    async close() {
+      for (const e of waiting.values()) side.clock.clearTimeout(e.timer);
+      waiting.clear();
+      await Promise.all([...live.values()].map(async (l) => {
+        await l.dialog.destroy().catch(() => undefined);
+        await end(l, 'closing');
+      }));
+    },
+  };
+}
