@@ -45,8 +45,10 @@ export interface StepResult {
   readonly sideCpuUs: number;
   readonly pass: boolean;
   readonly clean: boolean;
-  /** Final status codes SIPp saw that the scenario did not expect (e.g. 503 when shedding). */
+  /** Final status codes SIPp saw that the scenario did not expect. */
   readonly unexpected: number;
+  /** 503 answers received (register_auth_storm.xml takes them as an outcome; -trace_counts). */
+  readonly shed: number;
 }
 
 function lastStats(dir: string): Record<string, number> {
@@ -55,6 +57,15 @@ function lastStats(dir: string): Record<string, number> {
   const head = rows[0]?.split(';') ?? [];
   const last = rows.at(-1)?.split(';') ?? [];
   return Object.fromEntries(head.map((h, i) => [h, Number(last[i])]));
+}
+
+/** Sum of the `N_503_Recv` columns of SIPp's -trace_counts file (last row). */
+function shedCount(dir: string): number {
+  const file = readdirSync(dir).find((f) => f.endsWith('_counts.csv'));
+  const rows = file === undefined ? [] : readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const head = rows[0]?.split(';') ?? [];
+  const last = rows.at(-1)?.split(';') ?? [];
+  return head.reduce((sum, h, i) => (/^\d+_503_Recv$/.test(h) ? sum + Number(last[i] ?? 0) : sum), 0);
 }
 
 /** RTD 1 response times, ms, from SIPp's -trace_rtt file(s). */
@@ -97,7 +108,7 @@ export async function sippStep(o: StepOptions): Promise<StepResult> {
     traceMessages: false,
     recvTimeoutMs,
     timeoutMs: (o.calls / o.rate) * 1000 + recvTimeoutMs + 60_000,
-    extraArgs: ['-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(4 * 1024 * 1024), '-trace_rtt', '-rtt_freq', '100', '-max_recv_loops', '10000', '-max_sched_loops', '10000'],
+    extraArgs: ['-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(4 * 1024 * 1024), '-trace_rtt', '-rtt_freq', '100', '-trace_counts', '-max_recv_loops', '10000', '-max_sched_loops', '10000'],
   });
   const r = await run.done;
   const wall = (performance.now() - started) / 1000;
@@ -105,6 +116,7 @@ export async function sippStep(o: StepOptions): Promise<StepResult> {
   const side = o.sidePids === undefined ? 0 : cpuSeconds(o.sidePids()) - side0;
   const s = lastStats(r.dir);
   const rtts = responseTimes(r.dir);
+  const shed = shedCount(r.dir);
   rmSync(r.dir, { recursive: true, force: true });
   if (r.exitCode !== null && r.exitCode > 1) throw new Error(`SIPp failed (exit ${r.exitCode}):\n${r.output}\n${r.errors.slice(0, 2000)}`);
   const ok = s['SuccessfulCall(C)'] ?? 0;
@@ -132,6 +144,7 @@ export async function sippStep(o: StepOptions): Promise<StepResult> {
     pass,
     clean: pass && retrans / o.calls < MAX_RETRANS_RATIO,
     unexpected: s['FailedUnexpectedMessage(C)'] ?? 0,
+    shed,
   };
 }
 

@@ -46,9 +46,10 @@ export const DEFAULT_SHED_POLICY: ShedPolicy = {
   highUtilization: 0.9,
   lowUtilization: 0.75,
   maxPending: 1000,
-  maxFraction: 0.95,
-  rise: 0.25,
-  fall: 0.05,
+  maxFraction: 0.9,
+  // 1 s from nothing to the cap: a short stall (GC, a busy neighbour on the machine) sheds little
+  rise: 0.1,
+  fall: 0.1,
   retryAfterMinSec: 5,
   retryAfterSpreadSec: 25,
 };
