@@ -76,10 +76,10 @@ async function measure(t: Target, preregister: boolean, stepRates: readonly numb
     // SEC-1: keepalives count only from the flow the device registered from: same local port. A device
     // shed with 503 registers in the next pass (a refresh of a registered one is never shed).
     for (let pass = 1; ; pass++) {
-      const r = await sippStep({ ...base, scenario: STORM, localPort: devicePort, rate: 500, calls: DEVICES, injectionFile: devices, recvTimeoutMs: 10_000 });
+      const r = await sippStep({ ...base, scenario: STORM, localPort: devicePort, rate: 300, calls: DEVICES, injectionFile: devices, recvTimeoutMs: 10_000 });
       process.stdout.write(line(`${t.name} prereg ${pass}`, r) + `    503 answers: ${r.shed}\n`);
       if (r.ok - r.shed >= DEVICES) break;
-      if (pass === 5) throw new Error(`${t.name}: devices still not all registered after 5 passes`);
+      if (pass === 10) throw new Error(`${t.name}: devices still not all registered after 10 passes`);
     }
   }
   await sippStep({ ...base, scenario: KEEPALIVE, localPort: devicePort, rate: 2000, calls: 2000, injectionFile: devices }); // warm-up (JIT)
