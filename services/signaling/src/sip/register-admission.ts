@@ -54,6 +54,12 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   let wasShedding = false;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
+    if (arrivals === 0 && pending === 0 && shedder.fraction === 0) {
+      // no registrations: nothing to decide, and no /proc read per window on a keepalive-only load
+      // (keepalive-callgrind bills every instruction of the process to its keepalives)
+      last = now;
+      return;
+    }
     const queueBytes = readReceiveQueue(o.sipPort);
     shedder.observe({ queueBytes, utilization: performance.eventLoopUtilization(now, last).utilization, pending, arrivals });
     last = now;
