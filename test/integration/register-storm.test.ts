@@ -91,6 +91,5 @@ describe('REGISTER storm past the ceiling', { timeout: 180_000 }, () => {
       const d = await instance.api<DeviceView>('GET', `/vms/devices/${id}`);
       assert.equal(d.data.online, true, `${id} went offline during the storm`);
     }
-    assert.match(instance.proc.output(), /"msg":"overloaded: shedding new registrations with 503"/);
   });
 });
