@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# --npm-only: only the npm dependencies (npm start); --bench: also valgrind, for npm run bench
+# --npm-only: only the npm dependencies (npm start); --bench: also valgrind and kamailio, for npm run bench
 npm_only=0
 bench=0
 [ "${1:-}" = "--npm-only" ] && npm_only=1
@@ -18,6 +18,8 @@ command -v sipp >/dev/null 2>&1 || need_apt+=(sip-tester)
 # the web console's browser test (test/integration/console-browser.test.ts) drives Debian's chromium
 { command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; } || need_apt+=(chromium)
 [ "$bench" -eq 0 ] || command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+# the anchor of test/bench/fleet.ts (Kamailio 5.6 beside the platform)
+[ "$bench" -eq 0 ] || [ -x /usr/sbin/kamailio ] || need_apt+=(kamailio)
 # better-sqlite3 (the embedded store of `npm start`) compiles its native module when no prebuilt binary
 # can be downloaded: node-gyp needs python3, make and a C++ compiler.
 need_build=()

@@ -48,7 +48,7 @@ export { createSipStack, SipStack } from './ua/stack.ts';
 export type { SipStackStats } from './ua/stack.ts';
 export type {
   SipStackOptions, OutgoingRequestSpec, RequestOptions, UacOptions, UacResult, ReplyOptions, AcceptOptions,
-  ServerContext, RequestHandler, StatelessHandler, StatelessRequest, HeaderInput, RequestContext, DigestAuth,
+  ServerContext, RequestHandler, StatelessHandler, StatelessAnswer, StatelessRequest, HeaderInput, RequestContext, DigestAuth,
 } from './ua/types.ts';
 export { Dialog } from './dialog/dialog.ts';
 export type { DialogEvents, DialogRequestOptions, DialogTerminationReason } from './dialog/dialog.ts';

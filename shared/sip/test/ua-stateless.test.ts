@@ -109,6 +109,42 @@ describe('stateless requests', () => {
     }
   });
 
+  it('an answer with headers (503 + Retry-After) carries them on the shortcut and on the parsed path; hasHeader sees the request', async () => {
+    const stack = await startStack({ userAgent: 'vms-test' });
+    const peer = await rawUdp();
+    const tcp = await rawTcp(stack.port);
+    try {
+      const seen: boolean[] = [];
+      stack.onStatelessRequest('REGISTER', (req) => {
+        const authorized = req.hasHeader('authorization');
+        seen.push(authorized, req.hasHeader('Max-Forwards'), req.hasHeader('Expires'));
+        return authorized ? undefined : { status: 503, headers: [['Retry-After', '17']] };
+      });
+      stack.onRequest('REGISTER', (_req, ctx) => ctx.reply(200));
+      const register = (extra: string[], transport: 'UDP' | 'TCP' = 'UDP', viaPort = peer.port): string =>
+        rawRequest({ method: 'REGISTER', port: stack.port, transport, viaPort, extra });
+      await peer.send(register([]), stack.port);
+      const shed = await peer.next();
+      assert.match(shed, /^SIP\/2\.0 503 Service Unavailable\r\n/);
+      assert.match(shed, /\r\nCSeq: 1 REGISTER\r\nRetry-After: 17\r\nServer: vms-test\r\nContent-Length: 0\r\n\r\n$/);
+      assert.match(toTag(shed) ?? '', /^[0-9a-f]{16}$/);
+      await peer.send(register(['Authorization : Digest username="x"']), stack.port); // LWS before the colon
+      assert.match(await peer.next(), /^SIP\/2\.0 200 OK\r\n/, 'undefined: the ordinary handler');
+      // the parsed path (a folded line, then TCP): the same answer, the same view
+      await peer.send(register(['Subject: a,', ' b']), stack.port);
+      const parsed = await peer.next();
+      assert.match(parsed, /^SIP\/2\.0 503 Service Unavailable\r\n/);
+      assert.match(parsed, /\r\nRetry-After: 17\r\n/);
+      await tcp.write(register([], 'TCP', tcp.socket.localPort ?? 0));
+      await tcp.waitFor((all) => /SIP\/2\.0 503 Service Unavailable\r\n[^]*Retry-After: 17\r\n/.test(all));
+      assert.deepEqual(seen.slice(0, 6), [false, true, false, true, true, false]);
+    } finally {
+      tcp.close();
+      peer.close();
+      await stack.close();
+    }
+  });
+
   it('never answers in-dialog requests statelessly, and refuses INVITE, ACK and CANCEL handlers', async () => {
     const stack = await startStack();
     const peer = await rawUdp();

@@ -164,6 +164,9 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       instanceId: sip.instanceId,
       ttlMs,
       checkIntervalMs: Math.round(sip.offlineScanPeriodSec * 1000),
+      // half the scan period the TTL adds beyond the online window (OWN-1): a claim outlives the online
+      // window by at least that much, and a keepalive writes Redis at most once per device per window
+      renewAfterMs: Math.round((sip.offlineScanPeriodSec * 1000) / 2),
       clock,
       log: d.log, // it binds its own `component`
       onLocalOwnershipChange: (deviceId) => ownerCache.forget(deviceId),

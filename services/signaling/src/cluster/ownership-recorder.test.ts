@@ -79,6 +79,49 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  it('renewAfterMs: a device seen again soon is not written again; lease and claim keep one expiry; a REGISTER always writes (issue 11, OWN-1, OWN-4)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const inner = createMemoryOwnershipStore({ clock });
+    let writes = 0;
+    const store: OwnershipStore = { ...inner, claim: (d, i, t) => (writes++, inner.claim(d, i, t)) };
+    const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: CHECK, clock, log: capture().log, renewAfterMs: 2000 });
+    recorder.deviceSeen(DEV);
+    await settle();
+    for (let i = 0; i < 19; i++) {
+      clock.advance(100);
+      recorder.deviceSeen(DEV); // keepalives within 2 s of the write
+    }
+    await settle();
+    assert.equal(writes, 1, 'one write for 20 keepalives within renewAfterMs');
+    // the lease is the claim's: both end TTL after the write, not after the last keepalive
+    clock.advance(TTL - 1900 - 1);
+    assert.equal(recorder.isLocallyOwned(DEV), true);
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    clock.advance(1);
+    assert.equal(recorder.isLocallyOwned(DEV), false);
+    assert.equal(await store.ownerOf(DEV), null);
+
+    recorder.deviceSeen(DEV); // lapsed: written again
+    clock.advance(2000);
+    recorder.deviceSeen(DEV); // renewAfterMs passed: written again
+    await settle();
+    assert.equal(writes, 3);
+    assert.equal(recorder.isLocallyOwned(DEV), true);
+    clock.advance(TTL - 1);
+    assert.equal(await store.ownerOf(DEV), 'node-a', 'renewed at the second write');
+
+    // OWN-4: the device re-registered on node-b, then back here within renewAfterMs of our last write
+    await inner.claim(DEV2, 'node-a', TTL);
+    recorder.deviceSeen(DEV2);
+    await settle();
+    await inner.claim(DEV2, 'node-b', TTL);
+    clock.advance(500);
+    recorder.deviceSeen(DEV2, true);
+    await settle();
+    assert.equal(await store.ownerOf(DEV2), 'node-a', 'a verified REGISTER always writes its claim');
+    await recorder.close();
+  });
+
   it('deviceGone deletes the claim only while it still names this node (OWN-3)', async () => {
     const { store, recorder } = setup();
     recorder.deviceSeen(DEV);

@@ -35,8 +35,10 @@ export interface OwnershipRecorder {
    * and queues `owner(deviceId) = this instance` with TTL = online window + one scan period; claims
    * made within a couple of milliseconds go to Redis in one round trip (OWN-5). O(1); never throws and
    * never waits: a failed write is logged (once per outage) and healed by the next call or check.
+   * `register`: a verified REGISTER, which always writes (it establishes or moves ownership, OWN-1,
+   * OWN-4); other calls skip the write within `renewAfterMs` of the last one.
    */
-  deviceSeen(deviceId: DeviceId): void;
+  deviceSeen(deviceId: DeviceId, register?: boolean): void;
   /**
    * OWN-3: the device unregistered (Expires: 0) or was deleted. Drops the local lease and deletes the
    * claim only if it still names this instance. Resolves true when a claim was deleted; never rejects.
@@ -84,6 +86,15 @@ export interface OwnershipRecorderOptions {
   /** Devices per ownersOf() call during a check. Default 1000. */
   readonly checkChunk?: number;
   /**
+   * OWN-1/OWN-5: a device seen again less than this long after its claim was last written is not
+   * written again (its claim still has at least ttlMs − renewAfterMs to live); the lease and the claim
+   * keep the same expiry (last write + ttlMs), so they never disagree. With renewAfterMs at most the
+   * part of the TTL beyond the online window (one scan period), a claim still outlives the online window
+   * of a device that stops (OWN-2). Issue 11: the keepalive path then costs Redis one write per device
+   * per renewAfterMs instead of one per keepalive. Default 0: every call writes.
+   */
+  readonly renewAfterMs?: number;
+  /**
    * This instance's own ownership of a device changed: a lease started (no live lease before) and its
    * claim is now written, or the device unregistered and its release is done. The routing hook's owner
    * cache forgets the device, so its next request reads the new owner (owner-cache.ts). Sync, must not
@@ -95,6 +106,7 @@ export interface OwnershipRecorderOptions {
 export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipRecorder {
   const log = o.log.child({ component: 'ownership' });
   const chunk = o.checkChunk ?? 1000;
+  const renewAfterMs = o.renewAfterMs ?? 0;
   /** deviceId → lease expiry (local clock). */
   const leases = new Map<DeviceId, number>();
   const listeners = new Set<(event: OwnershipMoved) => void>();
@@ -192,9 +204,12 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   schedule();
 
   return {
-    deviceSeen(deviceId) {
+    deviceSeen(deviceId, register = false) {
       if (closed) return;
       const now = o.clock.now();
+      const until = leases.get(deviceId);
+      // written less than renewAfterMs ago (lease = last write + TTL) and writes are going through
+      if (!register && until !== undefined && until > now && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
       const fresh = changed !== undefined && !live(deviceId, now);
       leases.set(deviceId, now + o.ttlMs);
       const written = o.store.claim(deviceId, o.instanceId, o.ttlMs);

@@ -12,7 +12,7 @@ export type OwnershipSink = Pick<OwnershipRecorder, 'deviceSeen' | 'deviceGone' 
 export function bridgeOwnership(events: DeviceEvents, recorder: OwnershipSink, onMoved: (deviceId: DeviceId) => void): () => void {
   const offUplink = events.on('uplink', ({ deviceId, kind }) => {
     if (kind === 'unregister') void recorder.deviceGone(deviceId); // never rejects
-    else recorder.deviceSeen(deviceId);
+    else recorder.deviceSeen(deviceId, kind === 'register'); // a REGISTER always writes its claim (OWN-4)
   });
   const offMoved = recorder.onMoved(({ deviceId }) => onMoved(deviceId));
   return () => {

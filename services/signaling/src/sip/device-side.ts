@@ -17,6 +17,7 @@ import { createMessageHandlers } from './message.handler.ts';
 import { createOfflineScanner, type OfflineScanner } from './offline-scanner.ts';
 import { PendingQueries } from './pending-queries.ts';
 import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts';
+import { createRegisterAdmission } from './register-admission.ts';
 import { createRegisterHandler } from './register.handler.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
 import { createSipDeviceCommands, type SipDeviceCommands } from './sip-device-commands.ts';
@@ -109,7 +110,10 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   // the instance that sent it (same flow); after a restart devices are simply challenged again.
   const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32), qop: o.sip.digestQop === 'auth' });
 
-  stack.onRequest('REGISTER', createRegisterHandler(deps, digest));
+  // issue 11: past the ceiling, new REGISTERs get 503 + Retry-After on the shortcut instead of queueing
+  const admission = createRegisterAdmission({ flows, log, sipPort: stack.port });
+  stack.onStatelessRequest('REGISTER', admission.stateless);
+  stack.onRequest('REGISTER', admission.wrap(createRegisterHandler(deps, digest)));
   const messages = createMessageHandlers(deps, uplink, (deviceId, now) => digest.challengeHeader(now, { subject: deviceId }));
   stack.onStatelessRequest('MESSAGE', messages.keepalive);
   let intercept: MessageInterceptor | null = null;
@@ -158,6 +162,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   let closed: Promise<void> | null = null;
   const quiesce = (): Promise<void> => {
     commands.close();
+    admission.close();
     quiesced ??= Promise.all([scanner.close(), control.close(), messages.close()]).then(() => {
       for (const off of offEvents) off();
       subscriptions.close();

@@ -74,7 +74,7 @@ export const domainCharset = (c: ManscdpCharset): Charset => (c === 'UTF-8' ? 'U
 
 export interface MessageHandlers {
   /** For `stack.onStatelessRequest('MESSAGE', …)`. */
-  readonly keepalive: StatelessHandler;
+  readonly keepalive: (...args: Parameters<StatelessHandler>) => number | undefined;
   /** For `stack.onRequest('MESSAGE', …)`. */
   readonly message: RequestHandler;
   /** Stops the large-body decode threads (messages still decoding are answered as failures). */
@@ -252,7 +252,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
    * retransmitted keepalive is simply recorded again). Anything else, or a keepalive from a device not
    * registered here, goes on to the transaction-based handler.
    */
-  const keepalive: StatelessHandler = (req, flow) => {
+  const keepalive: MessageHandlers['keepalive'] = (req, flow) => {
     if (!isPlainManscdpType(req.contentType)) return undefined;
     const body = scanKeepalive(req.text, req.bodyStart);
     if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { SipParseError } from '../errors.ts';
 import { checkDigestResponse, normalizeAlgorithm } from './digest.compute.ts';
 import { formatDigestChallenge, parseDigestCredentials, type DigestChallenge, type DigestCredentials } from './digest.header.ts';
@@ -151,7 +151,7 @@ export class DigestServer {
   }
 
   #issueNonce(now: number, subject: string): string {
-    const stamp = Math.floor(now / 1000).toString(16).padStart(8, '0').slice(-8) + randomBytes(4).toString('hex');
+    const stamp = Math.floor(now / 1000).toString(16).padStart(8, '0').slice(-8) + nonceRandom();
     return stamp + this.#mac(stamp, subject);
   }
 
@@ -159,6 +159,22 @@ export class DigestServer {
   #mac(stamp: string, subject: string): string {
     return createHmac('sha256', this.#secret).update(`${stamp}|${this.realm}|${subject}`).digest('hex').slice(0, 16);
   }
+}
+
+/**
+ * 4 random bytes (8 hex digits) per nonce, from a pool refilled 1,024 nonces at a time: one
+ * randomFillSync per 1,024 challenges instead of one randomBytes each (issue 11: a registration storm
+ * challenges every device). The bytes only make nonces unique; the HMAC makes them unforgeable.
+ */
+const NONCE_POOL = Buffer.alloc(4096);
+let noncePoolAt = NONCE_POOL.length;
+function nonceRandom(): string {
+  if (noncePoolAt === NONCE_POOL.length) {
+    randomFillSync(NONCE_POOL);
+    noncePoolAt = 0;
+  }
+  noncePoolAt += 4;
+  return NONCE_POOL.toString('hex', noncePoolAt - 4, noncePoolAt);
 }
 
 /** GB/T 28181: the SIP domain (digest realm) is the first 10 digits of the server's 20-digit id. */

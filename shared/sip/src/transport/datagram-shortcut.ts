@@ -52,6 +52,8 @@ export interface PeekedRequest {
   /** The whole datagram as latin1 text, the body from `bodyStart` (StatelessRequest.text). */
   readonly text: string;
   readonly bodyStart: number;
+  /** Whether a header of this name is present (scans the header section: for rare decisions). */
+  hasHeader(name: string): boolean;
 }
 
 // Header keys read here (RFC 3261 §7.3.3 compact forms included); OTHER is skipped without slicing.
@@ -166,6 +168,26 @@ class Peeked implements PeekedRequest {
   get body(): Buffer {
     return this.#data.subarray(this.bodyStart);
   }
+
+  hasHeader(name: string): boolean {
+    return headerSectionHas(this.text, this.bodyStart - 4, name);
+  }
+}
+
+/** Whether a header line of `text` before `end` is named `name` (case-insensitive, LWS before the colon allowed). */
+export function headerSectionHas(text: string, end: number, name: string): boolean {
+  const n = name.length;
+  for (let pos = text.indexOf('\r\n') + 2; pos > 1 && pos < end; ) {
+    if (text.length >= pos + n && text.substr(pos, n).toLowerCase() === name.toLowerCase()) {
+      let k = pos + n;
+      while (k < end && isLws(text.charCodeAt(k))) k++;
+      if (text.charCodeAt(k) === 58) return true; // ':'
+    }
+    const eol = text.indexOf('\r\n', pos);
+    if (eol < 0) return false;
+    pos = eol + 2;
+  }
+  return false;
 }
 
 /**
@@ -293,7 +315,7 @@ const TAG_SPACE = '0000000000000000';
  * top Via, Call-ID, From and CSeq have just been written (latin1: one byte per char, so offsets in the
  * text are offsets in the bytes).
  */
-export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string): Buffer {
+export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string, headers?: readonly (readonly [string, string])[]): Buffer {
   let text = statusLineAndVia(status);
   const via0 = text.length;
   text += `${via.topVia}\r\n`;
@@ -306,6 +328,7 @@ export function buildDatagramResponse(req: PeekedRequest, via: StampedVia, statu
   text += `${req.callId}\r\nCSeq: `;
   const cseq0 = text.length;
   text += req.cseq;
+  if (headers !== undefined) for (const [name, value] of headers) text += `\r\n${name}: ${value}`;
   const out = Buffer.from(text + responseTail(server), 'latin1');
   writeStatelessTag(out, via0, via0 + via.topVia.length, callId0, callId0 + req.callId.length, from0, from0 + req.from.length, cseq0, cseq0 + req.cseq.length, tagAt);
   return out;

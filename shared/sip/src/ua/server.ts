@@ -168,10 +168,13 @@ export class RequestDispatcher {
       contentType: h.get('Content-Type'),
       text: req.body.toString('latin1'),
       bodyStart: 0,
+      hasHeader: (name: string) => h.get(name) !== undefined,
     };
-    const status = this.#runStateless(handler, view, flow);
-    if (status === undefined) return false;
+    const answer = this.#runStateless(handler, view, flow);
+    if (answer === undefined) return false;
+    const status = typeof answer === 'number' ? answer : answer.status;
     const headers: [string, string][] = this.deps.local.userAgent === undefined ? [] : [['Server', this.deps.local.userAgent]];
+    if (typeof answer !== 'number') for (const [name, value] of answer.headers) headers.push([name, value]);
     const res = createResponse(req, status, undefined, { toTag: statelessToTag(req), headers });
     this.deps.transport.sendResponse(res, flow, { once: true }).catch((err: unknown) => this.log.debug({ err, flow }, 'sip stateless response not delivered'));
     return true;
@@ -188,13 +191,15 @@ export class RequestDispatcher {
     if (peek === undefined || handler === undefined) return undefined;
     const via = stampDatagramVia(peek, flow, this.deps.forceRport);
     if (via === undefined) return undefined;
-    const status = this.#runStateless(handler, peek, flow); // a PeekedRequest is a StatelessRequest
-    if (status === undefined) return undefined;
+    const answer = this.#runStateless(handler, peek, flow); // a PeekedRequest is a StatelessRequest
+    if (answer === undefined) return undefined;
+    const status = typeof answer === 'number' ? answer : answer.status;
     if (channels.datagramAnswer.hasSubscribers) publish(channels.datagramAnswer, { method: peek.method, status });
-    return { data: buildDatagramResponse(peek, via, status, this.deps.local.userAgent), host: via.host, port: via.port };
+    const headers = typeof answer === 'number' ? undefined : answer.headers;
+    return { data: buildDatagramResponse(peek, via, status, this.deps.local.userAgent, headers), host: via.host, port: via.port };
   }
 
-  #runStateless(handler: StatelessHandler, req: Parameters<StatelessHandler>[0], flow: Flow): number | undefined {
+  #runStateless(handler: StatelessHandler, req: Parameters<StatelessHandler>[0], flow: Flow): ReturnType<StatelessHandler> {
     try {
       return handler(req, flow);
     } catch (err) {

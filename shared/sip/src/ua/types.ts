@@ -95,7 +95,14 @@ export type RequestHandler = (req: SipRequest, ctx: ServerContext) => unknown;
  * again — or undefined to pass the request to the method's ordinary handler. The decision must be a
  * pure function of the request, so that its retransmissions are treated the same way.
  */
-export type StatelessHandler = (req: StatelessRequest, flow: Flow) => number | undefined;
+export type StatelessHandler = (req: StatelessRequest, flow: Flow) => number | StatelessAnswer | undefined;
+
+/** A stateless final answer with extra headers (e.g. 503 with Retry-After, RFC 3261 §21.5.4, §20.33). */
+export interface StatelessAnswer {
+  readonly status: number;
+  /** Added after CSeq; names and values must be valid header text (the caller's constants). */
+  readonly headers: readonly (readonly [string, string])[];
+}
 
 /**
  * What a stateless handler sees. Plain UDP requests are answered from the datagram's bytes without a
@@ -117,4 +124,9 @@ export interface StatelessRequest {
    */
   readonly text: string;
   readonly bodyStart: number;
+  /**
+   * Whether the request carries a header of this name (full name, case-insensitive). Scans the header
+   * section on the shortcut: for rare decisions (overload shedding), not for every request.
+   */
+  hasHeader(name: string): boolean;
 }

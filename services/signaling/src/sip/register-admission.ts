@@ -1,0 +1,100 @@
+// Wires RegisterShedder (register-shedding.ts) to the stack: a stateless REGISTER handler that answers
+// 503 + Retry-After on the datagram shortcut while shedding and passes everything else to the ordinary
+// REGISTER handler (returning undefined costs one comparison when the instance is not overloaded),
+// the count of REGISTER handlers in flight, and the sampler (the SIP socket's receive queue from
+// /proc/net/udp, event-loop utilization from perf_hooks) that feeds the shedder every SAMPLE_MS.
+import type { RequestHandler, StatelessAnswer, StatelessHandler } from '@vms/sip';
+import { SipStatus } from '@vms/sip';
+import { readFileSync } from 'node:fs';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { DeviceFlows } from './device-flows.ts';
+import { fromUser, RegisterShedder, udpReceiveQueueBytes } from './register-shedding.ts';
+
+/** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
+export const SAMPLE_MS = 100;
+
+export interface RegisterAdmission {
+  /** For `stack.onStatelessRequest('REGISTER', …)`. */
+  readonly stateless: StatelessHandler;
+  /** The ordinary REGISTER handler, counted while in flight. */
+  wrap(handler: RequestHandler): RequestHandler;
+  readonly shedder: RegisterShedder;
+  close(): void;
+}
+
+/** Receive-queue bytes of the UDP socket on `port` (IPv4 and IPv6 tables), null off Linux or when unreadable. */
+function readReceiveQueue(port: number): number | null {
+  let total: number | null = null;
+  for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
+    try {
+      const q = udpReceiveQueueBytes(readFileSync(file, 'latin1'), port);
+      if (q !== null) total = (total ?? 0) + q;
+    } catch {
+      // not Linux, or no IPv6: the utilization fallback decides
+    }
+  }
+  return total;
+}
+
+export interface RegisterAdmissionOptions {
+  readonly flows: DeviceFlows;
+  readonly log: Logger;
+  /** The SIP UDP port, whose receive queue is the main signal. */
+  readonly sipPort: number;
+  readonly random?: () => number;
+}
+
+export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAdmission {
+  const shedder = new RegisterShedder();
+  const random = o.random ?? Math.random;
+  let pending = 0;
+  let arrivals = 0;
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  let wasShedding = false;
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    if (arrivals === 0 && pending === 0 && shedder.fraction === 0) {
+      // no registrations: nothing to decide, and no /proc read per window on a keepalive-only load
+      // (keepalive-callgrind bills every instruction of the process to its keepalives)
+      last = now;
+      return;
+    }
+    const queueBytes = readReceiveQueue(o.sipPort);
+    shedder.observe({ queueBytes, utilization: performance.eventLoopUtilization(now, last).utilization, pending, arrivals });
+    last = now;
+    arrivals = 0;
+    const shedding = shedder.fraction > 0;
+    if (shedding !== wasShedding) {
+      // transitions only: a log line per window would itself be load
+      if (shedding) o.log.warn({ pending, queueBytes, shedTotal: shedder.shed }, 'overloaded: shedding new registrations with 503');
+      else o.log.info({ shedTotal: shedder.shed }, 'load back under the mark: registrations admitted again');
+      wasShedding = shedding;
+    }
+  }, SAMPLE_MS);
+  timer.unref();
+
+  const stateless: StatelessHandler = (req): StatelessAnswer | undefined => {
+    arrivals++; // a request taking the parsed path after the shortcut passed it is counted twice: a rough signal is enough
+    if (shedder.fraction === 0) return undefined;
+    if (req.hasHeader('Authorization')) return undefined; // answers our challenge: finish it
+    const deviceId = fromUser(req.from);
+    if (deviceId !== undefined && o.flows.get(deviceId) !== undefined) return undefined; // refresh keeps it online
+    if (!shedder.shouldShed(random())) return undefined;
+    return { status: SipStatus.ServiceUnavailable, headers: [['Retry-After', String(shedder.retryAfterSec(random()))]] };
+  };
+
+  return {
+    stateless,
+    shedder,
+    wrap: (handler) => async (req, ctx) => {
+      pending++;
+      try {
+        await handler(req, ctx);
+      } finally {
+        pending--;
+      }
+    },
+    close: () => clearInterval(timer),
+  };
+}

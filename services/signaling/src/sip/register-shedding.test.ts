@@ -1,0 +1,99 @@
+// The pure overload controller of REGISTER (issue 11): when it sheds, how much, how it recovers, and
+// the two parsers its signals need (the receive queue from /proc/net/udp, the From user).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_SHED_POLICY, fromUser, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
+
+const KiB = 1024;
+const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
+const behind: ShedSample = { queueBytes: 1024 * KiB, utilization: 1, pending: 0, arrivals: 100 };
+
+describe('register shedding controller', () => {
+  it('sheds nothing while the receive queue stays under its mark', () => {
+    const s = new RegisterShedder();
+    for (let i = 0; i < 50; i++) s.observe(calm);
+    s.observe({ ...calm, queueBytes: DEFAULT_SHED_POLICY.highQueueBytes }); // at the mark, not over
+    assert.equal(s.fraction, 0);
+    assert.equal(s.shouldShed(0), false);
+  });
+
+  it('rises while the queue is over its mark, capped so some new devices always get through', () => {
+    const s = new RegisterShedder();
+    s.observe(behind);
+    assert.equal(s.fraction, DEFAULT_SHED_POLICY.rise);
+    for (let i = 0; i < 20; i++) s.observe(behind);
+    assert.equal(s.fraction, DEFAULT_SHED_POLICY.maxFraction);
+    assert.equal(s.shouldShed(0.5), true);
+    assert.equal(s.shouldShed(0.99), false, 'random over the fraction: admitted');
+    assert.equal(s.shed, 1);
+  });
+
+  it('holds between the marks, falls slowly under the low one', () => {
+    const s = new RegisterShedder();
+    for (let i = 0; i < 4; i++) s.observe(behind);
+    const top = s.fraction;
+    s.observe({ ...calm, queueBytes: 256 * KiB });
+    assert.equal(s.fraction, top, 'between low and high: hold');
+    s.observe(calm);
+    assert.ok(Math.abs(s.fraction - (top - DEFAULT_SHED_POLICY.fall)) < 1e-9);
+    for (let i = 0; i < 100; i++) s.observe(calm);
+    assert.equal(s.fraction, 0);
+  });
+
+  it('a full queue without REGISTERs is not a registration storm (start-up, a keepalive burst): no rise, recovery', () => {
+    const s = new RegisterShedder();
+    s.observe({ ...behind, arrivals: 0 });
+    assert.equal(s.fraction, 0);
+    s.observe(behind);
+    s.observe({ ...behind, arrivals: 0 });
+    assert.ok(s.fraction < DEFAULT_SHED_POLICY.rise);
+  });
+
+  it('too many registrations in flight (a slow store or Redis) sheds even with an empty queue', () => {
+    const s = new RegisterShedder();
+    s.observe({ ...calm, pending: DEFAULT_SHED_POLICY.maxPending + 1 });
+    assert.equal(s.fraction, DEFAULT_SHED_POLICY.rise);
+    s.observe({ ...calm, pending: DEFAULT_SHED_POLICY.maxPending + 1 });
+    assert.equal(s.fraction, 2 * DEFAULT_SHED_POLICY.rise);
+  });
+
+  it('without a readable queue, event-loop utilization decides', () => {
+    const s = new RegisterShedder();
+    s.observe({ queueBytes: null, utilization: 0.95, pending: 0, arrivals: 10 });
+    assert.equal(s.fraction, DEFAULT_SHED_POLICY.rise);
+    s.observe({ queueBytes: null, utilization: 0.8, pending: 0, arrivals: 10 });
+    assert.equal(s.fraction, DEFAULT_SHED_POLICY.rise, 'between the marks: hold');
+    s.observe({ queueBytes: null, utilization: 0.5, pending: 0, arrivals: 10 });
+    assert.ok(s.fraction < DEFAULT_SHED_POLICY.rise);
+  });
+
+  it('Retry-After spreads retries over [min, min + spread] seconds', () => {
+    const s = new RegisterShedder();
+    const p = DEFAULT_SHED_POLICY;
+    assert.equal(s.retryAfterSec(0), p.retryAfterMinSec);
+    assert.equal(s.retryAfterSec(0.999999), p.retryAfterMinSec + p.retryAfterSpreadSec);
+  });
+});
+
+describe('shedding signals', () => {
+  // proc(5) /proc/net/udp: two sockets; the one on port 0x3E7F (15999) has 0x2A00 bytes queued
+  const table = [
+    '   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops',
+    ' 6989: 0100007F:3E7F 00000000:0000 07 00000000:00002A00 00:00000000 00000000     0        0 825986 2 00000000413e6fc2 0',
+    ' 7001: 0100007F:13C4 00000000:0000 07 00000000:00000100 00:00000000 00000000     0        0 825999 2 00000000413e6fc3 0',
+  ].join('\n');
+
+  it('reads the receive queue of the socket on a port, null when no socket has it', () => {
+    assert.equal(udpReceiveQueueBytes(table, 0x3e7f), 0x2a00);
+    assert.equal(udpReceiveQueueBytes(table, 5060), 0x100);
+    assert.equal(udpReceiveQueueBytes(table, 5061), null);
+    assert.equal(udpReceiveQueueBytes('', 5060), null);
+  });
+
+  it('takes the device id from a raw From value', () => {
+    assert.equal(fromUser('<sip:34020000001320000001@3402000000>;tag=1'), '34020000001320000001');
+    assert.equal(fromUser('"cam" <sip:34020000001320000002@3402000000>'), '34020000001320000002');
+    assert.equal(fromUser('sip:34020000001320000003@10.0.0.1;tag=x'), '34020000001320000003');
+    assert.equal(fromUser('<sip:3402000000>'), undefined);
+  });
+});

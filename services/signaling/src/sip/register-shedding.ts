@@ -1,0 +1,132 @@
+// Overload without collapse (issue 11, SPEC SEC-3: every queue bounded): past its ceiling an instance
+// answers new REGISTERs 503 with Retry-After (RFC 3261 §21.5.4, §20.33) instead of letting them queue
+// in the socket's receive buffer, where they age past SIPp's / the device's 500 ms retransmission timer
+// (RFC 3261 §17.1.2.2 Timer E) and come back twice, three times: the work multiplies exactly when there
+// is no room for it, and registered devices' keepalives wait behind the heap. A 503 costs a few µs on
+// the datagram shortcut, a challenge and a registration far more.
+//
+// What is shed, in order of least value: first REGISTERs (no Authorization) of devices not registered
+// here. Never shed: the answer to a challenge we sent (finishing it is cheaper than starting over),
+// a refresh from a registered device (it keeps the device online), keepalives (their own bucket).
+//
+// The signal is measured, not guessed: the bytes waiting in the SIP UDP socket's receive queue (Linux
+// /proc/net/udp rx_queue: what has arrived and not been read, i.e. how far the instance is behind), the
+// registrations in flight (handlers awaiting the store, Redis or MySQL) and, where the queue cannot be
+// read, event-loop utilization (perf_hooks; on a machine shared with other work it reads busy while the
+// process merely waits for a core, hence only the fallback). The shed fraction rises while a signal is
+// over its mark and falls back slowly, so the instance settles at the rate it can finish; pure, with the
+// sample passed in (the sampler is register-admission.ts).
+
+/** Marks of the controller; defaults in DEFAULT_SHED_POLICY. */
+export interface ShedPolicy {
+  /** Receive-queue bytes over which the shed fraction rises (kernel accounting: ~1–2 KiB per datagram). */
+  readonly highQueueBytes: number;
+  /** Queue bytes under which it falls (between the two it holds). */
+  readonly lowQueueBytes: number;
+  /** Event-loop utilization (0..1) over which the shed fraction rises, when the queue is unknown. */
+  readonly highUtilization: number;
+  /** Utilization under which it falls, when the queue is unknown. */
+  readonly lowUtilization: number;
+  /** Registrations in flight over which the fraction rises regardless of utilization. */
+  readonly maxPending: number;
+  /** Highest shed fraction: some new devices always get through, so a storm drains instead of stalling. */
+  readonly maxFraction: number;
+  /** Fraction added per overloaded window, removed per calm window. */
+  readonly rise: number;
+  readonly fall: number;
+  /** Retry-After: from `retryAfterMinSec`, spread over `retryAfterSpreadSec` so retries do not come back together. */
+  readonly retryAfterMinSec: number;
+  readonly retryAfterSpreadSec: number;
+}
+
+export const DEFAULT_SHED_POLICY: ShedPolicy = {
+  // 512 KiB ≈ 250–400 REGISTERs: ~150–200 ms of work at 2,000/s, under the 500 ms retransmission timer
+  highQueueBytes: 512 * 1024,
+  lowQueueBytes: 128 * 1024,
+  highUtilization: 0.9,
+  lowUtilization: 0.75,
+  maxPending: 1000,
+  maxFraction: 0.9,
+  // 1 s from nothing to the cap: a short stall (GC, a busy neighbour on the machine) sheds little
+  rise: 0.1,
+  fall: 0.1,
+  retryAfterMinSec: 5,
+  retryAfterSpreadSec: 25,
+};
+
+export interface ShedSample {
+  /** Bytes in the SIP UDP socket's receive queue now; null where it cannot be read (not Linux). */
+  readonly queueBytes: number | null;
+  /** performance.eventLoopUtilization() over the last window, 0..1. */
+  readonly utilization: number;
+  /** REGISTER handlers started and not yet settled. */
+  readonly pending: number;
+  /** REGISTERs received in the window: no registrations, nothing to shed (start-up work is not a storm). */
+  readonly arrivals: number;
+}
+
+export class RegisterShedder {
+  readonly #policy: ShedPolicy;
+  #fraction = 0;
+  #shed = 0;
+
+  constructor(policy: ShedPolicy = DEFAULT_SHED_POLICY) {
+    this.#policy = policy;
+  }
+
+  /** One window's measurements: moves the shed fraction (bounded to [0, maxFraction]). */
+  observe(s: ShedSample): void {
+    const p = this.#policy;
+    const high = s.queueBytes === null ? s.utilization > p.highUtilization : s.queueBytes > p.highQueueBytes;
+    const low = s.queueBytes === null ? s.utilization < p.lowUtilization : s.queueBytes < p.lowQueueBytes;
+    if (s.arrivals > 0 && (high || s.pending > p.maxPending)) this.#fraction = Math.min(p.maxFraction, this.#fraction + p.rise);
+    else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
+  }
+
+  /** Share of new registrations answered 503 now. */
+  get fraction(): number {
+    return this.#fraction;
+  }
+
+  /** Registrations shed since start (for the metrics and the log). */
+  get shed(): number {
+    return this.#shed;
+  }
+
+  /** `random` in [0, 1): the caller's Math.random(), passed in so tests decide it. */
+  shouldShed(random: number): boolean {
+    if (this.#fraction === 0 || random >= this.#fraction) return false;
+    this.#shed++;
+    return true;
+  }
+
+  retryAfterSec(random: number): number {
+    return this.#policy.retryAfterMinSec + Math.floor(random * (this.#policy.retryAfterSpreadSec + 1));
+  }
+}
+
+/** The user part of a raw From value (`"n" <sip:user@host>;tag=…` or `sip:user@host;tag=…`), or undefined. */
+export function fromUser(from: string): string | undefined {
+  const at = from.indexOf('@');
+  if (at < 0) return undefined;
+  const sip = from.lastIndexOf('sip:', at);
+  if (sip < 0) return undefined;
+  return from.slice(sip + 4, at);
+}
+
+/**
+ * rx_queue of the UDP socket bound to `port` in the text of /proc/net/udp or /proc/net/udp6 (proc(5):
+ * `local_address` is ADDR:PORT in hex, `tx_queue:rx_queue` in hex), summed over the sockets bound to
+ * that port; null when none is listed.
+ */
+export function udpReceiveQueueBytes(procNetUdp: string, port: number): number | null {
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let total: number | null = null;
+  for (const line of procNetUdp.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 5 || f[1]?.endsWith(suffix) !== true) continue;
+    const rx = Number.parseInt(f[4]?.split(':')[1] ?? '', 16);
+    if (Number.isFinite(rx)) total = (total ?? 0) + rx;
+  }
+  return total;
+}
