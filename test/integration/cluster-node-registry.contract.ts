@@ -48,7 +48,7 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       assert.ok(row !== null);
       assert.deepEqual(
         { ...row, lastHeartbeat: undefined, offlineInMs: undefined },
-        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true },
+        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true, draining: false, placementGroup: 'default' },
       );
       assert.ok(row.startedAt instanceof Date && row.lastHeartbeat instanceof Date);
     });
@@ -107,6 +107,26 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       await fx.advance(20);
       await registry.heartbeat(nodeInfo('signal-node-a', { cascadeNode: true }), 0); // restarted
       assert.equal((await registry.getNode('signal-node-a', 60_000))?.online, true);
+    });
+
+    it('draining (issue 14): set and cleared by the operator, kept across heartbeats; a leaving node reads draining until it beats again', async () => {
+      await registry.heartbeat(nodeInfo('signal-node-a', { placementGroup: 'east' }), 0);
+      await registry.heartbeat(nodeInfo('signal-node-b'), 0);
+      assert.equal(await registry.setDraining('signal-node-a', true), true);
+      assert.equal(await registry.setDraining('no-such-node', true), false);
+      await registry.heartbeat(nodeInfo('signal-node-a', { placementGroup: 'east' }), 0);
+      const rows = await registry.listNodes(60_000);
+      assert.deepEqual(rows.map((r) => [r.code, r.online, r.draining, r.placementGroup]), [
+        ['signal-node-a', true, true, 'east'],
+        ['signal-node-b', true, false, 'default'],
+      ]);
+      await registry.setDraining('signal-node-a', false);
+      assert.equal((await registry.getNode('signal-node-a', 60_000))?.draining, false);
+      await registry.leave('signal-node-b');
+      assert.equal((await registry.getNode('signal-node-b', 60_000))?.draining, true, 'a stop in progress drains');
+      await fx.advance(20);
+      await registry.heartbeat(nodeInfo('signal-node-b'), 0);
+      assert.equal((await registry.getNode('signal-node-b', 60_000))?.draining, false, 'the restarted process takes devices again');
     });
 
     it('codes are case-sensitive and listed in ordinal order', async () => {

@@ -10,7 +10,7 @@ export interface MemoryNodeRegistryOptions {
 
 export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): NodeRegistry {
   const clock = opts.clock ?? systemClock;
-  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean }>();
+  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean; draining: boolean }>();
   let closed = false;
   const open = (): void => {
     if (closed) throw new StoreClosedError('node registry is closed');
@@ -24,13 +24,15 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       lastHeartbeat: new Date(r.lastHeartbeat),
       onlineDeviceCount: r.onlineDeviceCount,
       online,
+      draining: r.draining || r.left,
+      placementGroup: r.info.placementGroup ?? 'default',
       offlineInMs: online ? r.lastHeartbeat + windowMs - clock.now() : 0,
     };
   };
   return {
     async heartbeat(self, onlineDeviceCount) {
       open();
-      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false });
+      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false, draining: rows.get(self.code)?.draining ?? false });
     },
     async listNodes(onlineWindowMs) {
       open();
@@ -44,6 +46,13 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       open();
       const r = rows.get(code);
       if (r !== undefined) r.left = true;
+    },
+    async setDraining(code, draining) {
+      open();
+      const r = rows.get(code);
+      if (r === undefined) return false;
+      r.draining = draining;
+      return true;
     },
     async close() {
       closed = true;

@@ -4,16 +4,18 @@
  * so only the database clock matters. Driver errors become typed errors (FAIL-4); retrying is the
  * caller's choice (see retryTransient).
  */
-import type { Pool, RowDataPacket } from 'mysql2/promise';
+import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { compareCodes } from './election.ts';
 import { StoreClosedError } from './errors.ts';
 import { toNodeRegistryError } from './mysql-errors.ts';
 import type { NodeRegistry, NodeRow } from './node-table.port.ts';
 
+const DEFAULT_GROUP = 'default';
+
 const UPSERT = `
 INSERT INTO signal_node
-  (node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat, online_device_count, version)
-VALUES (?, ?, ?, ?, ?, ?, NOW(3), ?, ?)
+  (node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat, online_device_count, version, placement_group)
+VALUES (?, ?, ?, ?, ?, ?, NOW(3), ?, ?, ?)
 ON DUPLICATE KEY UPDATE
   sip_host = VALUES(sip_host),
   sip_port = VALUES(sip_port),
@@ -22,17 +24,21 @@ ON DUPLICATE KEY UPDATE
   started_at = VALUES(started_at),
   last_heartbeat = NOW(3),
   online_device_count = VALUES(online_device_count),
-  version = VALUES(version)`;
+  version = VALUES(version),
+  placement_group = VALUES(placement_group)`;
 
 // The window arrives in microseconds so sub-second windows work; the comparison happens in SQL.
 const SELECT = `
 SELECT node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat,
-       online_device_count, version,
+       online_device_count, version, placement_group,
+       draining <> 0 OR (left_at IS NOT NULL AND left_at >= last_heartbeat) AS draining,
        last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AND (left_at IS NULL OR left_at < last_heartbeat) AS online,
        TIMESTAMPDIFF(MICROSECOND, NOW(3), last_heartbeat + INTERVAL ? MICROSECOND) AS offline_in_us
 FROM signal_node`;
 
 // Never before the last heartbeat (online needs left_at < last_heartbeat): offline at once, whatever the clocks.
+const DRAIN = 'UPDATE signal_node SET draining = ? WHERE node_code = ?';
+
 const LEAVE = 'UPDATE signal_node SET left_at = GREATEST(NOW(3), last_heartbeat) WHERE node_code = ?';
 
 interface NodeRecord extends RowDataPacket {
@@ -45,6 +51,8 @@ interface NodeRecord extends RowDataPacket {
   last_heartbeat: Date;
   online_device_count: number;
   version: string;
+  placement_group: string;
+  draining: number | null;
   online: number | null;
   offline_in_us: number | string | null;
 }
@@ -76,6 +84,7 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
           self.startedAt,
           onlineDeviceCount,
           self.version,
+          self.placementGroup ?? DEFAULT_GROUP,
         ]);
       }),
     listNodes: (onlineWindowMs) => run('listNodes', () => select(onlineWindowMs, '', [])),
@@ -84,6 +93,11 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
     leave: (code) =>
       run('leave', async () => {
         await pool.query(LEAVE, [code]);
+      }),
+    setDraining: (code, draining) =>
+      run('setDraining', async () => {
+        const [res] = await pool.query<ResultSetHeader>(DRAIN, [draining ? 1 : 0, code]);
+        return res.affectedRows > 0;
       }),
     async close() {
       closed = true;
@@ -108,6 +122,8 @@ function toRow(r: NodeRecord): NodeRow {
     lastHeartbeat: r.last_heartbeat,
     onlineDeviceCount: r.online_device_count,
     online: r.online === 1,
+    draining: r.draining === 1,
+    placementGroup: r.placement_group,
     offlineInMs: r.online === 1 ? Math.max(0, Number(r.offline_in_us ?? 0) / 1000) : 0,
   };
 }

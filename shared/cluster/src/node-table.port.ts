@@ -13,6 +13,8 @@ export interface NodeInfo {
   readonly cascadeNode: boolean;
   readonly startedAt: Date;
   readonly version: string;
+  /** Device placement (issue 14): the shard group (region) this instance serves; `default` when absent. */
+  readonly placementGroup?: string;
 }
 
 export interface NodeRow extends NodeInfo {
@@ -27,6 +29,14 @@ export interface NodeRow extends NodeInfo {
    * dead node (a dead cascade leader) is noticed one window after its last beat, not up to a beat later.
    */
   readonly offlineInMs: number;
+  /**
+   * Placement takes no device to this node (issue 14): an operator drained it (`setDraining`), or it is
+   * stopping on purpose (`leave`, until the restarted process's next heartbeat). Devices placed on it move
+   * at their next registration.
+   */
+  readonly draining: boolean;
+  /** The node's placement group (`default` unless configured). */
+  readonly placementGroup: string;
 }
 
 export interface NodeRegistry {
@@ -40,6 +50,11 @@ export interface NodeRegistry {
    * unchanged) until its next heartbeat. Unknown codes are ignored.
    */
   leave(code: string): Promise<void>;
+  /**
+   * Operator drain (issue 14): kept across heartbeats and restarts until undrained. Resolves whether the
+   * node is known.
+   */
+  setDraining(code: string, draining: boolean): Promise<boolean>;
   /** Idempotent; later calls reject with StoreClosedError. Does not close a pool it was given. */
   close(): Promise<void>;
 }

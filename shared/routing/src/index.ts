@@ -65,3 +65,13 @@ export {
   type HealthSubscriber,
 } from './health-store.redis.ts';
 export { RoutingHealthMonitor, MAX_CONCURRENT_PROBES, MAX_PROBES_PER_ROUND, type Prober, type RoutingHealthMonitorOptions, type HealthMonitorLog } from './health-monitor.ts';
+export {
+  DEFAULT_PLACEMENT_GROUP,
+  compilePlacementRules,
+  placementGroup,
+  placeDevice,
+  isEligibleShard,
+  type Shard,
+  type PlacementRule,
+  type PlacementPolicy,
+} from './placement.ts';

@@ -245,7 +245,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       ownerRouting,
       inbound,
       edgeRouting,
-      nodes: tracker === null ? null : createClusterNodeDirectory(tracker),
+      nodes: tracker === null || registry === null ? null : createClusterNodeDirectory(tracker, registry),
       owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),
       cascadeLeader: () => tracker?.cascadeLeader ?? sip.instanceId,
       redis,

@@ -1,12 +1,12 @@
 // GET /vms/nodes in cluster mode (SPEC NODE-2, CASC-1): the node table read fresh through the tracker
 // (which also refreshes its routing view), each node with its online device count, and the cascade
 // leader. FAIL-4: with MySQL unreachable the last good listing is shown rather than an error.
-import type { NodeRow } from '@vms/cluster';
+import type { NodeRegistry, NodeRow } from '@vms/cluster';
 import { StorageError } from '../errors/catalog.ts';
 import type { NodeDirectory, NodeView } from '../nodes/node-directory.port.ts';
 import type { NodeTracker } from './node-tracker.ts';
 
-export function createClusterNodeDirectory(tracker: NodeTracker): NodeDirectory {
+export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeRegistry): NodeDirectory {
   return {
     async listNodes() {
       let rows: readonly NodeRow[];
@@ -18,6 +18,16 @@ export function createClusterNodeDirectory(tracker: NodeTracker): NodeDirectory 
         rows = last.rows;
       }
       return { nodes: rows.map(nodeView), cascadeLeader: rows.some((r) => r.online) ? tracker.cascadeLeader : null };
+    },
+    async setDraining(nodeCode, draining) {
+      let known: boolean;
+      try {
+        known = await registry.setDraining(nodeCode, draining);
+      } catch (err) {
+        throw new StorageError('node table', { cause: err });
+      }
+      if (known) await tracker.refresh().catch(() => undefined); // this instance's placement sees it at once
+      return known;
     },
   } satisfies NodeDirectory;
 }
@@ -33,5 +43,6 @@ function nodeView(r: NodeRow): NodeView {
     startedAt: r.startedAt.getTime(),
     lastHeartbeatAt: r.lastHeartbeat.getTime(),
     version: r.version,
+    draining: r.draining,
   };
 }

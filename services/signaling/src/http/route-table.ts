@@ -30,6 +30,7 @@ export const ROUTES = [
   { id: 'devices.get', method: 'GET', path: '/vms/devices/:deviceId', routedBy: null, auth: 'operator' },
   { id: 'channels.list', method: 'GET', path: '/vms/channels', routedBy: null, auth: 'operator' },
   { id: 'nodes.list', method: 'GET', path: '/vms/nodes', routedBy: null, auth: 'operator' },
+  { id: 'nodes.drain', method: 'POST', path: '/vms/nodes/drain', routedBy: null, auth: 'operator' },
   { id: 'device.info', method: 'GET', path: '/vms/device/info', routedBy: 'device', auth: 'operator' },
   { id: 'device.status', method: 'GET', path: '/vms/device/status', routedBy: 'device', auth: 'operator' },
   { id: 'catalog.sync', method: 'POST', path: '/vms/device/catalog/sync', routedBy: 'device', auth: 'operator' },

@@ -11,6 +11,8 @@ export interface NodeView {
   readonly startedAt: number;
   readonly lastHeartbeatAt: number;
   readonly version: string;
+  /** Placement gives it no device (issue 14): drained by an operator, or stopping. */
+  readonly draining: boolean;
 }
 
 export interface NodeListing {
@@ -21,4 +23,6 @@ export interface NodeListing {
 
 export interface NodeDirectory {
   listNodes(): Promise<NodeListing>;
+  /** Operator drain (issue 14); resolves false for a node the table does not know (or no table). */
+  setDraining(nodeCode: string, draining: boolean): Promise<boolean>;
 }

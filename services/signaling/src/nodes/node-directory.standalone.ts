@@ -28,8 +28,11 @@ export function createStandaloneNodeDirectory(o: StandaloneNodeOptions): NodeDir
         startedAt: o.startedAt,
         lastHeartbeatAt: o.clock.now(),
         version: o.version,
+        draining: false,
       };
       return { nodes: [self], cascadeLeader: o.nodeCode };
     },
+    // One instance places every device on itself: nothing to drain to.
+    setDraining: async () => false,
   } satisfies NodeDirectory;
 }

@@ -1,4 +1,6 @@
 import { operatorRole } from '../access.ts';
+import { BadParameterError } from '../../errors/catalog.ts';
+import { optionalBoolean, requiredText } from '../params.ts';
 import type { HttpDeps, RouteHandlers } from '../handler.types.ts';
 
 /**
@@ -6,7 +8,7 @@ import type { HttpDeps, RouteHandlers } from '../handler.types.ts';
  * internal addresses and counts over every tenant, so the operator role only (SPEC SEC-2); a tenant
  * token gets 403.
  */
-export function nodeHandlers(deps: HttpDeps): Pick<RouteHandlers, 'nodes.list'> {
+export function nodeHandlers(deps: HttpDeps): Pick<RouteHandlers, 'nodes.list' | 'nodes.drain'> {
   return {
     'nodes.list': async (ctx) => {
       operatorRole(ctx, 'the node table');
@@ -20,6 +22,16 @@ export function nodeHandlers(deps: HttpDeps): Pick<RouteHandlers, 'nodes.list'> 
           lastHeartbeatAt: new Date(n.lastHeartbeatAt).toISOString(),
         })),
       };
+    },
+    // Issue 14: an operator drains a shard before an upgrade; placement (redirect server, SIP edges) stops
+    // choosing it at their next node-table read.
+    'nodes.drain': async (ctx) => {
+      operatorRole(ctx, 'the node table');
+      const nodeCode = requiredText(ctx.query, 'nodeCode');
+      const draining = optionalBoolean(ctx.query, 'draining');
+      if (draining === undefined) throw new BadParameterError('draining', 'true or false');
+      if (!(await deps.nodes.setDraining(nodeCode, draining))) throw new BadParameterError('nodeCode', 'not in the node table');
+      return { nodeCode, draining };
     },
   };
 }

@@ -101,6 +101,13 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
     response: answers(pageOf('channels'), 'a page of channels'),
   },
   'nodes.list': { summary: 'The node table: instances, their online devices, the cascade leader', tags: ['instance'], response: answers(anyData('{cascadeLeader, nodes}'), 'the node table') },
+  'nodes.drain': {
+    summary: 'Drain (or undrain) a shard: device placement gives it no device; its devices move at their next registration',
+    description: 'Operator role. `draining=false` undrains. 400 (nodeCode) for a node not in the node table or without one (standalone).',
+    tags: ['instance'],
+    querystring: query({ nodeCode: { type: 'string', minLength: 1, maxLength: 64, description: 'node code (instance-id)' }, draining: booleanParam('drain (true) or undrain (false)') }, ['nodeCode', 'draining']),
+    response: answers(anyData('{nodeCode, draining}'), 'the node’s new draining flag'),
+  },
   'device.info': { summary: 'Ask the device for its DeviceInfo', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceInfo') },
   'device.status': { summary: 'Ask the device for its DeviceStatus', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceStatus') },
   'catalog.sync': { summary: 'Start a catalog query; channels are stored as the answers arrive', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('sync progress'), 'catalog sync started') },

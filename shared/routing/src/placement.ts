@@ -1,0 +1,87 @@
+/**
+ * Device placement (SPEC §14, issue 14): which shard (signaling instance) serves a device. Pure and
+ * deterministic — the redirect server, every shard and every SIP edge compute the same answer from the same
+ * node table, with no coordination:
+ *
+ * 1. **Rule**: the longest digit prefix of the 20-digit device code among the placement rules names a shard
+ *    group (a region's shards: GB/T 28181 codes start with the province/city/district, §附录 D). No rule
+ *    matches → the `default` group.
+ * 2. **Eligible shards**: the group's members that are online (the node table's heartbeat window) and not
+ *    draining (an operator drains a shard before an upgrade).
+ * 3. **Rendezvous hash** of the device code over the eligible shards (highest random weight, the engine's
+ *    hash): a shard leaving moves only its own devices, spread evenly over the others; a shard joining takes
+ *    an even share from each.
+ *
+ * An empty group (no eligible shard) places nowhere (null): the caller serves locally or answers 503, it
+ * never spills a region's devices into another region silently.
+ */
+import { hashString, mix2 } from './hash.ts';
+
+export const DEFAULT_PLACEMENT_GROUP = 'default';
+
+export interface Shard {
+  /** Node code (instance-id), unique: the shard's identity in the hash. */
+  readonly code: string;
+  readonly sipHost: string;
+  readonly sipPort: number;
+  /** Shard group (region) the shard serves; `default` unless configured. */
+  readonly group: string;
+  /** Online in the node table (heartbeat within the window, not left). */
+  readonly online: boolean;
+  /** Set by an operator (or a stop in progress): takes no device, keeps none at its next registration. */
+  readonly draining: boolean;
+}
+
+export interface PlacementRule {
+  /** Digit prefix of the device code, 0..20 digits (`''` = every device). */
+  readonly prefix: string;
+  readonly group: string;
+}
+
+export interface PlacementPolicy {
+  /** Longest prefix first (see compilePlacementRules); an empty list = every device in `default`. */
+  readonly rules: readonly PlacementRule[];
+}
+
+const DIGITS = /^\d{0,20}$/;
+
+/** Validates and orders rules longest prefix first; throws a RangeError naming the bad rule. */
+export function compilePlacementRules(rules: readonly PlacementRule[]): PlacementPolicy {
+  const seen = new Set<string>();
+  rules.forEach((r, i) => {
+    if (!DIGITS.test(r.prefix)) throw new RangeError(`placement rule ${i}: prefix must be 0..20 digits, got ${JSON.stringify(r.prefix)}`);
+    if (r.group.length === 0) throw new RangeError(`placement rule ${i}: group must not be empty`);
+    if (seen.has(r.prefix)) throw new RangeError(`placement rule ${i}: prefix ${JSON.stringify(r.prefix)} appears twice`);
+    seen.add(r.prefix);
+  });
+  return { rules: [...rules].sort((a, b) => b.prefix.length - a.prefix.length) };
+}
+
+/** The shard group of a device: the longest matching prefix's group, else `default`. */
+export function placementGroup(policy: PlacementPolicy, deviceId: string): string {
+  for (const r of policy.rules) if (deviceId.startsWith(r.prefix)) return r.group;
+  return DEFAULT_PLACEMENT_GROUP;
+}
+
+export const isEligibleShard = (s: Shard): boolean => s.online && !s.draining;
+
+/**
+ * The shard for `deviceId`, or null when its group has no eligible shard. Equal weights: the highest
+ * mix of (device hash, shard hash) wins; ties (practically never) go to the smaller code, so the answer
+ * never depends on the order of `shards`.
+ */
+export function placeDevice(policy: PlacementPolicy, shards: readonly Shard[], deviceId: string): Shard | null {
+  const group = placementGroup(policy, deviceId);
+  const key = hashString(deviceId);
+  let best: Shard | null = null;
+  let bestScore = -1;
+  for (const s of shards) {
+    if (s.group !== group || !isEligibleShard(s)) continue;
+    const score = mix2(key, hashString(s.code));
+    if (score > bestScore || (score === bestScore && best !== null && s.code < best.code)) {
+      bestScore = score;
+      best = s;
+    }
+  }
+  return best;
+}
