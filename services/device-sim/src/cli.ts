@@ -21,6 +21,7 @@ export const USAGE = `Usage: tsx services/device-sim/src/main.ts --server HOST:P
   --gb-version 2016|2022   GB/T 28181 revision announced (X-GB-ver) and answered (default 2022)
   --keepalive SECONDS      keepalive interval (default 60)
   --expires SECONDS        REGISTER expiry (default 3600)
+  --follow-redirect        follow a 302 to the shard it names, back to --server on a 403 (2022 §9.1.2.3)
   --catalog-page-size N    catalog items per MESSAGE (default 10)
   --fps N                  video frames per second (default 25)
   --concurrency N          devices starting at once (default 50)
@@ -65,6 +66,7 @@ export function parseCli(argv: readonly string[]): CliResult {
         fps: { type: 'string' },
         concurrency: { type: 'string' },
         'log-level': { type: 'string' },
+        'follow-redirect': { type: 'boolean' },
         help: { type: 'boolean' },
       },
     }));
@@ -115,7 +117,9 @@ export function parseCli(argv: readonly string[]): CliResult {
     catalogPageSize: int('catalog-page-size', 1),
     fps: int('fps', 1),
     startConcurrency: int('concurrency', 1),
+    followRedirect: values['follow-redirect'] === true,
   };
+
   const domain = str('domain');
   if (domain !== undefined) fleet.server.domain = domain;
   if (issues.length > 0) throw new DeviceSimConfigError(issues);

@@ -44,6 +44,11 @@ export interface SimulatedDeviceOptions {
   registerExpiresS?: number;
   /** Wait before retrying a failed REGISTER, ms. Default 5000. */
   registerRetryMs?: number;
+  /**
+   * Follow a 302 to the shard it names (GB/T 28181-2022 §9.1.2.3) and go back to the configured server
+   * on a 403 there. Default false: a 302 is a failed REGISTER, as on a 2016 device.
+   */
+  followRedirect?: boolean;
   /** Keepalive MESSAGE period, seconds (GB/T 28181 default 60). */
   keepaliveIntervalS?: number;
   /** Unanswered keepalives in a row after which the device registers again. Default 3. */
@@ -98,6 +103,7 @@ export interface ResolvedDeviceOptions {
   readonly declaredCharset: ManscdpCharset;
   readonly registerExpiresS: number;
   readonly registerRetryMs: number;
+  readonly followRedirect: boolean;
   readonly keepaliveIntervalS: number;
   readonly keepaliveMaxFailures: number;
   readonly catalogPageSize: number;
@@ -175,6 +181,7 @@ export function resolveDeviceOptions(o: SimulatedDeviceOptions): ResolvedDeviceO
     declaredCharset,
     registerExpiresS: positiveInt('registerExpiresS', o.registerExpiresS, DEFAULT_REGISTER_EXPIRES_S),
     registerRetryMs: positiveInt('registerRetryMs', o.registerRetryMs, DEFAULT_REGISTER_RETRY_MS),
+    followRedirect: o.followRedirect ?? false,
     keepaliveIntervalS: positive('keepaliveIntervalS', o.keepaliveIntervalS, DEFAULT_KEEPALIVE_INTERVAL_S, issues),
     keepaliveMaxFailures: positiveInt('keepaliveMaxFailures', o.keepaliveMaxFailures, DEFAULT_KEEPALIVE_MAX_FAILURES),
     catalogPageSize: positiveInt('catalogPageSize', o.catalogPageSize, DEFAULT_CATALOG_PAGE_SIZE),

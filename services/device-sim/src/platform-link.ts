@@ -12,15 +12,32 @@ export interface SendManscdpOptions {
 }
 
 export class PlatformLink {
-  readonly target: HostTarget;
+  /** Where requests go: the configured server, or the shard a 302 named (GB/T 28181-2022 §9.1.2.3). */
+  target: HostTarget;
   readonly serverUri: string;
+  readonly #home: HostTarget;
 
   constructor(
     private readonly stack: SipStack,
     private readonly o: ResolvedDeviceOptions,
   ) {
-    this.target = { host: o.server.host, port: o.server.port, transport: o.transport };
+    this.#home = { host: o.server.host, port: o.server.port, transport: o.transport };
+    this.target = this.#home;
     this.serverUri = `sip:${o.server.id}@${o.server.domain}`;
+  }
+
+  /** Requests now go where a 302 sent us. */
+  redirect(host: string, port: number): void {
+    this.target = { host, port, transport: this.o.transport };
+  }
+
+  /** Back to the configured server (the redirect server): after a 403 at the shard. */
+  home(): void {
+    this.target = this.#home;
+  }
+
+  get redirected(): boolean {
+    return this.target !== this.#home;
   }
 
   /** `<sip:id@domain>`: how GB/T 28181 devices write From and To (§9.1.2.1 examples). */

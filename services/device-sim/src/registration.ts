@@ -2,7 +2,7 @@
 // expires, retry after failures, REGISTER with Expires 0 on stop. One Call-ID and From tag for the
 // device's life, CSeq increasing across refreshes (RFC 3261 §10.2.4).
 import { EventEmitter } from 'node:events';
-import { generateCallId, generateTag, getContacts, getCSeq, type SipLogger, type SipResponse, type SipStack, type TimerHandle } from '@vms/sip';
+import { generateCallId, generateTag, getContacts, getCSeq, SipStatus, type SipLogger, type SipResponse, type SipStack, type TimerHandle } from '@vms/sip';
 import { settleWithin } from './bounded.ts';
 import { RegisterRejectedError } from './errors.ts';
 import type { ResolvedDeviceOptions } from './options.ts';
@@ -13,6 +13,8 @@ import { UNREGISTER_EXPIRES } from './protocol.ts';
 export const REFRESH_MARGIN_MS = 30_000;
 /** On stop, how long to wait for a REGISTER in flight, then for the Expires 0 one. */
 export const UNREGISTER_TIMEOUT_MS = 2000;
+/** Redirects followed in one REGISTER attempt (a loop between misconfigured servers ends here). */
+export const MAX_REDIRECTS = 3;
 
 /** When to refresh a binding granted for `grantedS`: 30 s early, or at half time for short bindings. */
 export function refreshDelayMs(grantedS: number): number {
@@ -136,7 +138,33 @@ export class Registration extends EventEmitter<RegistrationEvents> {
     }
   }
 
+  /**
+   * One REGISTER, following redirects when configured (GB/T 28181-2022 §9.1.2.3): a 302 moves the link to
+   * the Contact it names and registers there; a 403 at a shard we were sent to sends us back to the
+   * configured (redirect) server. At most MAX_REDIRECTS hops per attempt.
+   */
   async #send(expires: number): Promise<number> {
+    const { link, o } = this.deps;
+    for (let hop = 0; ; hop++) {
+      const res = await this.#sendOnce(expires);
+      if (res.status >= 200 && res.status < 300) return grantedExpiresS(res, expires);
+      if (o.followRedirect && hop < MAX_REDIRECTS) {
+        if (res.status === SipStatus.MovedTemporarily) {
+          const uri = getContacts(res)[0]?.uri;
+          if (uri !== undefined && uri.host.length > 0) {
+            link.redirect(uri.host.replace(/^\[|\]$/g, ''), uri.port ?? 5060);
+            continue;
+          }
+        } else if (res.status === SipStatus.Forbidden && link.redirected) {
+          link.home();
+          continue;
+        }
+      }
+      throw new RegisterRejectedError(res.status);
+    }
+  }
+
+  async #sendOnce(expires: number): Promise<SipResponse> {
     const { stack, link, o } = this.deps;
     const res = await stack.request(
       {
@@ -157,8 +185,7 @@ export class Registration extends EventEmitter<RegistrationEvents> {
     );
     // The stack answered a 401 with CSeq + 1 (RFC 3261 §22.2): continue after what was really used.
     this.#cseq = getCSeq(res).seq + 1;
-    if (res.status < 200 || res.status >= 300) throw new RegisterRejectedError(res.status);
-    return grantedExpiresS(res, expires);
+    return res;
   }
 
   #schedule(ms: number): void {

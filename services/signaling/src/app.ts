@@ -1,5 +1,6 @@
 // createApp(config, deps) → { start, close }: wires one signaling instance. Phase 1: device store and
 // the HTTP control API; the SIP side plugs in through `deps.control` (DeviceControlService).
+import { createRegisterPlacement } from './sip/register-placement.ts';
 import { createMysqlPool, migrate } from '@vms/cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'mysql2/promise';
@@ -202,6 +203,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         limits: config.limits,
         reports,
         dataDir: config.dataDir,
+        placement: createRegisterPlacement({ settings: config.placement, selfCode: config.sip.instanceId, shards: () => cluster.shards() }),
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });
       side = opened;

@@ -5,6 +5,7 @@
 //  - MYSQL_URL set: the node table in MySQL, heartbeat at start and every interval, node listing and
 //    cascade leader from it; without MySQL the app keeps its standalone node directory.
 // Everything opened here is closed by close(), in reverse order.
+import type { Shard } from '@vms/routing';
 import {
   createForwardClient,
   createMemoryNodeRegistry,
@@ -22,6 +23,7 @@ import {
   type NodeRegistry,
   type OwnershipStore,
   type RedisClient,
+  type NodeRow,
 } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
@@ -97,6 +99,8 @@ export interface ClusterWiring {
    * does it too.
    */
   leave(): Promise<void>;
+  /** Issue 14: the node table's shards as last read, for device placement; null standalone or before the first read. */
+  shards(): readonly Shard[] | null;
   /** Idempotent. */
   close(): Promise<void>;
 }
@@ -248,6 +252,10 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       nodes: tracker === null || registry === null ? null : createClusterNodeDirectory(tracker, registry),
       owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),
       cascadeLeader: () => tracker?.cascadeLeader ?? sip.instanceId,
+      shards: () => {
+        const rows = tracker?.snapshot?.rows;
+        return rows === undefined ? null : rows.map(shardOf);
+      },
       redis,
       forwarder,
       async onlineBaseUrl(code) {
@@ -264,6 +272,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
           cascadeNode: sip.cascadeNode,
           startedAt: new Date(d.startedAt),
           version: d.version,
+          placementGroup: config.placement.group,
         });
         heartbeat = createNodeHeartbeat({
           registry,
@@ -318,4 +327,9 @@ function openRedis(url: string, instanceId: string, log: Logger): RedisClient {
     log.info('redis connection restored');
   });
   return client;
+}
+
+/** A node-table row as a placement shard (issue 14). */
+function shardOf(r: NodeRow): Shard {
+  return { code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining };
 }

@@ -1,3 +1,4 @@
+import type { PlacementRule } from '@vms/routing';
 import type { MediaNode } from '@vms/media';
 import type { SettingKey } from './schema.ts';
 
@@ -44,6 +45,18 @@ export interface SipSettings {
   readonly offlineScanPeriodSec: number;
   /** Seconds between node-table heartbeats (SPEC NODE-1); online window = 3 heartbeats. */
   readonly nodeHeartbeatIntervalSec: number;
+}
+
+/** Device placement (issue 14). */
+export interface PlacementSettings {
+  /** This instance's shard group (written to the node table). */
+  readonly group: string;
+  /** prefix → group, validated (compilePlacementRules). */
+  readonly rules: readonly PlacementRule[];
+  /** GB/T 28181-2022 §9.1.2.3 redirect server on. */
+  readonly redirect: boolean;
+  /** Device ids / prefixes redirected without X-GB-ver: 3.0. */
+  readonly redirectAllow: readonly string[];
 }
 
 export interface HttpSettings {
@@ -144,6 +157,7 @@ export interface Config {
   readonly routing: RoutingSettings;
   readonly recovery: RecoverySettings;
   readonly log: { readonly level: LogLevel };
+  readonly placement: PlacementSettings;
   readonly limits: LimitSettings;
   /** Where each setting came from, for the start-up log (values of secrets are never logged). */
   readonly sources: Readonly<Record<SettingKey, SettingSource>>;

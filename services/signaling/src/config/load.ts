@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import type { MediaNode } from '@vms/media';
+import type { PlacementRule } from '@vms/routing';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
 import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
@@ -53,7 +54,11 @@ type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | '
                 ? DigestUsernameRule
                 : T extends 'gbIdPrefixes'
                   ? readonly string[]
-                  : string;
+                  : T extends 'prefixList'
+                    ? readonly string[]
+                    : T extends 'placementRules'
+                      ? readonly PlacementRule[]
+                      : string;
 
 const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<T>> } = {
   host: P.parseHost,
@@ -77,6 +82,8 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   digestUsername: P.parseDigestUsername,
   timeZone: P.parseTimeZone,
   gbIdPrefixes: P.parseGbIdPrefixes,
+  prefixList: P.parsePrefixList,
+  placementRules: P.parsePlacementRules,
 };
 
 type Spec = (typeof SETTINGS)[number];
@@ -267,6 +274,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       giveUpSec: get('vms.recovery.give-up') ?? 30,
     },
     log: { level: get('log.level') ?? 'info' },
+    placement: {
+      group: get('vms.placement.group') ?? 'default',
+      rules: get('vms.placement.rules') ?? [],
+      redirect: get('vms.placement.redirect') ?? false,
+      redirectAllow: get('vms.placement.redirect-allow') ?? [],
+    },
     limits: {
       deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,
       deviceMessageRatePerSec: get('vms.limits.device-message-rate') ?? 200,

@@ -1,6 +1,7 @@
 // Pure value parsers for configuration strings. Each returns the typed value or a problem text that
 // never repeats the raw value (the caller decides whether the value may be echoed).
 import { InvalidStoreUrlError, parseMysqlUrl as parseClusterMysqlUrl, parseRedisUrl as parseClusterRedisUrl } from '@vms/cluster';
+import { compilePlacementRules, type PlacementRule } from '@vms/routing';
 import type { DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings } from './config.types.ts';
 import { MIN_SIGNING_KEY_BYTES } from './signing-key.ts';
 
@@ -151,4 +152,28 @@ export function parseGbIdPrefixes(raw: string): Parsed<readonly string[]> {
   const list = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
   if (list.length === 0 || list.length > 1000 || list.some((p) => !/^\d{1,20}$/.test(p))) return bad('must be a comma-separated list of 1-1000 device ids or prefixes of 1-20 digits');
   return ok(list);
+}
+
+/** Comma-separated device ids or digit prefixes (1-20 digits each), at most 10,000. */
+export function parsePrefixList(raw: string): Parsed<readonly string[]> {
+  const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (items.length > 10_000) return bad('must list at most 10000 prefixes');
+  for (const item of items) if (!/^\d{1,20}$/.test(item)) return bad('must be comma-separated device ids or digit prefixes (1-20 digits)');
+  return ok(items);
+}
+
+/** `prefix=group,prefix=group`: prefixes 0-20 digits, each once; groups as node codes. */
+export function parsePlacementRules(raw: string): Parsed<readonly PlacementRule[]> {
+  const rules: PlacementRule[] = [];
+  for (const part of raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+    const m = /^(\d{0,20})=([A-Za-z0-9._:-]{1,64})$/.exec(part);
+    if (m === null) return bad('must be prefix=group pairs, comma-separated (prefix: 0-20 digits; group: 1-64 of A-Z a-z 0-9 . _ : -)');
+    rules.push({ prefix: m[1]!, group: m[2]! });
+  }
+  try {
+    compilePlacementRules(rules);
+  } catch (err) {
+    return bad((err as Error).message);
+  }
+  return ok(rules);
 }

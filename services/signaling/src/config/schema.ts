@@ -23,7 +23,9 @@ export type SettingType =
   | 'digestQop'
   | 'digestUsername'
   | 'timeZone'
-  | 'gbIdPrefixes';
+  | 'gbIdPrefixes'
+  | 'prefixList'
+  | 'placementRules';
 
 export interface SettingSpec {
   readonly key: string;
@@ -54,6 +56,11 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.keepalive-timeout-count', type: 'count', default: '3', doc: 'missed keepalives before a device is offline' },
   { key: 'vms.gb28181.sip.offline-scan-period', type: 'seconds', default: '30', doc: 'period of the offline scan, seconds' },
   { key: 'vms.gb28181.sip.node-heartbeat-interval', type: 'seconds', default: '5', doc: 'node table heartbeat period, seconds; a node is online while its last heartbeat is at most 3 periods old' },
+  // Device placement (issue 14; README "Device placement")
+  { key: 'vms.placement.group', type: 'nodeCode', default: 'default', doc: 'shard group (region) this instance serves; placement rules map device-code prefixes to groups' },
+  { key: 'vms.placement.rules', type: 'placementRules', default: 'none (every device in the default group)', doc: 'prefix=group pairs, comma-separated (YAML: one string), e.g. 3402=hefei,34=anhui; the longest prefix of the device code wins' },
+  { key: 'vms.placement.redirect', type: 'boolean', default: 'false', doc: 'act as GB/T 28181-2022 §9.1.2.3 redirect server: an authenticated REGISTER placed on another shard gets 302 (only X-GB-ver: 3.0 or allow-listed devices)' },
+  { key: 'vms.placement.redirect-allow', type: 'prefixList', default: 'none', doc: 'device ids or id prefixes (comma-separated) redirected even without X-GB-ver: 3.0' },
   { key: 'server.address', type: 'host', default: '0.0.0.0', doc: 'HTTP listen address' },
   { key: 'server.port', type: 'port', default: '18080', doc: 'HTTP control API port; 0 = any free port' },
   { key: 'redis.url', type: 'redisUrl', secret: true, default: 'none (standalone, embedded store)', doc: 'redis://, rediss:// or redis+cluster://h1:p1,h2:p2' },
@@ -104,7 +111,7 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 export const envNameOf = (key: string): string => key.toUpperCase().replace(/[.-]/g, '_');
 
 /** YAML sections owned by this schema: an unknown key inside one of them is reported (likely a typo). */
-export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.routing', 'vms.limits', 'server', 'redis', 'mysql', 'log'] as const;
+export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.routing', 'vms.limits', 'vms.placement', 'server', 'redis', 'mysql', 'log'] as const;
 
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;

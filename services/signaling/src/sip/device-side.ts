@@ -19,6 +19,7 @@ import { PendingQueries } from './pending-queries.ts';
 import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts';
 import { createRegisterAdmission } from './register-admission.ts';
 import { createRegisterHandler } from './register.handler.ts';
+import type { RegisterPlacement } from './register-placement.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
 import { createSipDeviceCommands, type SipDeviceCommands } from './sip-device-commands.ts';
 import { createDeviceExchange } from './device-exchange.ts';
@@ -51,6 +52,8 @@ export interface DeviceSideOptions {
   readonly subscriptionTiming?: Partial<SubscriptionTiming>;
   /** Snapshot pictures are kept in `<dataDir>/snapshots` (created with the first one); default the working directory. */
   readonly dataDir?: string;
+  /** Issue 14: register redirect; absent = every device served here. */
+  readonly placement?: RegisterPlacement;
 }
 
 /** Takes a MESSAGE that is not from a device (an upstream platform's, src/cascade): true = handled. */
@@ -100,6 +103,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     log,
     utcOffsetMinutes: o.utcOffsetMinutes,
     ...(o.limits === undefined ? {} : { limits: deviceLimits(o.limits) }),
+    ...(o.placement === undefined ? {} : { placement: o.placement }),
   };
   const timeouts: QueryTimeouts = { ...DEFAULT_QUERY_TIMEOUTS, ...o.timeouts };
   const pending = new PendingQueries({ clock: o.clock, log });

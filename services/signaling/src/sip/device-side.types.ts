@@ -1,4 +1,5 @@
 // What the SIP request handlers and the control service share.
+import type { RegisterPlacement } from './register-placement.ts';
 import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
 import type { Clock } from '../core/clock.ts';
@@ -19,6 +20,8 @@ export interface DeviceSideDeps {
   readonly utcOffsetMinutes: number;
   /** Per-device bounds (SPEC SEC-3); default DEFAULT_DEVICE_LIMITS. */
   readonly limits?: DeviceLimits;
+  /** Issue 14: register redirect (GB/T 28181-2022 §9.1.2.3); absent = every device served here. */
+  readonly placement?: RegisterPlacement;
 }
 
 /** GB/T 28181 §A.2: the MANSCDP content type, spelled as the standard's examples spell it. */

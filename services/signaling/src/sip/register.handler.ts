@@ -89,6 +89,30 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         return;
       }
 
+      // Issue 14, GB/T 28181-2022 §9.1.2.3: a device that follows redirects, authenticated, placed on another
+      // shard. Its first REGISTER here (this instance acting as redirect server) gets 302 to the shard; a
+      // refresh of a registration held here (the shard is draining or placement moved) gets 403, which per
+      // the standard sends the device back to the redirect server, which then answers 302.
+      const placement = deps.placement;
+      if (placement?.redirects(deviceId, req.headers.get('X-GB-ver') ?? undefined) === true) {
+        const verdict = placement.place(deviceId);
+        if (verdict.kind === 'elsewhere') {
+          const { shard } = verdict;
+          if (flows.get(deviceId) !== undefined) {
+            flows.forget(deviceId);
+            log.info({ shard: shard.code }, 'register refused: placed on another shard');
+            ctx.reply(SipStatus.Forbidden);
+            return;
+          }
+          const host = shard.sipHost.includes(':') ? `[${shard.sipHost}]` : shard.sipHost;
+          log.info({ shard: shard.code }, 'register redirected');
+          ctx.reply(SipStatus.MovedTemporarily, {
+            headers: { Contact: `<sip:${deps.sip.serverId}@${host}:${shard.sipPort}>`, Expires: String(expires), Date: date },
+          });
+          return;
+        }
+      }
+
       const transport = transportOf(ctx.flow);
       const device = await devices.registerDevice({
         deviceId,
