@@ -11,7 +11,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY . .
 RUN npm ci --no-audit --no-fund --loglevel=error \
- && for p in shared/* services/signaling; do npx tsc -p "$p/tsconfig.json" || exit 1; done \
+ && for p in shared/* services/signaling services/sip-edge; do npx tsc -p "$p/tsconfig.json" || exit 1; done \
  && find shared services -name node_modules -prune -exec rm -rf {} +
 
 FROM ${NODE_IMAGE} AS runtime
@@ -27,6 +27,8 @@ COPY --from=build /src/test/fixtures/package.json test/fixtures/
 COPY --from=build /src/helm/package.json helm/
 COPY --from=build /src/shared shared
 COPY --from=build /src/services/signaling services/signaling
+# The SIP edge (issue 14) ships in the same image: `npx tsx services/sip-edge/src/main.ts`.
+COPY --from=build /src/services/sip-edge services/sip-edge
 COPY --from=build /src/deploy/sql deploy/sql
 RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && npm cache clean --force
 # Without MYSQL_URL the instance keeps its state in the embedded SQLite store in VMS_DATA_DIR: a

@@ -75,3 +75,4 @@ export {
   type PlacementRule,
   type PlacementPolicy,
 } from './placement.ts';
+export { hashString } from './hash.ts';

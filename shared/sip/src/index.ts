@@ -69,3 +69,5 @@ export {
   DEFAULT_TCP_MESSAGE_TIMEOUT_MS,
 } from './transport/transport.ts';
 export type { SipLogger } from './transport/logger.ts';
+// The bare transport (RFC 3261 §18) without transactions: for a stateless proxy (services/sip-edge).
+export { SipTransport, type TransportOptions, type InboundHandler } from './transport/transport.ts';

@@ -18,11 +18,20 @@ export interface DeviceSession {
   expiresAt: number;
   /** Mirror of the store's online flag as this instance last set or saw it. */
   online: boolean;
+  /**
+   * Issue 14: registered through a SIP edge — the device flow the edge named in its Via (`vms-f`), part of
+   * the SEC-1 binding (`flow` is then the edge's), else null.
+   */
+  edgeFlow: string | null;
+  /** The REGISTER's Path (RFC 3327 §5): requests to the device carry it as Route, through the edge. */
+  path: string | null;
 }
+
+export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path'> & { readonly edgeFlow?: string | null; readonly path?: string | null };
 
 export interface DeviceFlows {
   /** A successful REGISTER: creates or replaces the session (online). */
-  register(session: Omit<DeviceSession, 'online'>): DeviceSession;
+  register(session: SessionInput): DeviceSession;
   get(deviceId: DeviceId): DeviceSession | undefined;
   /** Unregister, expiry, ownership moved. Returns whether a session existed. */
   forget(deviceId: DeviceId): boolean;
@@ -42,7 +51,17 @@ export function createDeviceFlows(): DeviceFlows {
       // One literal, not `{ ...s, online: true }`: V8 gives spread copies their own map once the spread
       // site turns megamorphic, and ten thousand session maps made every keepalive's session reads
       // megamorphic misses (several µs per keepalive). Fields are listed, so all sessions share one map.
-      const session: DeviceSession = { deviceId: s.deviceId, flow: s.flow, charset: s.charset, gbVersion: s.gbVersion, registeredAt: s.registeredAt, expiresAt: s.expiresAt, online: true };
+      const session: DeviceSession = {
+        deviceId: s.deviceId,
+        flow: s.flow,
+        charset: s.charset,
+        gbVersion: s.gbVersion,
+        registeredAt: s.registeredAt,
+        expiresAt: s.expiresAt,
+        online: true,
+        edgeFlow: s.edgeFlow ?? null,
+        path: s.path ?? null,
+      };
       sessions.set(s.deviceId, session);
       return session;
     },

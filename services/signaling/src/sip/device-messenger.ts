@@ -41,7 +41,8 @@ export function createDeviceMessenger(o: DeviceMessengerOptions): DeviceMessenge
       res = await stack.request({
         method: 'MESSAGE',
         uri: `sip:${targetId}@${hostPart(flow.remoteAddress)}:${flow.remotePort}${flow.transport === 'tcp' ? ';transport=tcp' : ''}`,
-        headers: { From: from, To: `<sip:${targetId}@${sip.realm}>` },
+        // Issue 14: behind a SIP edge the Path it recorded is the route (RFC 3327 §5), the edge's flow the target.
+        headers: session.path === null ? { From: from, To: `<sip:${targetId}@${sip.realm}>` } : { From: from, To: `<sip:${targetId}@${sip.realm}>`, Route: session.path },
         body,
         contentType: MANSCDP_CONTENT_TYPE,
         target: flow,

@@ -7,7 +7,21 @@
 // Out-of-dialog requests are what this guards: responses to our requests are matched to their
 // transaction by the Via branch and in-dialog requests to their dialog by Call-ID and tags (random
 // values a third party never sees), so only MESSAGE (and REGISTER itself) can name a device freely.
-import type { Flow } from '@vms/sip';
+import { getTopVia, type Flow, type SipRequest } from '@vms/sip';
+
+/**
+ * Issue 14: a SIP edge (services/sip-edge) forwards a device's requests with its own Via on top carrying the
+ * device's flow (`vms-f`, from the packet's source, never from the device's headers). Through an edge the
+ * shard binds the device to the edge's flow AND that value: another device behind the same edge has another
+ * value, a device writing the parameter itself is not at the edge's address.
+ */
+export const EDGE_FLOW_PARAM = 'vms-f';
+
+/** The edge-named device flow of a request: the top Via's `vms-f`, else null (a direct device). */
+export function edgeFlowOf(req: SipRequest): string | null {
+  const v = getTopVia(req).params.get(EDGE_FLOW_PARAM);
+  return v === undefined || v === null || v.length === 0 ? null : v;
+}
 
 /** On the keepalive hot path: a few field comparisons, no allocation. */
 export function sameFlow(bound: Flow, flow: Flow): boolean {
@@ -18,4 +32,9 @@ export function sameFlow(bound: Flow, flow: Flow): boolean {
       bound.transport === flow.transport &&
       bound.connectionId === flow.connectionId)
   );
+}
+
+/** SEC-1 for a session that may sit behind an edge: the same flow and the same edge-named device flow. */
+export function sameDeviceFlow(bound: { readonly flow: Flow; readonly edgeFlow: string | null }, flow: Flow, edgeFlow: string | null): boolean {
+  return sameFlow(bound.flow, flow) && bound.edgeFlow === edgeFlow;
 }

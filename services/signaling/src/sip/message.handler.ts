@@ -24,7 +24,7 @@ import type { UplinkKind } from '../events/device-events.ts';
 import { createAddressBuckets, createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES, messageCost } from './device-admission.ts';
 import { createManscdpParsePool, DEFAULT_PARSE_LIMITS, ParseQueueFullError, ParseRefusedError } from './manscdp-parse-pool.ts';
 import type { DeviceSession } from './device-flows.ts';
-import { sameFlow } from './device-trust.ts';
+import { edgeFlowOf, sameDeviceFlow, sameFlow } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
@@ -154,10 +154,10 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
   };
 
   /** The registration of `deviceId` here, bound to `flow`; else 401 (UnboundRequest) or 404. */
-  const sessionOf = async (deviceId: DeviceId, flow: Flow, now: number): Promise<DeviceSession> => {
+  const sessionOf = async (deviceId: DeviceId, flow: Flow, edgeFlow: string | null, now: number): Promise<DeviceSession> => {
     const live = flows.get(deviceId);
     if (live !== undefined && live.expiresAt > now) {
-      if (!sameFlow(live.flow, flow)) throw new UnboundRequest('other flow');
+      if (!sameDeviceFlow(live, flow, edgeFlow)) throw new UnboundRequest('other flow');
       return live;
     }
     if (live !== undefined) throw new DeviceOfflineError(deviceId); // expired: the scan forgets it
@@ -190,7 +190,8 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       // flow is refused at once, so it neither costs a parse nor drains the real device's rate bucket.
       const named = getFrom(req).uri.user;
       const bound = named === null ? undefined : flows.get(named);
-      if (bound !== undefined && !sameFlow(bound.flow, ctx.flow)) {
+      const edgeFlow = edgeFlowOf(req);
+      if (bound !== undefined && !sameDeviceFlow(bound, ctx.flow, edgeFlow)) {
         sender = named ?? '';
         throw new UnboundRequest('other flow');
       }
@@ -213,7 +214,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       if (named !== null && named !== '') {
         sender = named;
         log = log.child({ deviceId: named });
-        early = await sessionOf(named, ctx.flow, now);
+        early = await sessionOf(named, ctx.flow, edgeFlow, now);
       }
       const { msg, cmd } = await decode(req.body, named, log);
       const deviceId = named ?? msg.deviceId; // the sender; DeviceID may name a channel
@@ -222,7 +223,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
         sender = deviceId;
         log = log.child({ deviceId });
       }
-      const session = early ?? (await sessionOf(deviceId, ctx.flow, now));
+      const session = early ?? (await sessionOf(deviceId, ctx.flow, edgeFlow, now));
       const overCap = await admission.admit(session, cmd, now, log);
       if (overCap !== undefined) return refuse(ctx, overCap);
       seen(session, now, cmd.kind === 'Notify/Keepalive' ? 'keepalive' : 'message');
@@ -260,6 +261,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     const now = clock.now();
     if (session === undefined || session.expiresAt <= now) return undefined;
     if (!sameFlow(session.flow, flow)) return undefined; // SEC-1: the full path answers 401
+    if (session.edgeFlow !== null) return undefined; // behind an edge: the full path reads its Via (SEC-1)
     // A charset change is stored by the full path (updateCharset); it happens once per device.
     if (session.charset !== domainCharset(body.charset)) return undefined;
     if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503

@@ -9,6 +9,7 @@ import { detachString, formatNameAddr, getContacts, getExpires, getFrom, SipStat
 import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
 import { transportOf } from './device-flows.ts';
+import { edgeFlowOf } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import { GB_VERSION_HEADER, gbVersionOf } from './gb-version.ts';
 import { decideRegisterAuth } from './register-auth.ts';
@@ -124,7 +125,10 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
       });
       const previous = flows.get(deviceId);
       const gbVersion = gbVersionOf(req.headers.get(GB_VERSION_HEADER), deviceId, deps.sip.gb2022Devices);
-      flows.register({ deviceId, flow: ctx.flow, charset: previous?.charset ?? device.charset, gbVersion, registeredAt: now, expiresAt: now + expires * 1000 });
+      // Issue 14: through a SIP edge, bound to the edge's flow and the device flow it names; reached back by Path.
+      const edgeFlow = edgeFlowOf(req);
+      const path = edgeFlow === null ? null : (req.headers.get('Path') ?? null);
+      flows.register({ deviceId, flow: ctx.flow, charset: previous?.charset ?? device.charset, gbVersion, registeredAt: now, expiresAt: now + expires * 1000, edgeFlow, path });
       events.emit('uplink', { deviceId, at: now, kind: 'register' });
       const cameOnline = existing?.online !== true;
       if (cameOnline) events.emit('online', { deviceId, at: now, reason: 'register' });

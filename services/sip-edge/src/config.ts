@@ -1,0 +1,82 @@
+// The edge's settings, read and validated once from the environment (a bad value names its variable; every
+// problem at once). Documented in README.md.
+import { compilePlacementRules, type PlacementRule } from '@vms/routing';
+
+export interface EdgeConfig {
+  readonly code: string;
+  readonly bindHost: string;
+  readonly host: string;
+  readonly port: number;
+  readonly flowSecret: Buffer;
+  readonly mysqlUrl: string;
+  readonly onlineWindowMs: number;
+  readonly pollMs: number;
+  readonly rules: readonly PlacementRule[];
+  readonly maxRequestsPerSec: number;
+  readonly perAddressRequestsPerSec: number;
+  readonly logLevel: string;
+}
+
+export class EdgeConfigError extends Error {
+  readonly code = 'EDGE_ERR_CONFIG';
+  constructor(readonly issues: readonly string[]) {
+    super(`bad sip-edge settings: ${issues.join('; ')}`);
+  }
+}
+
+export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>): EdgeConfig {
+  const issues: string[] = [];
+  const str = (name: string, def?: string): string => {
+    const v = env[name]?.trim();
+    if (v !== undefined && v !== '') return v;
+    if (def === undefined) issues.push(`${name}: required`);
+    return def ?? '';
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') return def;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      issues.push(`${name}: integer ${min}-${max} expected, got ${JSON.stringify(raw)}`);
+      return def;
+    }
+    return n;
+  };
+  const host = str('VMS_EDGE_HOST', '127.0.0.1');
+  const port = int('VMS_EDGE_PORT', 5060, 0, 65535);
+  const secret = str('VMS_EDGE_FLOW_SECRET');
+  if (secret !== '' && Buffer.byteLength(secret) < 16) issues.push('VMS_EDGE_FLOW_SECRET: at least 16 bytes (the same on every edge)');
+  const code = str('VMS_EDGE_CODE', `edge-${host}:${port}`);
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(code)) issues.push('VMS_EDGE_CODE: 1-64 of A-Z a-z 0-9 . _ : -');
+  const heartbeatS = int('VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL', 5, 1, 3600);
+  let rules: PlacementRule[] = [];
+  const rawRules = env['VMS_PLACEMENT_RULES']?.trim() ?? '';
+  if (rawRules !== '') {
+    rules = rawRules.split(',').map((p) => {
+      const [prefix = '', group = ''] = p.trim().split('=');
+      return { prefix, group };
+    });
+    try {
+      compilePlacementRules(rules);
+    } catch (err) {
+      issues.push(`VMS_PLACEMENT_RULES: ${(err as Error).message}`);
+    }
+  }
+  const config: EdgeConfig = {
+    code,
+    bindHost: str('VMS_EDGE_BIND_HOST', '0.0.0.0'),
+    host,
+    port,
+    flowSecret: Buffer.from(secret),
+    mysqlUrl: str('MYSQL_URL'),
+    // the signaling instances' own rule (SPEC NODE-1): online while the last heartbeat is at most 3 beats old
+    onlineWindowMs: heartbeatS * 3000,
+    pollMs: int('VMS_EDGE_NODE_POLL_MS', 1000, 100, 60_000),
+    rules,
+    maxRequestsPerSec: int('VMS_EDGE_MAX_REQUESTS_PER_SEC', 20_000, 1, 10_000_000),
+    perAddressRequestsPerSec: int('VMS_EDGE_PER_ADDRESS_REQUESTS_PER_SEC', 200, 1, 10_000_000),
+    logLevel: str('LOG_LEVEL', 'info'),
+  };
+  if (issues.length > 0) throw new EdgeConfigError(issues);
+  return Object.freeze(config);
+}

@@ -1,0 +1,145 @@
+// One SIP edge (issue 14): SipTransport (UDP + TCP on one port) → forward.ts decision → send. Stateless:
+// nothing is kept per device, dialog or transaction; a restart loses only the datagrams in flight. Several
+// edges behind one address work when they share the flow secret.
+import { compilePlacementRules, type PlacementRule } from '@vms/routing';
+import { createResponse, SipStatus, SipTransport, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
+import { FlowCodec, type DeviceFlowRef } from './flow-token.ts';
+import { forwardRequest, forwardResponse, type ForwardAction, type ForwardContext } from './forward.ts';
+import { AddressBuckets, TokenBucket } from './rate-limit.ts';
+import type { ShardSource } from './shard-source.ts';
+
+export interface EdgeOptions {
+  readonly code: string;
+  /** Listen address. */
+  readonly bindHost: string;
+  /** Address written in Via/Path (what shards and devices reach). */
+  readonly host: string;
+  /** 0 = any free port. */
+  readonly port: number;
+  readonly transports?: readonly TransportName[];
+  /** Shared by every edge behind one address (at least 16 bytes). */
+  readonly flowSecret: Buffer;
+  readonly rules?: readonly PlacementRule[];
+  readonly shards: ShardSource;
+  /** Requests per second the edge takes in; past it 503. Default 20,000. */
+  readonly maxRequestsPerSec?: number;
+  /** Requests per second from one source address; past it 503. Default 200 (burst 2×). */
+  readonly perAddressRequestsPerSec?: number;
+  /** Source addresses remembered for the per-address bound. Default 100,000. */
+  readonly maxAddresses?: number;
+  readonly log: SipLogger;
+  readonly now?: () => number;
+}
+
+export interface EdgeStats {
+  toShard: number;
+  toDevice: number;
+  toVia: number;
+  replied: number;
+  shed: number;
+  dropped: number;
+  sendErrors: number;
+}
+
+export interface SipEdge {
+  readonly port: number;
+  stats(): Readonly<EdgeStats>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_REQUESTS_PER_SEC = 20_000;
+export const DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC = 200;
+export const DEFAULT_MAX_ADDRESSES = 100_000;
+const SHED_RETRY_AFTER_S = '5';
+
+export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
+  const now = o.now ?? Date.now;
+  const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log });
+  const ctx: ForwardContext = {
+    self: { code: o.code, host: o.host, port: transport.port },
+    codec: new FlowCodec(o.flowSecret),
+    policy: compilePlacementRules(o.rules ?? []),
+    shards: () => o.shards.current(),
+  };
+  const global = new TokenBucket(o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, now());
+  const perRate = o.perAddressRequestsPerSec ?? DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC;
+  const perAddress = new AddressBuckets(perRate, perRate * 2, o.maxAddresses ?? DEFAULT_MAX_ADDRESSES);
+  const stats: EdgeStats = { toShard: 0, toDevice: 0, toVia: 0, replied: 0, shed: 0, dropped: 0, sendErrors: 0 };
+
+  const sendFailed = (err: unknown): void => {
+    stats.sendErrors++;
+    o.log.debug({ err }, 'edge send failed');
+  };
+  const deviceTarget = (ref: DeviceFlowRef): Flow =>
+    ref.transport === 'tcp' && ref.edge === o.code && ref.connectionId !== undefined
+      ? { transport: 'tcp', remoteAddress: ref.address, remotePort: ref.port, localAddress: o.host, localPort: transport.port, connectionId: ref.connectionId }
+      : { transport: ref.transport, remoteAddress: ref.address, remotePort: ref.port, localAddress: o.host, localPort: transport.port };
+
+  const reply = (req: SipRequest, flow: Flow, status: number, headers?: readonly [string, string][]): void => {
+    stats.replied++;
+    const res = createResponse(req, status, undefined, headers === undefined ? {} : { headers });
+    transport.sendResponse(res, flow, { once: true }).catch(sendFailed);
+  };
+
+  const act = (action: ForwardAction, msg: SipMessage, flow: Flow): void => {
+    switch (action.kind) {
+      case 'to-shard':
+        stats.toShard++;
+        transport.send(action.msg, { transport: 'udp', host: action.shard.sipHost, port: action.shard.sipPort }, undefined, { once: true }).catch(sendFailed);
+        return;
+      case 'to-device': {
+        stats.toDevice++;
+        const target = deviceTarget(action.ref);
+        const send = action.msg.type === 'response' ? transport.sendResponse(action.msg, target, { once: true }) : transport.send(action.msg, target, undefined, { once: true });
+        send.catch(sendFailed);
+        return;
+      }
+      case 'to-via':
+        stats.toVia++;
+        transport.sendResponse(action.msg, { ...flow, transport: 'udp' }, { once: true }).catch(sendFailed);
+        return;
+      case 'reply':
+        if (msg.type === 'request') reply(msg, flow, action.status, action.headers);
+        return;
+      case 'drop':
+        stats.dropped++;
+        return;
+    }
+  };
+
+  transport.onMessage = (msg, flow) => {
+    try {
+      if (msg.type === 'response') {
+        act(forwardResponse(msg, ctx), msg, flow);
+        return;
+      }
+      const t = now();
+      // Requests to devices come from shards through a signed Route: not charged to the shard's address.
+      const fromShard = msg.headers.get('Route')?.includes('vms-f=') === true;
+      if (!global.take(t) || (!fromShard && !perAddress.take(flow.remoteAddress, t))) {
+        stats.shed++;
+        if (msg.method !== 'ACK') reply(msg, flow, SipStatus.ServiceUnavailable, [['Retry-After', SHED_RETRY_AFTER_S]]);
+        return;
+      }
+      act(forwardRequest(msg, flow, ctx), msg, flow);
+    } catch (err) {
+      // hostile input the transport let through (a header a forward needs does not parse): never thrown
+      stats.dropped++;
+      o.log.debug({ err }, 'edge message dropped');
+    }
+  };
+  o.log.info({ port: transport.port, host: o.host, code: o.code }, 'sip edge listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port: transport.port,
+    stats: () => ({ ...stats }),
+    close() {
+      closing ??= (async () => {
+        o.shards.close();
+        await transport.close();
+      })();
+      return closing;
+    },
+  };
+}

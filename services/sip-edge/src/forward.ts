@@ -1,0 +1,147 @@
+// The stateless proxy decision (RFC 3261 §16.11), pure: what to do with one message, given the edge's
+// identity, the flow codec and the shards. No transaction, no dialog, no device table: everything needed to
+// route a response or a request back to a device travels in the message (flow-token.ts).
+//
+//  device → shard (REGISTER, MESSAGE, NOTIFY): the shard placement picks for the From user's device code
+//    (the same decision as every instance's, @vms/routing placeDevice). The edge's Via goes on top with the
+//    device flow (`vms-f`): the shard binds the device to it (SPEC SEC-1 behind an edge) and the response
+//    comes back to the edge, which sends it to that flow. A REGISTER also gets the edge's Path (RFC 3327):
+//    the shard's requests to the device carry it as Route.
+//  shard → device (a request whose top Route is the edge's, signed flow inside): Route popped, the edge's
+//    Via on top, sent to the device flow (the UDP address, or the TCP connection it came on).
+//  responses: the edge's Via popped; with a flow in it → the device; without → the next Via (the shard),
+//    by `received`/`rport` (RFC 3581).
+import { hashString, placeDevice, type PlacementPolicy, type Shard } from '@vms/routing';
+import {
+  BRANCH_MAGIC_COOKIE,
+  formatVia,
+  getFrom,
+  getMaxForwards,
+  getRouteSet,
+  getTopVia,
+  SipHeaders,
+  SipStatus,
+  splitHeaderValues,
+  type Flow,
+  type SipMessage,
+  type SipRequest,
+  type SipResponse,
+} from '@vms/sip';
+import type { DeviceFlowRef, FlowCodec } from './flow-token.ts';
+
+/** The Via/Path/Route parameter carrying the signed device flow; the shards read the same name (SEC-1). */
+export const FLOW_PARAM = 'vms-f';
+/** Methods a GB/T 28181 device sends out of dialog (§9.1 register, §9.3–9.7 MESSAGE, §9.11 NOTIFY). */
+export const DEVICE_METHODS: ReadonlySet<string> = new Set(['REGISTER', 'MESSAGE', 'NOTIFY']);
+export const DEFAULT_MAX_FORWARDS = 70; // RFC 3261 §8.1.1.6
+const GB_ID = /^\d{20}$/;
+
+export interface EdgeSelf {
+  /** Node code of this edge: names its TCP connections in flow tokens. */
+  readonly code: string;
+  /** Address written in Via and Path: where shards and devices reach this edge. */
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface ForwardContext {
+  readonly self: EdgeSelf;
+  readonly codec: FlowCodec;
+  readonly policy: PlacementPolicy;
+  readonly shards: () => readonly Shard[];
+}
+
+export type ForwardAction =
+  | { readonly kind: 'to-shard'; readonly shard: Shard; readonly deviceId: string; readonly msg: SipRequest }
+  | { readonly kind: 'to-device'; readonly ref: DeviceFlowRef; readonly msg: SipMessage }
+  | { readonly kind: 'to-via'; readonly msg: SipResponse }
+  | { readonly kind: 'reply'; readonly status: number; readonly headers?: readonly [string, string][] }
+  | { readonly kind: 'drop'; readonly reason: string };
+
+const hostPart = (h: string): string => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
+
+/** The device flow of a message that arrived on `flow` (its packet source, never its headers). */
+export function deviceFlowOf(flow: Flow, self: EdgeSelf): DeviceFlowRef {
+  return flow.transport === 'tcp' && flow.connectionId !== undefined
+    ? { transport: 'tcp', address: flow.remoteAddress, port: flow.remotePort, connectionId: flow.connectionId, edge: self.code }
+    : { transport: flow.transport, address: flow.remoteAddress, port: flow.remotePort };
+}
+
+/**
+ * RFC 3261 §16.11: a stateless proxy's branch must be the same for a retransmission and differ per
+ * request: derived from the incoming top branch (and the flow, so two devices' equal branches differ).
+ */
+function branchFor(req: SipRequest, salt: string): string {
+  const top = getTopVia(req).params.get('branch') ?? `${req.headers.get('Call-ID') ?? ''}|${req.headers.get('CSeq') ?? ''}`;
+  const a = hashString(`${top}|${salt}`, 0x5eed);
+  const b = hashString(`${top}|${salt}`, 0xb0b);
+  return `${BRANCH_MAGIC_COOKIE}e${a.toString(36)}${b.toString(36)}`;
+}
+
+function viaOf(self: EdgeSelf, branch: string, token: string | null): string {
+  const params = new Map<string, string | null>([['branch', branch]]);
+  if (token !== null) params.set(FLOW_PARAM, token);
+  return formatVia({ protocol: 'SIP/2.0', transport: 'UDP', host: hostPart(self.host), port: self.port, params });
+}
+
+/** The headers with the first value of `name` removed (other hops and other headers in order). */
+function withoutTop(headers: SipHeaders, name: 'Via' | 'Route'): SipHeaders {
+  const out = new SipHeaders();
+  let done = false;
+  for (const [n, v] of headers.entries()) {
+    if (!done && n === name) {
+      done = true;
+      const rest = splitHeaderValues(v).slice(1);
+      if (rest.length > 0) out.append(n, rest.join(', '));
+      continue;
+    }
+    out.append(n, v);
+  }
+  return out;
+}
+
+export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext): ForwardAction {
+  const mf = getMaxForwards(req) ?? DEFAULT_MAX_FORWARDS;
+  if (mf <= 0) return { kind: 'reply', status: SipStatus.TooManyHops };
+  const route = getRouteSet(req, 'Route')[0];
+  const routed = route?.uri.params.get(FLOW_PARAM);
+  if (routed !== undefined) {
+    // shard → device, through the Path this edge (or another holding the secret) recorded
+    const ref = routed === null ? null : ctx.codec.decode(routed);
+    if (ref === null) return { kind: 'reply', status: SipStatus.Forbidden };
+    const headers = withoutTop(req.headers, 'Route');
+    headers.prepend('Via', viaOf(ctx.self, branchFor(req, 'd'), null));
+    headers.set('Max-Forwards', String(mf - 1));
+    return { kind: 'to-device', ref, msg: { ...req, headers } };
+  }
+  if (req.method === 'ACK') return { kind: 'drop', reason: 'ACK outside a forwarded INVITE' };
+  if (!DEVICE_METHODS.has(req.method)) return { kind: 'reply', status: SipStatus.MethodNotAllowed, headers: [['Allow', [...DEVICE_METHODS].join(', ')]] };
+  const deviceId = getFrom(req).uri.user;
+  if (deviceId === null || !GB_ID.test(deviceId)) return { kind: 'reply', status: SipStatus.Forbidden };
+  const shard = placeDevice(ctx.policy, ctx.shards(), deviceId);
+  if (shard === null) return { kind: 'reply', status: SipStatus.ServiceUnavailable, headers: [['Retry-After', '10']] };
+  const token = ctx.codec.encode(deviceFlowOf(flow, ctx.self));
+  const headers = req.headers.clone();
+  headers.prepend('Via', viaOf(ctx.self, branchFor(req, token), token));
+  headers.set('Max-Forwards', String(mf - 1));
+  if (req.method === 'REGISTER') {
+    // RFC 3327 §5: the registrar reaches the device through us; a device's own Path is not ours to vouch for
+    headers.delete('Path');
+    headers.append('Path', `<sip:edge@${hostPart(ctx.self.host)}:${ctx.self.port};lr;${FLOW_PARAM}=${token}>`);
+  }
+  return { kind: 'to-shard', shard, deviceId, msg: { ...req, headers } };
+}
+
+export function forwardResponse(res: SipResponse, ctx: ForwardContext): ForwardAction {
+  const top = getTopVia(res);
+  const port = top.port ?? 5060;
+  const branch = top.params.get('branch') ?? '';
+  if (port !== ctx.self.port || !branch.startsWith(`${BRANCH_MAGIC_COOKIE}e`)) return { kind: 'drop', reason: 'response not through this edge' };
+  const headers = withoutTop(res.headers, 'Via');
+  if (headers.get('Via') === undefined) return { kind: 'drop', reason: 'no Via left' };
+  const msg: SipResponse = { ...res, headers };
+  const token = top.params.get(FLOW_PARAM);
+  if (token === undefined || token === null) return { kind: 'to-via', msg };
+  const ref = ctx.codec.decode(token);
+  return ref === null ? { kind: 'drop', reason: 'flow token not ours' } : { kind: 'to-device', ref, msg };
+}

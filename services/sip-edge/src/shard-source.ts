@@ -1,0 +1,60 @@
+// The shards as the edge sees them (issue 14): the signaling node table (MySQL, SPEC NODE-1), read every
+// `pollMs`. "Online" is the database's judgement over the window, "draining" an operator's or a stop in
+// progress: placement skips both, so a dead shard's devices are re-placed at their next message after
+// its last heartbeat leaves the window. A failed read keeps the last good listing (FAIL-4).
+import type { NodeRegistry, NodeRow } from '@vms/cluster';
+import type { Shard } from '@vms/routing';
+
+export interface ShardSource {
+  /** The last good listing (empty before the first read). */
+  current(): readonly Shard[];
+  /** Reads now; resolves after the read (errors are kept, not thrown). */
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+export interface ShardLog {
+  warn(obj: object, msg: string): void;
+}
+
+export const shardOf = (r: NodeRow): Shard => ({ code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining });
+
+export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindowMs: number; pollMs: number; log: ShardLog }): ShardSource {
+  let shards: readonly Shard[] = [];
+  let failing = false;
+  let closed = false;
+  let inFlight: Promise<void> | null = null;
+  const read = (): Promise<void> =>
+    (inFlight ??= o.registry
+      .listNodes(o.onlineWindowMs)
+      .then(
+        (rows) => {
+          shards = rows.map(shardOf);
+          failing = false;
+        },
+        (err: unknown) => {
+          if (!failing) o.log.warn({ err }, 'node table read failed; keeping the last listing');
+          failing = true;
+        },
+      )
+      .finally(() => {
+        inFlight = null;
+      }));
+  const timer = setInterval(() => {
+    if (!closed) void read();
+  }, o.pollMs);
+  timer.unref();
+  return {
+    current: () => shards,
+    refresh: read,
+    close() {
+      closed = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+/** A fixed list (tests, or a deployment without a node table): every shard online, none draining. */
+export function createStaticShardSource(shards: readonly Shard[]): ShardSource {
+  return { current: () => shards, refresh: async () => undefined, close: () => undefined };
+}
