@@ -1,0 +1,78 @@
+// Shared set-up of the device placement integration tests (issue 14): redis-server, mariadbd, three
+// signaling instances (node table heartbeat 0.5 s, so online window 1.5 s; register redirect on; a device
+// password, so every registration passes digest), the SIP edge reading the node table, device simulators.
+import { createMysqlNodeRegistry, ownershipKey } from '@vms/cluster';
+import { createDeviceFleet, type DeviceFleet } from '@vms/device-sim';
+import { compilePlacementRules, placeDevice, type Shard } from '@vms/routing';
+import { createPolledShardSource, startEdge, type SipEdge } from '@vms/sip-edge';
+import { silentLogger } from '@vms/sip';
+import { SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
+
+export const PASSWORD = 'edge-pass-1';
+export const ONLINE_WINDOW_MS = 1500; // 3 heartbeats of 0.5 s (SPEC NODE-1)
+export const POLL_MS = 200;
+export const CODES = ['shard-a', 'shard-b', 'shard-c'] as const;
+const POLICY = compilePlacementRules([]);
+
+export interface PlacementCluster {
+  readonly stores: Stores;
+  readonly shards: ReadonlyMap<string, Instance>;
+  readonly edge: SipEdge;
+  readonly fleet: DeviceFleet;
+  readonly ids: readonly string[];
+  /** ms the fleet took to start (every device's first REGISTER through the edge). */
+  readonly startMs: number;
+  owners(list: readonly string[]): Promise<(string | null)[]>;
+  close(): Promise<void>;
+}
+
+/** The shard placement picks for `id` among `codes`, all online (the pure decision the edge must realise). */
+export const placedAmong = (codes: readonly string[], id: string): string =>
+  placeDevice(POLICY, codes.map((code): Shard => ({ code, sipHost: '', sipPort: 1, group: 'default', online: true, draining: false })), id)?.code ?? 'none';
+
+export async function startPlacementCluster(o: { devices: number; firstId: string; keepaliveS: number }): Promise<PlacementCluster> {
+  const stores = await startStores();
+  const shards = new Map<string, Instance>();
+  const env = {
+    VMS_GB28181_SIP_PASSWORD: PASSWORD,
+    VMS_GB28181_SIP_KEEPALIVE_INTERVAL: String(o.keepaliveS),
+    VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT: '3',
+    VMS_GB28181_SIP_OFFLINE_SCAN_PERIOD: '1',
+    VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '0.5',
+    VMS_PLACEMENT_REDIRECT: 'true',
+    LOG_LEVEL: 'info',
+  };
+  for (const code of CODES) shards.set(code, await startInstance(stores, code, { env }));
+  await waitForOnline(shards.get('shard-c')!, [...CODES]);
+  const source = createPolledShardSource({ registry: createMysqlNodeRegistry(stores.pool), onlineWindowMs: ONLINE_WINDOW_MS, pollMs: POLL_MS, log: silentLogger });
+  await source.refresh();
+  const edge = await startEdge({ code: 'edge-1', bindHost: '127.0.0.1', host: '127.0.0.1', port: 0, transports: ['udp'], flowSecret: Buffer.alloc(32, 3), shards: source, log: silentLogger });
+  const fleet = createDeviceFleet({
+    server: { host: '127.0.0.1', port: edge.port, id: SERVER_ID },
+    firstDeviceId: o.firstId,
+    count: o.devices,
+    password: PASSWORD,
+    keepaliveIntervalS: o.keepaliveS,
+    registerRetryMs: 500,
+    startConcurrency: 30,
+  });
+  const t0 = Date.now();
+  await fleet.start();
+  const startMs = Date.now() - t0;
+  const ids = fleet.devices.map((d) => d.deviceId);
+  return {
+    stores,
+    shards,
+    edge,
+    fleet,
+    ids,
+    startMs,
+    owners: (list) => stores.redisClient.mget(...list.map((id) => ownershipKey(id))),
+    async close() {
+      await fleet.close();
+      await edge.close();
+      await Promise.all([...shards.values()].map((s) => s.proc.stop()));
+      await stores.stop();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+// Device placement through the SIP edge (issue 14), the spread: 300 device simulators pointed at the edge's
+// one address register (digest) on the three shards exactly as placement decides, within ±10 % of even, and
+// a control asked on any instance reaches a device through the edge (Path → Route → the device's flow).
+// Failover, SEC-1 behind the edge and the 2022 redirect: placement-edge-failover.test.ts.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { waitFor } from '@vms/harness';
+import { api } from './routing-cluster.ts';
+import { CODES, placedAmong, startPlacementCluster, type PlacementCluster } from './placement-edge-cluster.ts';
+
+const DEVICES = 300;
+let c: PlacementCluster;
+
+before(async () => {
+  // keepalives every 20 s: this file is about registration and spread
+  c = await startPlacementCluster({ devices: DEVICES, firstId: '34020000001320100000', keepaliveS: 20 });
+  process.stdout.write(`# ${DEVICES} devices started through the edge in ${c.startMs} ms\n`);
+});
+
+after(async () => {
+  await c?.close();
+});
+
+describe('devices through the SIP edge: spread', () => {
+  it(`${DEVICES} devices at one address are owned by their placed shards, within ±10 % of even`, async () => {
+    const want = c.ids.map((id) => placedAmong(CODES, id));
+    await waitFor(async () => (await c.owners(c.ids)).every((o, i) => o === want[i]), { timeoutMs: 60_000, intervalMs: 500, description: 'every device owned by its placed shard' });
+    const count = new Map<string, number>();
+    for (const o of want) count.set(o, (count.get(o) ?? 0) + 1);
+    for (const code of CODES) {
+      const n = count.get(code) ?? 0;
+      assert.ok(Math.abs(n - DEVICES / 3) <= DEVICES / 30, `${code}: ${n} devices`);
+    }
+    assert.deepEqual({ shed: c.edge.stats().shed, sendErrors: c.edge.stats().sendErrors }, { shed: 0, sendErrors: 0 });
+  });
+
+  it('a DeviceInfo asked on any instance reaches the device through the edge and comes back', async () => {
+    for (const [i, code] of CODES.entries()) {
+      const id = c.ids[i * 7]!;
+      const res = await api(c.shards.get(code)!, `/vms/device/info?deviceId=${id}`, { timeoutMs: 15_000 });
+      assert.equal(res.json.success, true, `${code} asked ${id}: ${res.bytes.toString()}`);
+      assert.equal((res.json.data as { deviceId?: string }).deviceId, id);
+    }
+  });
+});
