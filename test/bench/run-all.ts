@@ -39,6 +39,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'memory-per-device', needs: ['kamailio'], baseline: '1.30 KB RSS per device at 100,000 standalone (Kamailio 0.92 KB)', quickLimitMin: 8 },
   { name: 'recovery', baseline: '200/200 live sessions recovered after kill -9, one INVITE each; all RTP back 32.9 s after the kill (window 15 s)' },
   { name: 'fleet', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~20: keepalive 4.9× Kamailio (4.5× with Redis), REGISTER 23×, clean rate 0 vs ≥ 4,000/s; storm: 0 keepalives lost', quickLimitMin: 8 },
+  { name: 'edge', needs: ['kamailio'], baseline: 'not recorded yet (issue 14)' },
   { name: 'fuzz', baseline: '1,000,000 inputs over 9 parsers, 0 crashes (docs/chaos.md)' },
 ];
 /** Files of test/bench that are not benchmarks of their own. */
