@@ -9,7 +9,7 @@ import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { buildKeepalive } from '@vms/gb28181';
 import { waitFor } from '@vms/harness';
 import { createSipStack } from '@vms/sip';
-import { api, SERVER_ID, waitForOnline } from './routing-cluster.ts';
+import { api, SERVER_ID, TENANT, token, waitForOnline } from './routing-cluster.ts';
 import { CODES, ONLINE_WINDOW_MS, PASSWORD, placedAmong, POLL_MS, startPlacementCluster, type PlacementCluster } from './placement-edge-cluster.ts';
 
 const DEVICES = 45;
@@ -108,5 +108,27 @@ describe('GB/T 28181-2022 register redirect (shard-b is gone: placement over sha
     const id = idOn('shard-c', 1000);
     await sim(id, {}).start();
     await waitFor(async () => (await c.owners([id]))[0] === 'shard-a', { timeoutMs: 15_000, intervalMs: 100, description: `${id} owned by shard-a` });
+  });
+});
+
+describe('draining a shard (operator API)', () => {
+  it('POST /vms/nodes/drain: operator only, unknown node 400; the drained shard’s devices move at their next message, then undrain', async () => {
+    const a = c.shards.get('shard-a')!;
+    const operator = await token(TENANT, 'operator');
+    assert.equal((await api(a, '/vms/nodes/drain?nodeCode=shard-c&draining=true', { method: 'POST' })).status, 403, 'a tenant token');
+    assert.equal((await api(a, '/vms/nodes/drain?nodeCode=no-such-node&draining=true', { method: 'POST', token: operator })).json.code, 400);
+    const owners = await c.owners(c.ids);
+    const drained = c.ids.filter((_, i) => owners[i] === 'shard-c');
+    assert.ok(drained.length > 0);
+    const res = await api(a, '/vms/nodes/drain?nodeCode=shard-c&draining=true', { method: 'POST', token: operator });
+    assert.deepEqual(res.json.data, { nodeCode: 'shard-c', draining: true });
+    const listed = (await api(a, '/vms/nodes', { token: operator })).json.data as { nodes: { nodeCode: string; draining: boolean }[] };
+    assert.equal(listed.nodes.find((n) => n.nodeCode === 'shard-c')?.draining, true);
+    await waitFor(async () => (await c.owners(drained)).every((o) => o === 'shard-a'), {
+      timeoutMs: POLL_MS + KEEPALIVE_S * 1000 + 10_000,
+      intervalMs: 200,
+      description: `${drained.length} devices of the drained shard-c on shard-a`,
+    });
+    assert.deepEqual((await api(a, '/vms/nodes/drain?nodeCode=shard-c&draining=false', { method: 'POST', token: operator })).json.data, { nodeCode: 'shard-c', draining: false });
   });
 });
