@@ -19,9 +19,16 @@ export interface DeviceFlowRef {
 
 const MAC_BYTES = 12;
 const MAX_TOKEN_CHARS = 256;
+/**
+ * A device sends a keepalive a minute from the same flow: its token is computed and checked once, then
+ * read from these maps (a verified token only). Bounded: emptied when full (an HMAC again, nothing lost).
+ */
+export const FLOW_CACHE_ENTRIES = 65_536;
 
 export class FlowCodec {
   readonly #secret: Buffer;
+  readonly #encoded = new Map<string, string>();
+  readonly #decoded = new Map<string, DeviceFlowRef>();
 
   constructor(secret: Buffer) {
     if (secret.length < 16) throw new RangeError('flow secret must be at least 16 bytes');
@@ -31,12 +38,29 @@ export class FlowCodec {
   /** A URI/Via parameter value: base64url payload, `.`, base64url MAC. */
   encode(ref: DeviceFlowRef): string {
     const conn = ref.transport === 'tcp' && ref.connectionId !== undefined ? `${ref.connectionId}@${ref.edge ?? ''}` : '';
-    const payload = Buffer.from(`${ref.transport === 'tcp' ? 't' : 'u'}|${ref.address}|${ref.port}|${conn}`, 'latin1').toString('base64url');
-    return `${payload}.${this.#mac(payload)}`;
+    const plain = `${ref.transport === 'tcp' ? 't' : 'u'}|${ref.address}|${ref.port}|${conn}`;
+    const cached = this.#encoded.get(plain);
+    if (cached !== undefined) return cached;
+    const payload = Buffer.from(plain, 'latin1').toString('base64url');
+    const token = `${payload}.${this.#mac(payload)}`;
+    if (this.#encoded.size >= FLOW_CACHE_ENTRIES) this.#encoded.clear();
+    this.#encoded.set(plain, token);
+    return token;
   }
 
   /** The flow, or null for anything not made by an edge holding the secret. */
   decode(token: string): DeviceFlowRef | null {
+    const cached = this.#decoded.get(token);
+    if (cached !== undefined) return cached;
+    const ref = this.#verify(token);
+    if (ref !== null) {
+      if (this.#decoded.size >= FLOW_CACHE_ENTRIES) this.#decoded.clear();
+      this.#decoded.set(token, ref);
+    }
+    return ref;
+  }
+
+  #verify(token: string): DeviceFlowRef | null {
     if (token.length > MAX_TOKEN_CHARS) return null;
     const dot = token.indexOf('.');
     if (dot <= 0) return null;

@@ -22,6 +22,18 @@ describe('flow token', () => {
     assert.deepEqual(new FlowCodec(Buffer.alloc(32, 7)).decode(token), { transport: 'udp', address: '192.0.2.10', port: 5060 });
   });
 
+  it('answers again from its bounded cache, and a forged token is never cached', () => {
+    const c = new FlowCodec(Buffer.alloc(32, 7));
+    const ref = { transport: 'udp', address: '192.0.2.10', port: 5060 } as const;
+    const token = c.encode(ref);
+    assert.equal(c.encode(ref), token);
+    assert.deepEqual(c.decode(token), ref);
+    assert.deepEqual(c.decode(token), ref);
+    const forged = `${token.slice(0, -2)}AA`;
+    assert.equal(c.decode(forged), null);
+    assert.equal(c.decode(forged), null);
+  });
+
   it('refuses forged, altered, foreign and oversized tokens', () => {
     const token = codec.encode({ transport: 'udp', address: '192.0.2.10', port: 5060 });
     const [payload, mac] = token.split('.') as [string, string];
