@@ -89,7 +89,7 @@ describe('GB/T 28181-2022 register redirect (shard-b is gone: placement over sha
       if (placedAmong(survivors, id) === want) return id;
     }
   };
-  const sim = (deviceId: string, o: { gbVersion?: string; followRedirect?: boolean }): SimulatedDevice => {
+  const sim = (deviceId: string, o: { gbVersion: '2016' | '2022'; followRedirect?: boolean }): SimulatedDevice => {
     const a = c.shards.get('shard-a')!;
     const d = createSimulatedDevice({ server: { host: '127.0.0.1', port: a.sipPort, id: SERVER_ID }, deviceId, password: PASSWORD, keepaliveIntervalS: KEEPALIVE_S, registerRetryMs: 500, ...o });
     sims.push(d);
@@ -98,7 +98,7 @@ describe('GB/T 28181-2022 register redirect (shard-b is gone: placement over sha
 
   it('X-GB-ver 3.0 and following 302: registered on its placed shard (shard-c), not on the redirect server (shard-a)', async () => {
     const id = idOn('shard-c', 0);
-    await sim(id, { gbVersion: '3.0', followRedirect: true }).start();
+    await sim(id, { gbVersion: '2022', followRedirect: true }).start();
     await waitFor(async () => (await c.owners([id]))[0] === 'shard-c', { timeoutMs: 15_000, intervalMs: 100, description: `${id} owned by shard-c` });
     const info = await api(c.shards.get('shard-a')!, `/vms/device/info?deviceId=${id}`, { timeoutMs: 15_000 });
     assert.equal(info.json.success, true, info.bytes.toString());
@@ -106,7 +106,7 @@ describe('GB/T 28181-2022 register redirect (shard-b is gone: placement over sha
 
   it('a 2016 device (no X-GB-ver, not following 302) placed elsewhere is still served where it registered', async () => {
     const id = idOn('shard-c', 1000);
-    await sim(id, {}).start();
+    await sim(id, { gbVersion: '2016' }).start();
     await waitFor(async () => (await c.owners([id]))[0] === 'shard-a', { timeoutMs: 15_000, intervalMs: 100, description: `${id} owned by shard-a` });
   });
 });

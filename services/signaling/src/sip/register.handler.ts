@@ -95,7 +95,8 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
       // refresh of a registration held here (the shard is draining or placement moved) gets 403, which per
       // the standard sends the device back to the redirect server, which then answers 302.
       const placement = deps.placement;
-      if (placement?.redirects(deviceId, req.headers.get('X-GB-ver') ?? undefined) === true) {
+      // Through a SIP edge the edge has placed it already: never redirected past the edge.
+      if (placement?.redirects(deviceId, req.headers.get('X-GB-ver') ?? undefined) === true && edgeFlowOf(req) === null) {
         const verdict = placement.place(deviceId);
         if (verdict.kind === 'elsewhere') {
           const { shard } = verdict;
