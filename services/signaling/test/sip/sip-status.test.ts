@@ -39,6 +39,8 @@ describe('SIP status table', () => {
       [ErrorCodes.CONTROL_UNAVAILABLE]: 503,
       [ErrorCodes.MEDIA_SESSION_NOT_FOUND]: 481,
       [ErrorCodes.MEDIA_FAILED]: 503,
+      [ErrorCodes.GB_VERSION_UNSUPPORTED]: 501,
+      [ErrorCodes.UPLOAD_NOT_FOUND]: 404,
       [ErrorCodes.STORAGE_FAILED]: 503,
       [ErrorCodes.BODY_TOO_LARGE]: 513,
       [ErrorCodes.RATE_LIMITED]: 503,
