@@ -116,6 +116,7 @@ export interface LimitSettings {
   readonly deviceMaxChannels: number;
   readonly deviceMessageRatePerSec: number;
   readonly deviceMessageBurst: number;
+  readonly edgeAddresses: readonly string[];
   readonly unboundMessageRatePerSec: number;
   readonly unboundMessageBurst: number;
   readonly largeBodyDecodeThreads: number;

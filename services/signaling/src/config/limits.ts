@@ -24,6 +24,7 @@ export const deviceLimits = (l: LimitSettings): DeviceLimits => ({
   maxChannelsPerDevice: l.deviceMaxChannels,
   messageRatePerSec: l.deviceMessageRatePerSec,
   messageBurst: l.deviceMessageBurst,
+  edgeAddresses: l.edgeAddresses,
   unboundRatePerSec: l.unboundMessageRatePerSec,
   unboundBurst: l.unboundMessageBurst,
   largeBodyDecodeThreads: l.largeBodyDecodeThreads,

@@ -54,7 +54,7 @@ type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | '
                 ? DigestUsernameRule
                 : T extends 'gbIdPrefixes'
                   ? readonly string[]
-                  : T extends 'prefixList'
+                  : T extends 'prefixList' | 'addressList'
                     ? readonly string[]
                     : T extends 'placementRules'
                       ? readonly PlacementRule[]
@@ -83,6 +83,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   timeZone: P.parseTimeZone,
   gbIdPrefixes: P.parseGbIdPrefixes,
   prefixList: P.parsePrefixList,
+  addressList: P.parseAddressList,
   placementRules: P.parsePlacementRules,
 };
 
@@ -284,6 +285,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,
       deviceMessageRatePerSec: get('vms.limits.device-message-rate') ?? 200,
       deviceMessageBurst: get('vms.limits.device-message-burst') ?? 4000,
+      edgeAddresses: get('vms.limits.edge-addresses') ?? [],
       unboundMessageRatePerSec: get('vms.limits.unbound-message-rate') ?? 50,
       unboundMessageBurst: get('vms.limits.unbound-message-burst') ?? 500,
       largeBodyDecodeThreads: get('vms.limits.large-body-decode-threads') ?? 1,

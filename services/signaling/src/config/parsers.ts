@@ -1,5 +1,6 @@
 // Pure value parsers for configuration strings. Each returns the typed value or a problem text that
 // never repeats the raw value (the caller decides whether the value may be echoed).
+import { isIP } from 'node:net';
 import { InvalidStoreUrlError, parseMysqlUrl as parseClusterMysqlUrl, parseRedisUrl as parseClusterRedisUrl } from '@vms/cluster';
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
 import type { DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings } from './config.types.ts';
@@ -159,6 +160,14 @@ export function parsePrefixList(raw: string): Parsed<readonly string[]> {
   const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   if (items.length > 10_000) return bad('must list at most 10000 prefixes');
   for (const item of items) if (!/^\d{1,20}$/.test(item)) return bad('must be comma-separated device ids or digit prefixes (1-20 digits)');
+  return ok(items);
+}
+
+/** Comma-separated IPv4/IPv6 addresses (no names: compared with a packet's source address). */
+export function parseAddressList(raw: string): Parsed<readonly string[]> {
+  const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (items.length > 1000) return bad('must list at most 1000 addresses');
+  for (const item of items) if (isIP(item) === 0) return bad('must be comma-separated IP addresses');
   return ok(items);
 }
 

@@ -19,6 +19,8 @@ export interface DeviceLimits {
   readonly messageRatePerSec: number;
   /** Bucket size: the burst a device may send at once. */
   readonly messageBurst: number;
+  /** SIP edges: behind one, unregistered senders are told apart by the device flow the edge names. */
+  readonly edgeAddresses: readonly string[];
   /** Per source address: messages per second naming no device registered here on that flow. */
   readonly unboundRatePerSec: number;
   /** Per source address: the burst of such messages. */
@@ -39,6 +41,7 @@ export const DEFAULT_DEVICE_LIMITS: DeviceLimits = Object.freeze({
   maxChannelsPerDevice: DEFAULT_MAX_CHANNELS_PER_DEVICE,
   messageRatePerSec: 200,
   messageBurst: 4000,
+  edgeAddresses: [],
   unboundRatePerSec: 50,
   unboundBurst: 500,
   largeBodyDecodeThreads: 1,

@@ -249,6 +249,33 @@ describe('messages naming no device registered here: bounded per source address'
   });
 });
 
+describe('the per-address bound behind a SIP edge', () => {
+  const EDGE = '10.9.9.9';
+  const viaEdge = (n: number, vmsF: string): Buffer =>
+    Buffer.from(
+      request({ from: `<sip:3402000000132${String(2000 + n).padStart(7, '0')}@3402000000>;tag=k1`, body: body({ id: DEV }) })
+        .toString('latin1')
+        .replace('Via: SIP/2.0/UDP 192.168.1.64:5060;rport;branch=z9hG4bK1', `Via: SIP/2.0/UDP ${EDGE}:5060;branch=z9hG4bKedge${n};vms-f=${vmsF}\r\nVia: SIP/2.0/UDP 192.168.1.64:5060;rport;branch=z9hG4bK1`),
+      'latin1',
+    );
+  const statuses = async (w: World, edgeFlows: string[]): Promise<number[]> => {
+    const out: number[] = [];
+    const from: Flow = { ...flow, remoteAddress: EDGE };
+    for (const [n, f] of edgeFlows.entries()) out.push((await full(w, parseSipMessage(viaEdge(n, f), { trustDatagramEnd: true }) as SipRequest, from)).status);
+    return out;
+  };
+
+  it('a configured edge is charged per device flow it names: one flood behind it does not starve the others', async () => {
+    const w = await world({ ...DEFAULT_DEVICE_LIMITS, unboundRatePerSec: 1, unboundBurst: 2, edgeAddresses: [EDGE] });
+    assert.deepEqual(await statuses(w, ['aaa', 'aaa', 'aaa', 'bbb', 'ccc']), [404, 404, 503, 404, 404]);
+  });
+
+  it('an address that is not a configured edge cannot mint buckets by writing the parameter itself', async () => {
+    const w = await world({ ...DEFAULT_DEVICE_LIMITS, unboundRatePerSec: 1, unboundBurst: 2 });
+    assert.deepEqual(await statuses(w, ['aaa', 'bbb', 'ccc', 'ddd']), [404, 404, 503, 503]);
+  });
+});
+
 describe('fromUserIs', () => {
   it('reads the user of the From URI in the plain forms only', () => {
     assert.equal(fromUserIs(`<sip:${DEV}@3402000000>;tag=1`, DEV), true);

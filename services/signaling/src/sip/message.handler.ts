@@ -107,6 +107,9 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
   const limits = deps.limits ?? DEFAULT_DEVICE_LIMITS;
   const admission = createDeviceAdmission(devices, flows, limits);
   const unbound = createAddressBuckets(limits.unboundRatePerSec, limits.unboundBurst);
+  // Behind a SIP edge every device shares the edge's address: the edge's traffic is charged per device flow
+  // it names (its top Via), which only a configured edge address is trusted to name (issue 14).
+  const edges = new Set(limits.edgeAddresses);
   let unboundRefused = 0;
   let unboundLoggedAt = -Infinity;
   const decoder = createManscdpParsePool({ ...DEFAULT_PARSE_LIMITS, threads: limits.largeBodyDecodeThreads, maxQueued: limits.largeBodyDecodeQueue }, deps.log);
@@ -199,7 +202,8 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       if (limited !== undefined) return refuse(ctx, limited);
       // Not from a live binding here: a store read and a challenge at the sender's choice of ids; bounded
       // per source address (a device's own bucket cannot hold invented ids).
-      if (bound === undefined && !unbound.take(ctx.flow.remoteAddress, messageCost(req.body.length), now)) {
+      const source = edgeFlow !== null && edges.has(ctx.flow.remoteAddress) ? `edge:${edgeFlow}` : ctx.flow.remoteAddress;
+      if (bound === undefined && !unbound.take(source, messageCost(req.body.length), now)) {
         unboundRefused++;
         if (now - unboundLoggedAt >= 10_000) {
           log.warn({ remote: ctx.flow.remoteAddress, refusedSinceLastLog: unboundRefused }, 'messages from unregistered senders over the per-address rate refused');
