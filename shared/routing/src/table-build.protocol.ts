@@ -25,7 +25,15 @@ export interface BuildRequest {
 }
 
 export type BuildReply =
-  | { readonly kind: 'built'; readonly top: TableTopology; readonly built: BuiltRules; readonly readMs: number; readonly buildMs: number }
+  | {
+      readonly kind: 'built';
+      readonly top: TableTopology;
+      readonly built: BuiltRules;
+      /** When the thread had loaded its module (epoch ms), on its first build; else 0. */
+      readonly startMs: number;
+      readonly readMs: number;
+      readonly buildMs: number;
+    }
   | { readonly kind: 'refused'; readonly issues: readonly TableIssue[]; readonly more: number }
   | { readonly kind: 'missing' }
   | { readonly kind: 'error'; readonly message: string };

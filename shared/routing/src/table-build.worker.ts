@@ -15,7 +15,12 @@ export interface VersionSource {
   close?(): Promise<void>;
 }
 
+/** When this module was loaded (epoch ms; the thread's start-up ends here): reported with the first build only. */
+let loadedMs = performance.timeOrigin + performance.now();
+
 async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }> {
+  const startMs = loadedMs;
+  loadedMs = 0;
   const mod = (await import(req.source.module)) as Record<string, unknown>;
   const open = mod[req.source.export];
   if (typeof open !== 'function') return { reply: { kind: 'error', message: `${req.source.export} is not a function of ${req.source.module}` }, transfer: [] };
@@ -33,7 +38,7 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
     while (s.done !== true) s = steps.next();
     const r = s.value;
     if (!r.ok) return { reply: { kind: 'refused', issues: r.issues, more: r.more }, transfer: [] };
-    return { reply: { kind: 'built', top, built: r.built, readMs: t1 - t0, buildMs: performance.now() - t1 }, transfer: builtBuffers(r.built) };
+    return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1 }, transfer: builtBuffers(r.built) };
   } finally {
     await source.close?.();
   }

@@ -110,7 +110,7 @@ describe('routing table built on a worker thread', () => {
     const builder = createWorkerTableBuilder({ source: memoryVersionSource(data(7, rules)) });
     const r = await builder.build(7, TZ);
     assert.ok(r?.ok === true, JSON.stringify(r));
-    assert.equal(builder.running, 0, 'the thread is gone once it answered');
+    assert.equal(builder.running, 0);
     assert.equal(r.table.version, 7);
     assert.equal(r.table.ruleCount, local.table.ruleCount);
     assert.equal(r.table.typedBytes, local.table.typedBytes);
@@ -126,6 +126,7 @@ describe('routing table built on a worker thread', () => {
     // the comparison covered the cases it claims to
     assert.ok(reasons.has('chosen') && reasons.has('no-rule'), [...reasons].join());
     assert.ok(canary > 0, 'some requests went to a canary');
+    await builder.close();
   });
 
   it('a version that does not validate is refused on the thread: the old table stays, a warning, a refused event', async () => {
@@ -147,7 +148,14 @@ describe('routing table built on a worker thread', () => {
         timeZone: TZ,
         defaults: { destinations: [], sets: [], rules: [] },
         log: { info: () => undefined, warn: (_o, m) => void warns.push(m) },
-        build: (v, tz) => createWorkerTableBuilder({ source: memoryVersionSource(byVersion.get(v)!) }).build(v, tz),
+        build: async (v, tz) => {
+          const b = createWorkerTableBuilder({ source: memoryVersionSource(byVersion.get(v)!) });
+          try {
+            return await b.build(v, tz);
+          } finally {
+            await b.close();
+          }
+        },
       });
       assert.equal(await reloader.check(), 'swapped');
       const before = reloader.table;
@@ -166,13 +174,19 @@ describe('routing table built on a worker thread', () => {
   });
 
   it('one build at a time: a newer request gives the running build up; a build past its deadline is given up', async () => {
-    const builder = createWorkerTableBuilder({ source: memoryVersionSource(data(3, variedRules())) });
+    const builder = createWorkerTableBuilder({ source: memoryVersionSource(data(3, variedRules())), idleMs: 300 });
     const first = builder.build(3, TZ);
     const second = builder.build(3, TZ);
     await assert.rejects(first, TableBuildAbortedError);
     const r = await second;
     assert.ok(r?.ok === true);
     assert.equal(builder.running, 0);
+    assert.equal(builder.threads, 1, 'the thread that answered is kept for the next build');
+    assert.ok(builder.last!.threadStartMs > 0);
+    assert.ok((await builder.build(3, TZ))?.ok === true);
+    assert.equal(builder.last!.threadStartMs, 0, 'the second build ran on the same thread');
+    await new Promise((res) => setTimeout(res, 600));
+    assert.equal(builder.threads, 0, 'an idle thread is terminated after idleMs');
 
     const slow = createWorkerTableBuilder({ source: memoryVersionSource(data(3, variedRules())), deadlineMs: 1 });
     await assert.rejects(slow.build(3, TZ), /exceeded 1 ms/);
