@@ -33,6 +33,8 @@ export type BuildReply =
       readonly startMs: number;
       readonly readMs: number;
       readonly buildMs: number;
+      /** CPU of the build thread for reading and building (NaN where the platform does not tell). */
+      readonly cpuMs: number;
     }
   | { readonly kind: 'refused'; readonly issues: readonly TableIssue[]; readonly more: number }
   | { readonly kind: 'missing' }

@@ -4,6 +4,7 @@
  * main-thread build), and hands the typed arrays back in the transfer list. Nothing of this runs on the
  * event loop that serves requests (SPEC SEC-3's 50 ms; docs/routing.md).
  */
+import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { TableBuilder } from './compile.ts';
 import type { VersionReader } from './routing-store.port.ts';
@@ -18,6 +19,16 @@ export interface VersionSource {
 /** When this module was loaded (epoch ms; the thread's start-up ends here): reported with the first build only. */
 let loadedMs = performance.timeOrigin + performance.now();
 
+/** This thread's CPU so far, ms (Linux: /proc/thread-self/schedstat); NaN elsewhere. */
+function threadCpuMs(): number {
+  try {
+    const text = readFileSync('/proc/thread-self/schedstat', 'latin1');
+    return Number(text.slice(0, text.indexOf(' '))) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }> {
   const startMs = loadedMs;
   loadedMs = 0;
@@ -27,6 +38,7 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
   const source = (await (open as (o: unknown) => Promise<VersionSource> | VersionSource)(req.source.options)) as VersionSource;
   try {
     const t0 = performance.now();
+    const cpu0 = threadCpuMs();
     const reader = await source.readVersion(req.version);
     if (reader === undefined) return { reply: { kind: 'missing' }, transfer: [] };
     const top = { version: req.version, timeZone: req.timeZone, destinations: reader.destinations, sets: reader.sets };
@@ -38,7 +50,7 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
     while (s.done !== true) s = steps.next();
     const r = s.value;
     if (!r.ok) return { reply: { kind: 'refused', issues: r.issues, more: r.more }, transfer: [] };
-    return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1 }, transfer: builtBuffers(r.built) };
+    return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1, cpuMs: threadCpuMs() - cpu0 }, transfer: builtBuffers(r.built) };
   } finally {
     await source.close?.();
   }

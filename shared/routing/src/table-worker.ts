@@ -45,6 +45,8 @@ export interface BuildTimes {
   readonly readMs: number;
   /** On the build thread: the prefix indexes. */
   readonly buildMs: number;
+  /** CPU of the build thread for reading and building (NaN where the platform does not tell). */
+  readonly threadCpuMs: number;
   /** On the main thread: the topology compiled and the arrays wrapped (what the swap costs the loop). */
   readonly wrapMs: number;
 }
@@ -129,7 +131,7 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
           case 'built': {
             const t0 = performance.now();
             const r = assembleTable(reply.top, reply.built);
-            last = { threadStartMs: reply.startMs === 0 ? 0 : reply.startMs - t.spawnedAt, readMs: reply.readMs, buildMs: reply.buildMs, wrapMs: performance.now() - t0 };
+            last = { threadStartMs: reply.startMs === 0 ? 0 : reply.startMs - t.spawnedAt, readMs: reply.readMs, buildMs: reply.buildMs, threadCpuMs: reply.cpuMs, wrapMs: performance.now() - t0 };
             return run.settle(undefined, r, true);
           }
           case 'refused':
