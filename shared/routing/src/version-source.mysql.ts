@@ -15,7 +15,8 @@ export function mysqlVersionSource(url: string): VersionSourceSpec {
 }
 
 export function openMysqlVersionSource(options: { url: string }): VersionSource {
-  const pool = createPool({ uri: options.url, connectionLimit: 1 });
+  // the settings of the service's pool (@vms/cluster createMysqlPool) that matter for reading rows
+  const pool = createPool({ uri: options.url, connectionLimit: 1, connectTimeout: 1500, timezone: 'Z', supportBigNumbers: true });
   const store = createMysqlRoutingStore(pool);
   return {
     readVersion: (v) => store.readVersion(v),
