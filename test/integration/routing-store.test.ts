@@ -7,12 +7,16 @@ import { after, before, describe, it } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import { createMysqlPool, createRedisClient, migrate, systemClock, waitForRedisReady } from '@vms/cluster';
 import {
+  compileStoredVersion,
+  createWorkerTableBuilder,
+  mysqlVersionSource,
   createMemoryRoutingStore,
   createMysqlRoutingStore,
   publishRoutingNudge,
   RoutingReloader,
   subscribeRoutingNudges,
   validateTable,
+  type Decision,
   type RoutingError,
   type RoutingStore,
   type TableData,
@@ -34,10 +38,14 @@ let db: MariaDbServer;
 let redis: RedisServer;
 const pools: Pool[] = [];
 async function freshPool(): Promise<Pool> {
-  const pool = createMysqlPool(await db.createDatabase());
+  return (await freshDb()).pool;
+}
+async function freshDb(): Promise<{ pool: Pool; url: string }> {
+  const url = await db.createDatabase();
+  const pool = createMysqlPool(url);
   pools.push(pool);
   await migrate(pool, DEPLOY_SQL);
-  return pool;
+  return { pool, url };
 }
 
 before(async () => {
@@ -261,5 +269,64 @@ describe('reload from MariaDB with a Redis nudge', () => {
     assert.equal(d.matchedLength, 12);
     console.log(`reload of ${N} rules from MariaDB: ${served} decisions served meanwhile, event-loop delay max ${(h.max / 1e6).toFixed(1)} ms`);
     reloader.close();
+  });
+
+  it('a version built on a worker thread from its own MariaDB connection decides as the one built here; a refused one leaves the old table', async () => {
+    const { pool, url } = await freshDb();
+    const store = createMysqlRoutingStore(pool);
+    for (const id of ['a', 'b', 'c', 'd']) await store.putDestination({ id, kind: 'shard', address: `sip:10.0.0.${id.charCodeAt(0)}:5060` });
+    await store.putSet({ id: 'rr', algorithm: 'round-robin', members: ['a', 'b'].map((d) => ({ destinationId: d, weight: 1, priority: 0 })) });
+    await store.putSet({ id: 'hash', algorithm: 'hash-device', members: ['b', 'c', 'd'].map((d) => ({ destinationId: d, weight: 1, priority: 0 })) });
+    await store.putSet({ id: 'canary', algorithm: 'priority', members: [{ destinationId: 'd', weight: 1, priority: 0 }] });
+    await store.addRule({ group: 'placement', field: 'device', prefix: '', priority: 0, setId: 'rr', enabled: true });
+    for (let p = 11; p < 31; p++) {
+      await store.addRule({ group: 'placement', field: 'device', prefix: `${p}`, priority: 0, setId: 'hash', enabled: true });
+      await store.addRule({ group: 'placement', field: 'device', prefix: `${p}01`, priority: 3, setId: 'rr', enabled: true, window: { start: '09:00', end: '18:00' } });
+      await store.addRule({ group: 'placement', field: 'device', prefix: `${p}01`, priority: 0, setId: 'hash', enabled: true });
+      await store.addRule({
+        group: 'placement',
+        field: 'device',
+        prefix: `${p}0200`,
+        priority: 0,
+        setId: 'hash',
+        enabled: true,
+        release: { canarySetId: 'canary', key: 'device', steps: [10, 50], step: 1, conditions: [{ field: 'source', op: 'cidr', value: '10.0.0.0/8' }] },
+      });
+      await store.addRule({ group: 'upstream', field: 'callee', prefix: `${p}000`, priority: 0, setId: 'rr', enabled: true, window: { from: '2026-01-01' } });
+    }
+    const p1 = await store.publish({ by: 'ops', comment: 'varied', check });
+    assert.ok(p1.ok);
+    const builder = createWorkerTableBuilder({ source: mysqlVersionSource(url) });
+    const reloader = new RoutingReloader({ store, clock: systemClock, timeZone: TZ, defaults, pollMs: 60_000, log: quiet, build: (v, tz) => builder.build(v, tz) });
+    try {
+      assert.equal(await reloader.check(), 'swapped');
+      const here = await compileStoredVersion(store, p1.version, TZ);
+      assert.ok(here?.ok === true);
+      const viaWorker = reloader.table;
+      assert.equal(viaWorker.ruleCount, here.table.ruleCount);
+      let canary = 0;
+      for (const now of [Date.UTC(2026, 2, 4, 2), Date.UTC(2026, 2, 4, 14), Date.UTC(2025, 5, 1, 2)]) {
+        for (let i = 0; i < 2000; i++) {
+          const device = `${10 + (i % 22)}0${i % 4}00${String(i).padStart(14, '0')}`;
+          const req = { group: i % 5 === 0 ? 'upstream' : 'placement', device, callee: device, source: i % 2 === 0 ? '10.1.1.1' : '172.16.0.1', now };
+          const want: Decision = here.table.decide(req, { random: () => 0.3 });
+          if (want.side === 'canary') canary++;
+          assert.deepEqual(viaWorker.decide(req, { random: () => 0.3 }), want, JSON.stringify(req));
+        }
+      }
+      assert.ok(canary > 0);
+
+      // a version that does not validate (a rule whose set is gone, written past the API's checks): refused
+      // on the thread, the old table stays
+      await pool.query("INSERT INTO routing_rule (grp, field, prefix, priority, set_id, enabled) VALUES ('placement', 'device', '99', 0, 'nope', 1)");
+      const p2 = await store.publish({ by: 'ops', comment: 'bad', check: () => ({ issues: [], more: 0 }) });
+      assert.ok(p2.ok);
+      assert.equal(await reloader.check(), 'refused');
+      assert.equal(reloader.table, viaWorker);
+      assert.equal(reloader.stats.refusedVersion, p2.version);
+    } finally {
+      reloader.close();
+      await builder.close();
+    }
   });
 });

@@ -10,7 +10,7 @@
  * pages: a million rules are built while requests keep being served, SEC-3's 50 ms).
  */
 import type { CompiledRelease } from './gray-release.ts';
-import { PrefixIndexBuilder, type PrefixIndex } from './prefix-index.ts';
+import { PrefixIndex, PrefixIndexBuilder, type PrefixIndexParts } from './prefix-index.ts';
 import { hashString } from './hash.ts';
 import { Issues, isId, isInt, MAX_ID_LENGTH, MAX_ISSUES, RulePacker, rulePath, type PackedRules, type TableIssue } from './rule-packer.ts';
 import type { CompiledMember, CompiledSet } from './select.ts';
@@ -30,6 +30,23 @@ const KINDS = ['sip', 'http', 'media', 'shard'];
 
 export type CompileResult =
   | { readonly ok: true; readonly table: RoutingTable }
+  | { readonly ok: false; readonly issues: readonly TableIssue[]; readonly more: number };
+
+/**
+ * A built table apart from its topology: typed arrays (their buffers transferable between threads) and the
+ * few shared windows and releases (structured-cloneable). `assembleTable` wraps it with the topology.
+ */
+export interface BuiltRules {
+  readonly count: number;
+  readonly rules: RuleColumns;
+  readonly windows: readonly CompiledWindow[];
+  readonly releases: readonly CompiledRelease[];
+  /** Per group: one prefix index per match field (device, caller, callee). */
+  readonly groups: readonly { readonly name: string; readonly indexes: readonly (PrefixIndexParts | undefined)[] }[];
+}
+
+export type BuildOutcome =
+  | { readonly ok: true; readonly built: BuiltRules }
   | { readonly ok: false; readonly issues: readonly TableIssue[]; readonly more: number };
 
 /** A version without its rules: what a store reads before streaming the rules. */
@@ -74,8 +91,11 @@ export class TableBuilder {
     for (let i = from; i < to; i++) packer.add(rules[i]!);
   }
 
-  /** Builds the indexes from the packed rules; yields every SLICE_RULES rules. */
-  *finishSteps(): Generator<void, CompileResult, void> {
+  /**
+   * Builds the indexes from the packed rules; yields every SLICE_RULES rules. The result is numbers and a
+   * few small lists only (BuiltRules): what a build thread hands back to the main thread (table-worker.ts).
+   */
+  *buildSteps(): Generator<void, BuildOutcome, void> {
     const issues = this.#issues;
     const packer = this.#packer;
     const packed = packer.finish();
@@ -98,31 +118,59 @@ export class TableBuilder {
       yield;
     }
     if (issues.count > 0 || this.#zone === undefined) return { ok: false, issues: issues.list, more: issues.more };
-    const groups = new Map<string, GroupIndex>();
-    packer.groups.forEach((g, no) => groups.set(g, [0, 1, 2].map((f): PrefixIndex | undefined => builders[no * 3 + f]?.freeze())));
+    const groups = packer.groups.map((name, no) => ({ name, indexes: [0, 1, 2].map((f) => builders[no * 3 + f]?.freezeParts()) }));
     const rules: RuleColumns = { id: packed.id, priority: packed.priority, set: packed.set, window: packed.window, release: packed.release, next };
-    const windows: readonly CompiledWindow[] = packer.windows;
-    const releases: readonly CompiledRelease[] = packer.releases;
-    const top = this.#top;
-    const table = new RoutingTable({
-      version: top.version,
-      timeZone: top.timeZone,
-      zone: this.#zone,
-      destinations: this.#destinations,
-      sets: this.#sets,
-      rules,
-      ruleCount: n,
-      windows,
-      releases,
-      groups,
-    });
-    return { ok: true, table };
+    return { ok: true, built: { count: n, rules, windows: packer.windows, releases: packer.releases, groups } };
+  }
+
+  /** buildSteps, then the table. */
+  *finishSteps(): Generator<void, CompileResult, void> {
+    const r = yield* this.buildSteps();
+    if (!r.ok) return r;
+    return { ok: true, table: wrapTable(this.#top, this.#zone!, this.#destinations, this.#sets, r.built) };
   }
 
   /** finishSteps in slices of at most `sliceMs` of CPU, the event loop running between them. */
   finishSliced(sliceMs = 8): Promise<CompileResult> {
     return runSliced(this.finishSteps(), sliceMs);
   }
+}
+
+function wrapTable(top: TableTopology, zone: ZoneClock, destinations: ReadonlyMap<string, Destination>, sets: readonly CompiledSet[], b: BuiltRules): RoutingTable {
+  const groups = new Map<string, GroupIndex>();
+  for (const g of b.groups) groups.set(g.name, g.indexes.map((p) => (p === undefined ? undefined : PrefixIndex.fromParts(p))));
+  return new RoutingTable({
+    version: top.version,
+    timeZone: top.timeZone,
+    zone,
+    destinations,
+    sets,
+    rules: b.rules,
+    ruleCount: b.count,
+    windows: b.windows,
+    releases: b.releases,
+    groups,
+  });
+}
+
+/**
+ * The table of rules built elsewhere (a build thread) over `top`, whose destinations and sets are compiled
+ * here (a few hundred at most: the rules are the bulk). The topology is checked again: the rules' set
+ * numbers refer to it, so it must be the one the build saw.
+ */
+export function assembleTable(top: TableTopology, built: BuiltRules): CompileResult {
+  const issues = new Issues();
+  let zone: ZoneClock | undefined;
+  try {
+    zone = new ZoneClock(top.timeZone);
+  } catch {
+    issues.add('timeZone', `'${String(top.timeZone)}' is not an IANA time zone`);
+  }
+  const destinations = new Map<string, Destination>();
+  const sets: CompiledSet[] = [];
+  compileTopology(top, issues, destinations, sets);
+  if (issues.count > 0 || zone === undefined) return { ok: false, issues: issues.list, more: issues.more };
+  return { ok: true, table: wrapTable(top, zone, destinations, sets, built) };
 }
 
 function compileTopology(top: TableTopology, issues: Issues, destinations: Map<string, Destination>, sets: CompiledSet[]): Map<string, number> {

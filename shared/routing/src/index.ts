@@ -21,7 +21,11 @@ export {
 } from './types.ts';
 export { compileTable, compileTableSliced, validateTable, MAX_ISSUES, type CompileResult, type TableIssue } from './compile.ts';
 export { RoutingTable } from './table.ts';
-export { TableBuilder, type TableTopology } from './compile.ts';
+export { TableBuilder, assembleTable, type TableTopology, type BuiltRules, type BuildOutcome } from './compile.ts';
+export { createWorkerTableBuilder, TableBuildAbortedError, DEFAULT_BUILD_DEADLINE_MS, DEFAULT_BUILD_THREAD_IDLE_MS, type BuildTimes, type WorkerTableBuilder, type WorkerBuildOptions, type VersionSourceSpec } from './table-worker.ts';
+export type { VersionSource } from './table-build.worker.ts';
+export { mysqlVersionSource, openMysqlVersionSource, MYSQL_VERSION_SOURCE } from './version-source.mysql.ts';
+export { memoryVersionSource, openMemoryVersionSource, MEMORY_VERSION_SOURCE } from './version-source.memory.ts';
 export { compileStoredVersion, tableDataReader } from './compile-stored.ts';
 export type { Decision, DecisionReason, DecideRequest, DecideInputs } from './decision.ts';
 export { releaseBucket, type ReleaseInput } from './gray-release.ts';

@@ -116,13 +116,30 @@ export class PrefixIndexBuilder {
   }
 
   freeze(): PrefixIndex {
+    return PrefixIndex.fromParts(this.freezeParts());
+  }
+
+  /** The finished index as plain data (its arrays can be transferred to another thread). */
+  freezeParts(): PrefixIndexParts {
     const lengths: number[] = [];
     for (let l = MAX_PREFIX_DIGITS; l >= 0; l--) if ((this.#lengths & (1 << l)) !== 0) lengths.push(l);
-    return new PrefixIndex(this.#slots, this.#mask, Uint8Array.from(lengths), this.#count);
+    return { slots: this.#slots, mask: this.#mask, lengthsDesc: Uint8Array.from(lengths), size: this.#count };
   }
 }
 
+/** A built index as data: what a build thread transfers. */
+export interface PrefixIndexParts {
+  readonly slots: Float64Array;
+  readonly mask: number;
+  readonly lengthsDesc: Uint8Array;
+  readonly size: number;
+}
+
 export class PrefixIndex {
+  static fromParts(p: PrefixIndexParts): PrefixIndex {
+    return new PrefixIndex(p.slots, p.mask, p.lengthsDesc, p.size);
+  }
+
   constructor(
     private readonly slots: Float64Array,
     private readonly mask: number,

@@ -45,6 +45,11 @@ export interface RoutingReloaderOptions {
   /** CPU per compile slice before yielding to the event loop, ms. Default 8. */
   readonly sliceMs?: number;
   readonly log: ReloadLog;
+  /**
+   * Builds a stored version (undefined when the store has no such version). Default: in time slices on
+   * this thread (compileStoredVersion); createWorkerTableBuilder's `build` runs it on a worker thread.
+   */
+  readonly build?: (version: number, timeZone: string) => Promise<CompileResult | undefined>;
   /** Called after each swap (shadow comparison, health watch lists). */
   readonly onSwap?: (table: RoutingTable) => void;
 }
@@ -136,7 +141,7 @@ export class RoutingReloader {
     try {
       version = await store.currentVersion();
       if (version === undefined || version === this.#table.version || version === this.#refusedVersion) return 'unchanged';
-      const r = await compileStoredVersion(store, version, this.#o.timeZone, this.#o.sliceMs ?? 8);
+      const r = await (this.#o.build?.(version, this.#o.timeZone) ?? compileStoredVersion(store, version, this.#o.timeZone, this.#o.sliceMs ?? 8));
       if (r === undefined) throw new Error(`version ${version} is named current but not stored`);
       return this.#install(version, r, started);
     } catch (err) {

@@ -1,0 +1,53 @@
+/**
+ * Messages between the main thread and a table build thread (table-worker.ts, table-build.worker.ts).
+ * Structured clone only: no functions; the built arrays' buffers travel in the transfer list (moved, not
+ * copied).
+ */
+import type { BuiltRules, TableTopology, TableIssue } from './compile.ts';
+
+/**
+ * How the build thread reaches the store: a module it imports and a function of it that opens a store
+ * from `options` (a MySQL URL, a SQLite file path, a test's table …). The store it opens is its own: a
+ * connection of the main thread cannot cross threads.
+ */
+export interface VersionSourceSpec {
+  /** Module URL (file: or a package specifier resolvable from the build thread's module). */
+  readonly module: string;
+  /** Name of the export: `(options) => Promise<VersionSource> | VersionSource`. */
+  readonly export: string;
+  readonly options?: unknown;
+}
+
+export interface BuildRequest {
+  readonly source: VersionSourceSpec;
+  readonly version: number;
+  readonly timeZone: string;
+}
+
+export type BuildReply =
+  | {
+      readonly kind: 'built';
+      readonly top: TableTopology;
+      readonly built: BuiltRules;
+      /** When the thread had loaded its module (epoch ms), on its first build; else 0. */
+      readonly startMs: number;
+      readonly readMs: number;
+      readonly buildMs: number;
+      /** CPU of the build thread for reading and building (NaN where the platform does not tell). */
+      readonly cpuMs: number;
+    }
+  | { readonly kind: 'refused'; readonly issues: readonly TableIssue[]; readonly more: number }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Buffers of the built arrays, each once (the transfer list of the reply). */
+export function builtBuffers(b: BuiltRules): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  const add = (a: { readonly buffer: ArrayBufferLike }): void => {
+    if (a.buffer instanceof ArrayBuffer) out.add(a.buffer);
+  };
+  const r = b.rules;
+  for (const a of [r.id, r.priority, r.set, r.window, r.release, r.next]) add(a);
+  for (const g of b.groups) for (const ix of g.indexes) if (ix !== undefined) add(ix.slots);
+  return [...out];
+}

@@ -1,0 +1,67 @@
+/**
+ * Build thread of a routing table (table-worker.ts starts it): reads one stored version through its own
+ * store connection, checks and packs the rules and builds the prefix indexes (the same TableBuilder as the
+ * main-thread build), and hands the typed arrays back in the transfer list. Nothing of this runs on the
+ * event loop that serves requests (SPEC SEC-3's 50 ms; docs/routing.md).
+ */
+import { readFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import { TableBuilder } from './compile.ts';
+import type { VersionReader } from './routing-store.port.ts';
+import { builtBuffers, type BuildReply, type BuildRequest } from './table-build.protocol.ts';
+
+/** What a source module's factory returns. */
+export interface VersionSource {
+  readVersion(version: number): Promise<VersionReader | undefined>;
+  close?(): Promise<void>;
+}
+
+/** When this module was loaded (epoch ms; the thread's start-up ends here): reported with the first build only. */
+let loadedMs = performance.timeOrigin + performance.now();
+
+/** This thread's CPU so far, ms (Linux: /proc/thread-self/schedstat); NaN elsewhere. */
+function threadCpuMs(): number {
+  try {
+    const text = readFileSync('/proc/thread-self/schedstat', 'latin1');
+    return Number(text.slice(0, text.indexOf(' '))) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }> {
+  const startMs = loadedMs;
+  loadedMs = 0;
+  const mod = (await import(req.source.module)) as Record<string, unknown>;
+  const open = mod[req.source.export];
+  if (typeof open !== 'function') return { reply: { kind: 'error', message: `${req.source.export} is not a function of ${req.source.module}` }, transfer: [] };
+  const source = (await (open as (o: unknown) => Promise<VersionSource> | VersionSource)(req.source.options)) as VersionSource;
+  try {
+    const t0 = performance.now();
+    const cpu0 = threadCpuMs();
+    const reader = await source.readVersion(req.version);
+    if (reader === undefined) return { reply: { kind: 'missing' }, transfer: [] };
+    const top = { version: req.version, timeZone: req.timeZone, destinations: reader.destinations, sets: reader.sets };
+    const builder = new TableBuilder(top, reader.ruleCount);
+    for await (const page of reader.pages()) builder.addRules(page);
+    const t1 = performance.now();
+    const steps = builder.buildSteps();
+    let s = steps.next();
+    while (s.done !== true) s = steps.next();
+    const r = s.value;
+    if (!r.ok) return { reply: { kind: 'refused', issues: r.issues, more: r.more }, transfer: [] };
+    return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1, cpuMs: threadCpuMs() - cpu0 }, transfer: builtBuffers(r.built) };
+  } finally {
+    await source.close?.();
+  }
+}
+
+const port = parentPort;
+if (port !== null) {
+  port.on('message', (req: BuildRequest) => {
+    build(req).then(
+      ({ reply, transfer }) => port.postMessage(reply, transfer),
+      (err: unknown) => port.postMessage({ kind: 'error', message: err instanceof Error ? err.message : String(err) } satisfies BuildReply),
+    );
+  });
+}
