@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { FakeClock } from '@vms/clock';
 import type { Principal } from '../../auth/principal.ts';
-import type { Config } from '../../config/config.types.ts';
+import { loadConfig } from '../../config/load.ts';
 import { RoleForbiddenError, UnauthorizedError, type BadParameterError } from '../../errors/catalog.ts';
 import { openRouting } from '../../routing/routing-wiring.ts';
 import type { HandlerContext } from '../handler.types.ts';
@@ -16,7 +16,9 @@ const operator = { tenantId: '000000', userId: 'ops', role: 'operator' } as Prin
 const ctx = (over: Partial<HandlerContext> = {}): HandlerContext => ({ query: {}, params: {}, principal: operator, log, ...over });
 
 async function open(): Promise<Awaited<ReturnType<typeof openRouting>>> {
-  return openRouting({ config: { mysql: null, redis: null, sip: { instanceId: 'a' } } as unknown as Config, redis: null, clock: new FakeClock(0), log });
+  // the real configuration (zero-config: no MySQL, no Redis), so a section added to it cannot be missing here
+  const config = loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: 'a' });
+  return openRouting({ config, redis: null, clock: new FakeClock(0), log });
 }
 
 describe('routing administration', () => {
