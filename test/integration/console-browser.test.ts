@@ -1,6 +1,7 @@
 // The web console (/console) in a real browser: Debian's chromium driven by playwright-core against a
-// running instance (a signaling process with its embedded store, the ZLM stand-in as media node, a
-// simulated NVR with thousands of channels). Operator flow: log in with a token, list and search
+// running cluster (two signaling processes on real redis-server and MariaDB, the ZLM stand-in as media
+// node, a simulated NVR with thousands of channels registered on node-a; the browser talks to node-b, so
+// every device request of the page is owner-routed across instances). Operator flow: log in with a token, list and search
 // devices, see the node table and the cascade leader, open the device (DeviceInfo/DeviceStatus), sync
 // its catalog with the progress bar, press a PTZ button (the device receives the PTZCmd), start live
 // view (the device is INVITEd, RTP reaches the media node, the URLs are shown) and stop it (BYE).
@@ -9,16 +10,20 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
-import { waitFor } from '@vms/harness';
+import { freePort, waitFor } from '@vms/harness';
 import { signToken } from '@vms/signaling';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS_DIR, launchBrowser, type Browser } from './browser.ts';
-import { startSingleStack, type SingleStack } from './media-e2e-fixture.ts';
-import { PASSWORD, SERVER_ID, SIGNING_KEY } from './signaling-fixture.ts';
+import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
+import { mediaNodesEnv, startStandIn } from './media-e2e-fixture.ts';
+import { SERVER_ID, SIGNING_KEY, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
 
 const NVR = '34020000001180000077';
 const CHANNELS = 2000;
-let stack: SingleStack;
+let stores: Stores;
+let zlm: ZlmStandIn;
+let a: Instance;
+let b: Instance;
 let nvr: SimulatedDevice;
 let browser: Browser;
 
@@ -26,18 +31,26 @@ const token = (tenantId: string, operator: boolean): Promise<string> =>
   signToken({ tenantId, userId: 'console-it', ttlSec: 3600, ...(operator ? { role: 'operator' as const } : {}) }, SIGNING_KEY, Date.now());
 
 before(async () => {
-  stack = await startSingleStack({ LOG_LEVEL: 'info' });
+  stores = await startStores();
+  const aPort = await freePort();
+  zlm = await startStandIn(aPort); // its hooks go to node-a, the owner of the NVR's streams
+  const env = { VMS_MEDIA_NODES: mediaNodesEnv(zlm), VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '1', LOG_LEVEL: 'info' };
+  a = await startInstance(stores, 'node-a', { env: { ...env, SERVER_PORT: String(aPort), VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${aPort}` } });
+  b = await startInstance(stores, 'node-b', { env });
   // one Catalog MESSAGE per channel: thousands of MESSAGEs, so the sync takes long enough to be watched
-  nvr = createSimulatedDevice({ server: { host: '127.0.0.1', port: stack.instance.sipPort, id: SERVER_ID }, deviceId: NVR, password: PASSWORD, channels: CHANNELS, catalogPageSize: 1, fps: 25 });
+  nvr = createSimulatedDevice({ server: { host: '127.0.0.1', port: a.sipPort, id: SERVER_ID }, deviceId: NVR, password: 'unused', channels: CHANNELS, catalogPageSize: 1, fps: 25 });
   await nvr.start();
-  await waitFor(() => nvr.registered, { timeoutMs: 10_000, description: 'NVR registered' });
+  await waitFor(() => nvr.registered, { timeoutMs: 10_000, description: 'NVR registered on node-a' });
+  await waitForOnline(b, ['node-a', 'node-b']);
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
   await nvr?.close();
-  await stack?.stop();
+  await Promise.all([a, b].filter((x) => x !== undefined).map((x) => x.proc.stop()));
+  await zlm?.close();
+  await stores?.stop();
 });
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -45,7 +58,7 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 async function login(page: Page, t: string): Promise<void> {
-  await page.goto(`${stack.instance.httpUrl}/console`);
+  await page.goto(`${b.httpUrl}/console`);
   await page.locator('#token-input').fill(t);
   await page.locator('#login').click();
   await page.locator('#nav').waitFor({ state: 'visible' });
@@ -76,11 +89,12 @@ describe('web console in chromium', () => {
     await page.locator('#devices td', { hasText: 'nothing to show' }).waitFor();
     await shot(page, '01-devices-search-empty');
 
-    // nodes: this instance, its online device count, the cascade leader
+    // nodes: both instances, the owner's online device count, the cascade leader (node-a: smallest code)
     await page.locator('a[data-nav=nodes]').click();
     await page.locator('#cascade-leader').waitFor();
     const leader = await page.locator('#cascade-leader').innerText();
-    assert.notEqual(leader, 'none');
+    assert.equal(leader, 'node-a');
+    assert.equal(await page.locator('#nodes tbody tr').count(), 2, 'both instances listed');
     const nodeRow = page.locator('#nodes tbody tr', { hasText: leader });
     assert.equal(await nodeRow.locator('.online-count').innerText(), '1');
     assert.match(await nodeRow.innerText(), /cascade leader/);
@@ -135,18 +149,18 @@ describe('web console in chromium', () => {
     const flv = await page.locator('#live-urls a[data-url=flv]').innerText();
     const streamId = /\/rtp\/([^.]+)\.live\.flv$/.exec(flv)?.[1];
     assert.ok(streamId !== undefined, `an HTTP-FLV URL of the media node: ${flv}`);
-    assert.ok(flv.startsWith(`http://127.0.0.1:${stack.zlm.httpPort}/`));
+    assert.ok(flv.startsWith(`http://127.0.0.1:${zlm.httpPort}/`));
     assert.match(await page.locator('#live-urls a[data-url=hls]').innerText(), new RegExp(streamId));
     const play = nvr.sessions.find((s) => s.kind === 'Play' && s.channelId === channel);
     assert.ok(play !== undefined, 'the device was INVITEd');
-    await waitFor(() => (stack.zlm.stats(streamId)?.rtpPackets ?? 0) > 0, { timeoutMs: 5000, description: 'RTP at the media node' });
+    await waitFor(() => (zlm.stats(streamId)?.rtpPackets ?? 0) > 0, { timeoutMs: 5000, description: 'RTP at the media node' });
     assert.equal(await page.locator('#live-video').count(), 1);
     await shot(page, '04-live-view');
 
     await page.locator('#live-stop').click();
     await page.locator('#live-status', { hasText: 'stopped' }).waitFor();
     await waitFor(() => play.state === 'closed', { timeoutMs: 5000, description: 'BYE at the device' });
-    await waitFor(() => stack.zlm.stats(streamId) === undefined, { timeoutMs: 5000, description: 'RTP server closed at the media node' });
+    await waitFor(() => zlm.stats(streamId) === undefined, { timeoutMs: 5000, description: 'RTP server closed at the media node' });
     await shot(page, '05-live-stopped');
     assert.deepEqual(errors, [], 'no script error and no CSP violation in the page');
     await page.close();
@@ -158,7 +172,7 @@ describe('web console in chromium', () => {
     await page.locator('#devices td', { hasText: 'nothing to show' }).waitFor();
     await page.locator('a[data-nav=nodes]').click();
     await page.locator('#nodes-forbidden').waitFor();
-    await page.goto(`${stack.instance.httpUrl}/console/#/device/${NVR}`);
+    await page.goto(`${b.httpUrl}/console/#/device/${NVR}`);
     await page.locator('.error', { hasText: 'code 403' }).waitFor();
     await shot(page, '06-other-tenant');
     await page.close();
