@@ -37,6 +37,7 @@ export { RoutingError, isRoutingError, type RoutingErrorCode } from './errors.ts
 export type { RoutingStore, VersionReader, RoutingDraft, DraftRule, TableData, VersionInfo, PublishRequest, PublishResult } from './routing-store.port.ts';
 export { createMemoryRoutingStore } from './routing-store.memory.ts';
 export { createMysqlRoutingStore } from './routing-store.mysql.ts';
+export { destinationFromRow, jsonColumn, ruleFromRow, type RoutingDestinationRow, type RoutingRuleRow } from './routing-rows.ts';
 export {
   RoutingReloader,
   ROUTING_RELOAD_CHANNEL,

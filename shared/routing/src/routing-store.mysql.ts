@@ -7,15 +7,11 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { classifyMysqlError, codeSuffix } from '@vms/mysql-errors';
 import { RoutingError } from './errors.ts';
+import { destinationFromRow, jsonColumn, ruleFromRow, type RoutingDestinationRow, type RoutingRuleRow } from './routing-rows.ts';
 import type { DraftRule, PublishResult, RoutingDraft, RoutingStore, TableData, VersionInfo } from './routing-store.port.ts';
 import type { Algorithm, Destination, DestinationSet, GrayRelease, MatchField, Rule, TimeWindow } from './types.ts';
 
-interface DestinationRow extends RowDataPacket {
-  id: string;
-  kind: Destination['kind'];
-  address: string;
-  attrs: unknown;
-}
+interface DestinationRow extends RowDataPacket, RoutingDestinationRow {}
 interface SetRow extends RowDataPacket {
   id: string;
   algorithm: string;
@@ -26,17 +22,7 @@ interface MemberRow extends RowDataPacket {
   weight: number;
   priority: number;
 }
-interface RuleRow extends RowDataPacket {
-  id: number | string;
-  grp: string;
-  field: MatchField;
-  prefix: string;
-  priority: number;
-  set_id: string;
-  time_window: unknown;
-  gray_release: unknown;
-  enabled?: number;
-}
+interface RuleRow extends RowDataPacket, RoutingRuleRow {}
 interface VersionRow extends RowDataPacket {
   version: number | string;
   parent: number | string | null;
@@ -45,32 +31,6 @@ interface VersionRow extends RowDataPacket {
   comment: string;
   rule_count: number;
   topology?: unknown;
-}
-
-/** MariaDB keeps JSON as text: parse it; MySQL hands objects already. */
-function json<T>(v: unknown): T | undefined {
-  if (v === null || v === undefined) return undefined;
-  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
-}
-
-function toRule(r: RuleRow): Rule {
-  const window = json<TimeWindow>(r.time_window);
-  const release = json<GrayRelease>(r.gray_release);
-  return {
-    id: Number(r.id),
-    group: r.grp,
-    field: r.field,
-    prefix: r.prefix,
-    priority: r.priority,
-    setId: r.set_id,
-    ...(window === undefined ? {} : { window }),
-    ...(release === undefined ? {} : { release }),
-  };
-}
-
-function toDestination(r: DestinationRow): Destination {
-  const attrs = json<Record<string, string>>(r.attrs);
-  return { id: r.id, kind: r.kind, address: r.address, ...(attrs === undefined ? {} : { attrs }) };
 }
 
 function toSets(sets: SetRow[], members: MemberRow[]): DestinationSet[] {
@@ -127,7 +87,7 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
         const [s] = await pool.query<SetRow[]>('SELECT id, algorithm FROM routing_set ORDER BY id');
         const [m] = await pool.query<MemberRow[]>('SELECT set_id, destination_id, weight, priority FROM routing_set_member ORDER BY set_id, destination_id');
         const [r] = await pool.query<RuleRow[]>(`SELECT ${RULE_COLUMNS}, enabled FROM routing_rule ORDER BY id`);
-        return { destinations: d.map(toDestination), sets: toSets(s, m), rules: r.map((x): DraftRule => ({ ...toRule(x), enabled: x.enabled === 1 })) };
+        return { destinations: d.map(destinationFromRow), sets: toSets(s, m), rules: r.map((x): DraftRule => ({ ...ruleFromRow(x), enabled: x.enabled === 1 })) };
       }),
     putDestination: (d) =>
       run('putDestination', async () => {
@@ -182,7 +142,7 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
           const [s] = await c.query<SetRow[]>('SELECT id, algorithm FROM routing_set ORDER BY id LOCK IN SHARE MODE');
           const [m] = await c.query<MemberRow[]>('SELECT set_id, destination_id, weight, priority FROM routing_set_member ORDER BY set_id, destination_id LOCK IN SHARE MODE');
           const [r] = await c.query<RuleRow[]>(`SELECT ${RULE_COLUMNS} FROM routing_rule WHERE enabled = 1 ORDER BY id LOCK IN SHARE MODE`);
-          const data: TableData = { version, destinations: d.map(toDestination), sets: toSets(s, m), rules: r.map(toRule) };
+          const data: TableData = { version, destinations: d.map(destinationFromRow), sets: toSets(s, m), rules: r.map(ruleFromRow) };
           const checked = req.check(data);
           if (checked.issues.length > 0) return { ok: false, issues: checked.issues, more: checked.more };
           await c.query('INSERT INTO routing_version (version, parent, published_by, comment, rule_count, topology) VALUES (?, ?, ?, ?, ?, ?)', [
@@ -225,7 +185,7 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
       run('loadVersion', async () => {
         const [vs] = await pool.query<VersionRow[]>('SELECT topology FROM routing_version WHERE version = ?', [version]);
         if (vs[0] === undefined) return undefined;
-        const topology = json<{ destinations: Destination[]; sets: DestinationSet[] }>(vs[0].topology)!;
+        const topology = jsonColumn<{ destinations: Destination[]; sets: DestinationSet[] }>(vs[0].topology)!;
         // Keyset pages: a million rows arrive as bounded result sets, and the event loop runs between them
         // (one result of a million rows would be parsed and converted in one go: a stall of seconds).
         const rules: Rule[] = [];
@@ -235,7 +195,7 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
             after,
             LOAD_PAGE_ROWS,
           ]);
-          for (const row of page) rules.push(toRule(row));
+          for (const row of page) rules.push(ruleFromRow(row));
           if (page.length < LOAD_PAGE_ROWS) break;
           after = Number(page[page.length - 1]!.id);
           await new Promise<void>((resolve) => setImmediate(resolve));
@@ -246,7 +206,7 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
       run('readVersion', async () => {
         const [vs] = await pool.query<VersionRow[]>('SELECT topology, rule_count FROM routing_version WHERE version = ?', [version]);
         if (vs[0] === undefined) return undefined;
-        const topology = json<{ destinations: Destination[]; sets: DestinationSet[] }>(vs[0].topology)!;
+        const topology = jsonColumn<{ destinations: Destination[]; sets: DestinationSet[] }>(vs[0].topology)!;
         return {
           version,
           destinations: topology.destinations,
@@ -264,7 +224,7 @@ export function createMysqlRoutingStore(pool: Pool): RoutingStore {
                 ]);
                 return rows;
               });
-              if (page.length > 0) yield page.map(toRule);
+              if (page.length > 0) yield page.map(ruleFromRow);
               if (page.length < LOAD_PAGE_ROWS) return;
               after = Number(page[page.length - 1]!.id);
             }

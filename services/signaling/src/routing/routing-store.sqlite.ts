@@ -3,27 +3,12 @@
 // semantics (the contract in test/integration/routing-store.test.ts runs on both). better-sqlite3 is
 // synchronous: each verb is one statement or one transaction, and publishing validates the draft inside
 // its transaction (nothing can change it meanwhile) before copying the enabled rules server-side.
-import { RoutingError, type DraftRule, type PublishResult, type RoutingStore, type Rule, type TableData, type VersionInfo } from '@vms/routing';
+import { destinationFromRow, ruleFromRow, RoutingError, type DraftRule, type RoutingDestinationRow, type RoutingRuleRow, type PublishResult, type RoutingStore, type Rule, type TableData, type VersionInfo } from '@vms/routing';
 import type { Destination, DestinationSet, GrayRelease, TimeWindow } from '@vms/routing';
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 
-interface RuleRow {
-  id: number;
-  grp: string;
-  field: Rule['field'];
-  prefix: string;
-  priority: number;
-  set_id: string;
-  time_window: string | null;
-  gray_release: string | null;
-  enabled?: number;
-}
-interface DestinationRow {
-  id: string;
-  kind: Destination['kind'];
-  address: string;
-  attrs: string | null;
-}
+type RuleRow = RoutingRuleRow;
+type DestinationRow = RoutingDestinationRow;
 interface SetRow {
   id: string;
   algorithm: DestinationSet['algorithm'];
@@ -36,24 +21,6 @@ const READ_PAGE_ROWS = 2000;
 const jsonOrNull = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 const parse = <T>(v: string | null): T | undefined => (v === null ? undefined : (JSON.parse(v) as T));
 
-function toRule(r: RuleRow): Rule {
-  const window = parse<TimeWindow>(r.time_window);
-  const release = parse<GrayRelease>(r.gray_release);
-  return {
-    id: r.id,
-    group: r.grp,
-    field: r.field,
-    prefix: r.prefix,
-    priority: r.priority,
-    setId: r.set_id,
-    ...(window === undefined ? {} : { window }),
-    ...(release === undefined ? {} : { release }),
-  };
-}
-function toDestination(r: DestinationRow): Destination {
-  const attrs = parse<Record<string, string>>(r.attrs);
-  return { id: r.id, kind: r.kind, address: r.address, ...(attrs === undefined ? {} : { attrs }) };
-}
 function toSet(r: SetRow): DestinationSet {
   return { id: r.id, algorithm: r.algorithm, members: parse<DestinationSet['members']>(r.members) ?? [] };
 }
@@ -101,7 +68,7 @@ export function createSqliteRoutingStore(db: EmbeddedDb, clock: { now(): number 
   const publish = db.transaction((check: Parameters<RoutingStore['publish']>[0]): PublishResult => {
     const parent = q.current.get()?.version ?? null;
     const version = q.nextVersion.get()!.next;
-    const data: TableData = { version, destinations: q.destinations.all().map(toDestination), sets: q.sets.all().map(toSet), rules: q.enabledRules.all().map(toRule) };
+    const data: TableData = { version, destinations: q.destinations.all().map(destinationFromRow), sets: q.sets.all().map(toSet), rules: q.enabledRules.all().map(ruleFromRow) };
     const checked = check.check(data);
     if (checked.issues.length > 0) return { ok: false, issues: checked.issues, more: checked.more };
     q.insertVersion.run(version, parent, clock.now(), check.by.slice(0, 128), check.comment.slice(0, 512), data.rules.length, JSON.stringify({ destinations: data.destinations, sets: data.sets }));
@@ -126,9 +93,9 @@ export function createSqliteRoutingStore(db: EmbeddedDb, clock: { now(): number 
   return {
     draft: () =>
       run('draft', () => ({
-        destinations: q.destinations.all().map(toDestination),
+        destinations: q.destinations.all().map(destinationFromRow),
         sets: q.sets.all().map(toSet),
-        rules: q.draftRules.all().map((r): DraftRule => ({ ...toRule(r), enabled: r.enabled === 1 })),
+        rules: q.draftRules.all().map((r): DraftRule => ({ ...ruleFromRow(r), enabled: r.enabled === 1 })),
       })),
     putDestination: (d) => run('putDestination', () => void q.putDestination.run(d.id, d.kind, d.address, jsonOrNull(d.attrs))),
     removeDestination: (id) => run('removeDestination', () => q.removeDestination.run(id).changes > 0),
@@ -145,7 +112,7 @@ export function createSqliteRoutingStore(db: EmbeddedDb, clock: { now(): number 
     loadVersion: (version) =>
       run('loadVersion', () => {
         const t = topologyOf(version);
-        return t === undefined ? undefined : { version, destinations: t.destinations, sets: t.sets, rules: q.versionRules.all(version).map(toRule) };
+        return t === undefined ? undefined : { version, destinations: t.destinations, sets: t.sets, rules: q.versionRules.all(version).map(ruleFromRow) };
       }),
     readVersion: (version) =>
       run('readVersion', () => {
@@ -160,9 +127,9 @@ export function createSqliteRoutingStore(db: EmbeddedDb, clock: { now(): number 
           async *pages() {
             for (let after = 0; ; ) {
               const page = await run('readVersion', () => q.versionPage.all(version, after, READ_PAGE_ROWS));
-              if (page.length > 0) yield page.map(toRule);
+              if (page.length > 0) yield page.map(ruleFromRow);
               if (page.length < READ_PAGE_ROWS) return;
-              after = page[page.length - 1]!.id;
+              after = Number(page[page.length - 1]!.id);
               await new Promise<void>((resolve) => setImmediate(resolve));
             }
           },
