@@ -223,14 +223,19 @@ describe('examples/trial-values.yaml (bundled stores)', () => {
   });
 });
 
-describe('sipEdge (upcoming service)', () => {
+describe('sipEdge', () => {
   it('is off by default and renders a valid Deployment and Service when enabled', async () => {
     const off = await render({ secrets: EXISTING });
     assert.equal(off.manifests.filter((m) => m.metadata.name.includes('sip-edge')).length, 0);
-    const on = await render({ secrets: EXISTING, sipEdge: { enabled: true } });
+    await assert.rejects(render({ secrets: { nodeForwardSecret: 'f'.repeat(16), signingKey: 'k'.repeat(32) }, mysql: { url: 'mysql://u:p@db/vms' }, sipEdge: { enabled: true } }), /secrets\.edgeFlowSecret/);
+    await assert.rejects(render({ secrets: EXISTING, sipEdge: { enabled: true } }), /needs MySQL/);
+    const on = await render({ secrets: EXISTING, mysql: { fromExistingSecret: true }, sipEdge: { enabled: true } });
     validateAll(on);
     const dep = one(on, 'Deployment', 'vms-gb28181-cluster-sip-edge');
     assert.equal(obj(dep['spec'])['replicas'], 2);
+    const text = JSON.stringify(dep);
+    for (const name of ['VMS_EDGE_PORT', 'VMS_EDGE_HOST', 'VMS_EDGE_CODE', 'VMS_EDGE_FLOW_SECRET']) assert.ok(text.includes(`"name":"${name}"`), name);
+    assert.ok(text.includes('services/sip-edge/src/main.ts'), 'runs the edge service');
     one(on, 'Service', 'vms-gb28181-cluster-sip-edge');
   });
 });

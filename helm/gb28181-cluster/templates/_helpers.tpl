@@ -56,5 +56,7 @@ app.kubernetes.io/name: {{ template "gb.name" . }}, app.kubernetes.io/instance: 
 {{- if and .Values.redis.bundled.enabled (or .Values.redis.url .Values.redis.fromExistingSecret) }}{{ template "gb.fail: redis: bundled and url/fromExistingSecret exclude each other" }}{{ end }}
 {{- if and .Values.mysql.bundled.enabled (or .Values.mysql.url .Values.mysql.fromExistingSecret) }}{{ template "gb.fail: mysql: bundled and url/fromExistingSecret exclude each other" }}{{ end }}
 {{- if and .Values.mysql.bundled.enabled (not (and .Values.mysql.bundled.password .Values.mysql.bundled.rootPassword)) }}{{ template "gb.fail: set mysql.bundled.password and mysql.bundled.rootPassword" }}{{ end }}
+{{- if and .Values.sipEdge.enabled (not .Values.secrets.existingSecret) (not .Values.secrets.edgeFlowSecret) }}{{ template "gb.fail: sipEdge needs secrets.edgeFlowSecret, at least 16 bytes (or secrets.existingSecret)" }}{{ end }}
+{{- if and .Values.sipEdge.enabled (not (or .Values.mysql.url .Values.mysql.bundled.enabled .Values.mysql.fromExistingSecret)) }}{{ template "gb.fail: sipEdge reads the node table: it needs MySQL (mysql.url, bundled or fromExistingSecret)" }}{{ end }}
 {{- if and (or .Values.redis.fromExistingSecret .Values.mysql.fromExistingSecret) (not .Values.secrets.existingSecret) }}{{ template "gb.fail: fromExistingSecret needs secrets.existingSecret" }}{{ end }}
 {{- end }}
