@@ -237,11 +237,14 @@ describe('loadConfig', () => {
     const yaml = 'vms:\n  limits:\n    device-max-channels: 80000\n    http-request-timeout: 12.5\n';
     const set = loadConfig(['--config', 'c.yaml'], { VMS_LIMITS_SIP_TCP_CONNECTIONS_PER_IP: '8' }, io({ 'c.yaml': yaml }));
     assert.deepEqual([set.limits.deviceMaxChannels, set.limits.httpRequestTimeoutMs, set.limits.sipTcpConnectionsPerIp], [80_000, 12_500, 8]);
-    const issues = issuesOf(() => loadConfig([], { VMS_LIMITS_DEVICE_MESSAGE_RATE: '0', VMS_LIMITS_HTTP_BODY_LIMIT: 'lots' }, io()));
-    assert.deepEqual(issues.map((i) => [i.key, i.env]), [
+    assert.deepEqual(loadConfig([], { VMS_LIMITS_EDGE_ADDRESSES: '10.9.9.9, 10.244.0.0/16,fd00::/8' }, io()).limits.edgeAddresses, ['10.9.9.9', '10.244.0.0/16', 'fd00::/8']);
+    const issues = issuesOf(() => loadConfig([], { VMS_LIMITS_DEVICE_MESSAGE_RATE: '0', VMS_LIMITS_EDGE_ADDRESSES: 'edge-1.local', VMS_LIMITS_HTTP_BODY_LIMIT: 'lots' }, io()));
+    assert.deepEqual(issues.map((i) => [i.key, i.env]).sort(), [
       ['vms.limits.device-message-rate', 'VMS_LIMITS_DEVICE_MESSAGE_RATE'],
+      ['vms.limits.edge-addresses', 'VMS_LIMITS_EDGE_ADDRESSES'],
       ['vms.limits.http-body-limit', 'VMS_LIMITS_HTTP_BODY_LIMIT'],
     ]);
+    assert.equal(issuesOf(() => loadConfig([], { VMS_LIMITS_EDGE_ADDRESSES: '10.0.0.0/33' }, io()))[0]?.key, 'vms.limits.edge-addresses');
   });
 
   it('routing settings: defaults, values, an unknown time zone and a timeout over the interval named by key', () => {

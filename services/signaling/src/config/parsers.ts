@@ -163,11 +163,20 @@ export function parsePrefixList(raw: string): Parsed<readonly string[]> {
   return ok(items);
 }
 
-/** Comma-separated IPv4/IPv6 addresses (no names: compared with a packet's source address). */
+/**
+ * Comma-separated IPv4/IPv6 addresses or CIDR blocks (a Kubernetes pod network: edge pods change address);
+ * no names, as they are compared with a packet's source address.
+ */
 export function parseAddressList(raw: string): Parsed<readonly string[]> {
   const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   if (items.length > 1000) return bad('must list at most 1000 addresses');
-  for (const item of items) if (isIP(item) === 0) return bad('must be comma-separated IP addresses');
+  for (const item of items) {
+    const [ip = '', bits, ...rest] = item.split('/');
+    const family = isIP(ip);
+    const max = family === 6 ? 128 : 32;
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (family === 0 || !okBits || rest.length > 0) return bad('must be comma-separated IP addresses or CIDR blocks (10.0.0.0/8)');
+  }
   return ok(items);
 }
 

@@ -82,7 +82,7 @@ export const SETTINGS = [
   // SPEC SEC-3 bounds (README "Bounds": what the peer gets when one is hit)
   { key: 'vms.limits.device-max-channels', type: 'limit', default: '50000', doc: 'channels one device may hold; a catalog over it is answered SIP 403' },
   { key: 'vms.limits.device-message-rate', type: 'limit', default: '200', doc: "tokens per second refilled in a device's bucket; a MESSAGE costs 1 + 1 per full 4 KiB of body; empty: SIP 503 + Retry-After" },
-  { key: 'vms.limits.edge-addresses', type: 'addressList', default: 'none', doc: 'IP addresses of SIP edges (services/sip-edge): their unregistered-sender traffic is limited per device flow the edge names, not per edge address' },
+  { key: 'vms.limits.edge-addresses', type: 'addressList', default: 'none', doc: 'IP addresses or CIDR blocks of SIP edges (services/sip-edge; a pod network in Kubernetes): their unregistered-sender traffic is limited per device flow the edge names, not per edge address' },
   { key: 'vms.limits.unbound-message-rate', type: 'limit', default: '50', doc: 'per source address: MESSAGEs a second naming no device registered here on that flow (each costs a store read and a challenge); over it SIP 503 + Retry-After' },
   { key: 'vms.limits.unbound-message-burst', type: 'limit', default: '500', doc: 'per source address: the burst of such MESSAGEs (a site behind one NAT address after an instance restart)' },
   { key: 'vms.limits.large-body-decode-threads', type: 'limit', default: '1', doc: 'worker threads decoding MANSCDP bodies over 4 KiB off the event loop' },

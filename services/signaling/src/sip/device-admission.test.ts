@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from './catalog-assembler.ts';
-import { createAddressBuckets, createTokenBuckets, messageCost } from './device-admission.ts';
+import { addressMatcher, createAddressBuckets, createTokenBuckets, messageCost } from './device-admission.ts';
 
 describe('per-device token bucket', () => {
   it('starts full, refuses past the burst, refills at the rate, never above the burst', () => {
@@ -46,6 +46,14 @@ describe('per-address buckets (senders not registered here)', () => {
     assert.equal(b.take('b', 1, 0), true, 'b comes back with a full bucket');
     for (let i = 0; i < 10_000; i++) b.take(`spoofed-${i}`, 1, 0);
     assert.equal(b.size, 3);
+  });
+});
+
+describe('addressMatcher (edge addresses)', () => {
+  it('matches listed addresses and CIDR blocks, of either family, and nothing else', () => {
+    const m = addressMatcher(['10.9.9.9', '10.244.0.0/16', 'fd00::/8']);
+    assert.deepEqual(['10.9.9.9', '10.244.3.7', '10.245.0.1', 'fd12::1', '2001:db8::1', 'not-an-ip'].map(m), [true, true, false, true, false, false]);
+    assert.equal(addressMatcher([])('10.9.9.9'), false);
   });
 });
 

@@ -6,6 +6,7 @@
 //    device over it is answered 403 (RFC 3261 §21.4.4: understood, refused, repeating will not help).
 // The stores enforce the cap again atomically (ChannelLimitError), so racing messages cannot pass it.
 // Refusals are logged at most once per device per LOG_EVERY_MS with the count since the last line.
+import { BlockList, isIP } from 'node:net';
 import type { CatalogItem, ManscdpCommand } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository } from '../devices/device-repository.port.ts';
@@ -108,6 +109,22 @@ export function createAddressBuckets(ratePerSec: number, burst: number, maxAddre
     get size() {
       return buckets.size;
     },
+  };
+}
+
+/** Whether an address is one of `entries` (addresses or CIDR blocks, as parseAddressList accepts them). */
+export function addressMatcher(entries: readonly string[]): (address: string) => boolean {
+  if (entries.length === 0) return () => false;
+  const list = new BlockList();
+  for (const e of entries) {
+    const [ip = '', bits] = e.split('/');
+    const type = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(ip, type);
+    else list.addSubnet(ip, Number(bits), type);
+  }
+  return (address) => {
+    const family = isIP(address);
+    return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
   };
 }
 

@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
 import { BadParameterError, DeviceOfflineError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
 import type { UplinkKind } from '../events/device-events.ts';
-import { createAddressBuckets, createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES, messageCost } from './device-admission.ts';
+import { addressMatcher, createAddressBuckets, createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES, messageCost } from './device-admission.ts';
 import { createManscdpParsePool, DEFAULT_PARSE_LIMITS, ParseQueueFullError, ParseRefusedError } from './manscdp-parse-pool.ts';
 import type { DeviceSession } from './device-flows.ts';
 import { edgeFlowOf, sameDeviceFlow, sameFlow } from './device-trust.ts';
@@ -109,7 +109,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
   const unbound = createAddressBuckets(limits.unboundRatePerSec, limits.unboundBurst);
   // Behind a SIP edge every device shares the edge's address: the edge's traffic is charged per device flow
   // it names (its top Via), which only a configured edge address is trusted to name (issue 14).
-  const edges = new Set(limits.edgeAddresses);
+  const edges = addressMatcher(limits.edgeAddresses);
   let unboundRefused = 0;
   let unboundLoggedAt = -Infinity;
   const decoder = createManscdpParsePool({ ...DEFAULT_PARSE_LIMITS, threads: limits.largeBodyDecodeThreads, maxQueued: limits.largeBodyDecodeQueue }, deps.log);
@@ -202,7 +202,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       if (limited !== undefined) return refuse(ctx, limited);
       // Not from a live binding here: a store read and a challenge at the sender's choice of ids; bounded
       // per source address (a device's own bucket cannot hold invented ids).
-      const source = edgeFlow !== null && edges.has(ctx.flow.remoteAddress) ? `edge:${edgeFlow}` : ctx.flow.remoteAddress;
+      const source = edgeFlow !== null && edges(ctx.flow.remoteAddress) ? `edge:${edgeFlow}` : ctx.flow.remoteAddress;
       if (bound === undefined && !unbound.take(source, messageCost(req.body.length), now)) {
         unboundRefused++;
         if (now - unboundLoggedAt >= 10_000) {
