@@ -9,7 +9,7 @@ import type { DeviceSession } from './device-flows.ts';
 import type { DeviceMessenger } from './device-messenger.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
-import type { Assembly, PendingQueries } from './pending-queries.ts';
+import { singleAnswer, type PendingQueries } from './pending-queries.ts';
 import { toCatalogError } from './sip-status.ts';
 
 export interface DeviceExchangeOptions {
@@ -32,17 +32,6 @@ export interface DeviceExchange {
   nextSn(): string;
 }
 
-function single<B>(): Assembly<B, B> {
-  let body: B | undefined;
-  return {
-    add(b) {
-      body = b;
-      return true;
-    },
-    partial: () => undefined,
-    result: () => body as B,
-  };
-}
 
 export function createDeviceExchange(o: DeviceExchangeOptions): DeviceExchange {
   const { side, pending, messenger } = o;
@@ -75,7 +64,7 @@ export function createDeviceExchange(o: DeviceExchangeOptions): DeviceExchange {
       await send(session, targetId, body, operation);
     },
     async ask<B>(session: DeviceSession, cmdType: string, operation: string, build: (sn: string) => Buffer, targetId = session.deviceId): Promise<B> {
-      const handle = pending.open({ deviceId: session.deviceId, cmdType, operation, firstTimeoutMs: o.responseMs, assembly: single<B>() });
+      const handle = pending.open({ deviceId: session.deviceId, cmdType, operation, firstTimeoutMs: o.responseMs, assembly: singleAnswer<B>() });
       try {
         await send(session, targetId, build(String(handle.sn)), operation);
       } catch (err) {

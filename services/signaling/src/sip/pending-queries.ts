@@ -18,6 +18,19 @@ export interface Assembly<B, R> {
   result(): R;
 }
 
+/** An answer of one message (DeviceInfo, DeviceStatus, most 2022 queries): complete with the first body. */
+export function singleAnswer<B>(): Assembly<B, B> {
+  let body: B | undefined;
+  return {
+    add(b) {
+      body = b;
+      return true;
+    },
+    partial: () => undefined,
+    result: () => body as B,
+  };
+}
+
 export interface PendingSpec<B, R> {
   readonly deviceId: DeviceId;
   /** CmdType of the expected Response. */

@@ -26,7 +26,7 @@ import type { DeviceSession } from './device-flows.ts';
 import type { DeviceMessenger } from './device-messenger.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
-import type { Assembly, PendingQueries, PendingSpec } from './pending-queries.ts';
+import { singleAnswer, type PendingQueries, type PendingSpec } from './pending-queries.ts';
 import { createQueryRelay, type QueryRelay } from './query-relay.ts';
 import type { QueryTimeouts } from './query-timeouts.ts';
 import { createRecordAssembly, type RecordAssembly } from './record-assembler.ts';
@@ -57,18 +57,6 @@ export interface SipDeviceControl extends DeviceControlService {
 /** GB/T 28181 Annex A.3 recommends a control priority; 5 is what platforms and sample 11 send. */
 const PTZ_CONTROL_PRIORITY = '5';
 
-/** One-message answers (DeviceInfo, DeviceStatus). */
-function single<B>(): Assembly<B, B> {
-  let body: B | undefined;
-  return {
-    add(b) {
-      body = b;
-      return true;
-    },
-    partial: () => undefined,
-    result: () => body as B,
-  };
-}
 
 const onOff = (v: string | undefined): boolean | null => {
   const t = v?.trim().toUpperCase();
@@ -149,7 +137,7 @@ export function createSipDeviceControl(o: SipDeviceControlOptions): SipDeviceCon
   return {
     async queryDeviceInfo(deviceId) {
       const session = sessionOf(deviceId);
-      const spec = { deviceId, cmdType: 'DeviceInfo', operation: 'DeviceInfo query', firstTimeoutMs: timeouts.deviceInfoMs, assembly: single<DeviceInfoResponse>() };
+      const spec = { deviceId, cmdType: 'DeviceInfo', operation: 'DeviceInfo query', firstTimeoutMs: timeouts.deviceInfoMs, assembly: singleAnswer<DeviceInfoResponse>() };
       const body = await ask(session, deviceId, spec, (sn) => buildDeviceInfoQuery({ sn, deviceId }, { charset: session.charset }));
       if (body.result?.trim().toUpperCase() === RESULT_ERROR) throw new DeviceRejectedError(deviceId, spec.operation, 'Result ERROR');
       const info = deviceInfoOf(deviceId, body);
@@ -161,7 +149,7 @@ export function createSipDeviceControl(o: SipDeviceControlOptions): SipDeviceCon
 
     async queryDeviceStatus(deviceId) {
       const session = sessionOf(deviceId);
-      const spec = { deviceId, cmdType: 'DeviceStatus', operation: 'DeviceStatus query', firstTimeoutMs: timeouts.deviceStatusMs, assembly: single<DeviceStatusResponse>() };
+      const spec = { deviceId, cmdType: 'DeviceStatus', operation: 'DeviceStatus query', firstTimeoutMs: timeouts.deviceStatusMs, assembly: singleAnswer<DeviceStatusResponse>() };
       const body = await ask(session, deviceId, spec, (sn) => buildDeviceStatusQuery({ sn, deviceId }, { charset: session.charset }));
       if (body.result?.trim().toUpperCase() === RESULT_ERROR) throw new DeviceRejectedError(deviceId, spec.operation, 'Result ERROR');
       return deviceStatusOf(deviceId, body);
