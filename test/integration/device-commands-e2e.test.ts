@@ -31,7 +31,10 @@ function postStatus(url: string, body: Buffer): Promise<number> {
     });
     req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
     req.on('close', () => reject(new Error('connection closed without an answer'))); // no-op once resolved
-    req.end(body);
+    // An oversized body is announced but only its first KiB sent: the server must answer from Content-Length
+    // alone, and no megabytes sit unread in its socket when it closes (an RST then can drop the answer).
+    if (body.length > 64 * 1024) req.write(body.subarray(0, 1024));
+    else req.end(body);
   });
 }
 
