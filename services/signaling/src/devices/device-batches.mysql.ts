@@ -1,6 +1,6 @@
 // Multi-row statements of the MySQL device store: keepalive batches (OWN-5) and catalog upserts.
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { CHANNEL_COLUMNS, channelValues } from './device-rows.mysql.ts';
+import { CHANNEL_COLUMNS, channelValues } from './device-rows.ts';
 import type { ChannelInput, DeviceId } from './device.types.ts';
 
 /** Rows per multi-row statement. */

@@ -7,7 +7,8 @@ import { DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.t
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
 import { writeKeepalives } from './device-batches.mysql.ts';
 import { removeChannelRows, replaceChannelRows, upsertChannelRows } from './channel-writes.mysql.ts';
-import { CHANNEL_COLUMNS, channelFromRow, DEVICE_COLUMNS, deviceFromRow, type ChannelRow, type CountRow, type DeviceRow } from './device-rows.mysql.ts';
+import { CHANNEL_COLUMNS, channelFromRow, DEVICE_COLUMNS, deviceFromRow } from './device-rows.ts';
+import type { ChannelRow, CountRow, DeviceRow } from './device-rows.mysql.ts';
 import { DEFAULT_TENANT, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';

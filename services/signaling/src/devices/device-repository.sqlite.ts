@@ -12,10 +12,13 @@ import type { Clock } from '../core/clock.ts';
 import { ChannelLimitError, DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.ts';
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
-import { CHANNEL_COLUMNS, channelFromRow, channelValues, DEVICE_COLUMNS, deviceFromRow, type ChannelRow, type DeviceRow } from './device-rows.sqlite.ts';
+import { CHANNEL_COLUMNS, channelFromRow, channelValues, DEVICE_COLUMNS, deviceFromRow, type ChannelRowFields, type DeviceRowFields } from './device-rows.ts';
 import { DEFAULT_TENANT, type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';
+
+type DeviceRow = DeviceRowFields<number>;
+type ChannelRow = ChannelRowFields<number>;
 
 /** Rows per write transaction between two turns of the event loop (~1-3 ms of SQLite work). */
 export const WRITE_CHUNK = 1000;

@@ -1,4 +1,6 @@
-// Row shapes and mapping of the embedded store's gb_device / gb_channel (storage/embedded-schema.sqlite.ts).
+// Row shapes and mapping of gb_device / gb_channel, one for both stores: MySQL (`deploy/sql/V001__devices.sql`,
+// times as DATETIME → Date) and the embedded SQLite store (`storage/embedded-schema.sqlite.ts`, times as epoch
+// milliseconds). SQL text stays in the adapter files.
 import type { Channel, ChannelInput, Charset, Device, Transport } from './device.types.ts';
 
 export const DEVICE_COLUMNS =
@@ -9,7 +11,10 @@ export const CHANNEL_COLUMNS =
   'device_id, channel_id, name, manufacturer, model, owner, civil_code, address, parent_id, parental, status, ' +
   'longitude, latitude, ptz_type, extra, updated_at';
 
-export interface DeviceRow {
+/** A stored instant: MySQL hands back a Date, SQLite the epoch milliseconds it was given. */
+export type StoredTime = Date | number;
+
+export interface DeviceRowFields<T extends StoredTime> {
   device_id: string;
   tenant_id: string;
   name: string | null;
@@ -21,16 +26,16 @@ export interface DeviceRow {
   password: string | null;
   remote_ip: string | null;
   remote_port: number | null;
-  registered_at: number | null;
-  keepalive_at: number | null;
+  registered_at: T | null;
+  keepalive_at: T | null;
   expires_sec: number | null;
   online: number;
   channel_count: number;
-  created_at: number;
-  updated_at: number;
+  created_at: T;
+  updated_at: T;
 }
 
-export interface ChannelRow {
+export interface ChannelRowFields<T extends StoredTime> {
   device_id: string;
   channel_id: string;
   name: string | null;
@@ -45,11 +50,15 @@ export interface ChannelRow {
   longitude: number | null;
   latitude: number | null;
   ptz_type: number | null;
-  extra: string | null;
-  updated_at: number;
+  /** JSON text (SQLite, MariaDB's LONGTEXT) or an object MySQL already parsed. */
+  extra: string | Record<string, string> | null;
+  updated_at: T;
 }
 
-export function deviceFromRow(r: DeviceRow): Device {
+const toMs = (t: StoredTime): number => (typeof t === 'number' ? t : t.getTime());
+const toMsOrNull = (t: StoredTime | null): number | null => (t === null ? null : toMs(t));
+
+export function deviceFromRow(r: DeviceRowFields<StoredTime>): Device {
   return Object.freeze({
     deviceId: r.device_id,
     tenantId: r.tenant_id,
@@ -62,27 +71,31 @@ export function deviceFromRow(r: DeviceRow): Device {
     password: r.password,
     remoteIp: r.remote_ip,
     remotePort: r.remote_port,
-    registeredAt: r.registered_at,
-    keepaliveAt: r.keepalive_at,
+    registeredAt: toMsOrNull(r.registered_at),
+    keepaliveAt: toMsOrNull(r.keepalive_at),
     expiresSec: r.expires_sec,
     online: r.online === 1,
     channelCount: r.channel_count,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
+    createdAt: toMs(r.created_at),
+    updatedAt: toMs(r.updated_at),
   });
 }
 
-function parseExtra(value: string | null): Record<string, string> {
+/** A stored `extra` that is not a JSON object (hand-edited, truncated) reads as empty rather than failing the read. */
+function parseExtra(value: ChannelRowFields<StoredTime>['extra']): Record<string, string> {
   if (value === null) return {};
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
-  } catch {
-    return {};
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return {};
+    }
   }
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
 }
 
-export function channelFromRow(r: ChannelRow): Channel {
+export function channelFromRow(r: ChannelRowFields<StoredTime>): Channel {
   return Object.freeze({
     deviceId: r.device_id,
     channelId: r.channel_id,
@@ -99,12 +112,12 @@ export function channelFromRow(r: ChannelRow): Channel {
     latitude: r.latitude,
     ptzType: r.ptz_type,
     extra: Object.freeze(parseExtra(r.extra)),
-    updatedAt: r.updated_at,
+    updatedAt: toMs(r.updated_at),
   });
 }
 
-/** Values in CHANNEL_COLUMNS order. */
-export function channelValues(deviceId: string, c: ChannelInput, at: number): unknown[] {
+/** Values in CHANNEL_COLUMNS order, for a multi-row `INSERT … VALUES ?` (MySQL) or a prepared insert (SQLite). */
+export function channelValues(deviceId: string, c: ChannelInput, at: StoredTime): unknown[] {
   return [
     deviceId,
     c.channelId,
