@@ -45,6 +45,19 @@ export function ruleFromRow(r: RoutingRuleRow): Rule {
   };
 }
 
+/**
+ * A rule from a row read as an array in RULE_COLUMNS order (mysql2 `rowsAsArray`: no object per row with
+ * eight named properties; a reload converts a million of them). Same result as ruleFromRow.
+ */
+export function ruleFromArray(a: readonly unknown[]): Rule {
+  const window = jsonColumn<TimeWindow>(a[6]);
+  const release = jsonColumn<GrayRelease>(a[7]);
+  const r: { -readonly [K in keyof Rule]: Rule[K] } = { id: Number(a[0]), group: a[1] as string, field: a[2] as MatchField, prefix: a[3] as string, priority: a[4] as number, setId: a[5] as string };
+  if (window !== undefined) r.window = window;
+  if (release !== undefined) r.release = release;
+  return r;
+}
+
 export function destinationFromRow(r: RoutingDestinationRow): Destination {
   const attrs = jsonColumn<Record<string, string>>(r.attrs);
   return { id: r.id, kind: r.kind, address: r.address, ...(attrs === undefined ? {} : { attrs }) };

@@ -16,6 +16,17 @@ describe('table validation', () => {
     assert.deepEqual(validateTable(ok), { issues: [], more: 0 });
   });
 
+  it('finds duplicate ids whether the rules come in id order or not', () => {
+    // stores read in id order (no id set while ids rise); the set is made at the first id out of order,
+    // from every id seen before it, invalid rules' ids included
+    const r = (id: number, prefix = String(id)): Rule => ({ id, group: 'media', field: 'device', prefix, priority: 0, setId: 's' });
+    const paths = (rules: Rule[]): string[] => validateTable({ ...ok, rules }).issues.map((i) => `${i.path}: ${i.message}`);
+    assert.deepEqual(paths([r(5), r(7), r(6), r(9), r(7, '70'), r(5, '50')]), ['rules[4] (id 7): duplicate id', 'rules[5] (id 5): duplicate id']);
+    assert.deepEqual(paths([r(2), r(3, 'x'), r(3, '30')]), ['rules[1] (id 3): prefix must be 0..24 digits', 'rules[2] (id 3): duplicate id']);
+    assert.deepEqual(paths([r(2), r(3, 'x'), r(1), r(3, '30')]), ['rules[1] (id 3): prefix must be 0..24 digits', 'rules[3] (id 3): duplicate id']);
+    assert.deepEqual(paths([r(3), r(2), r(1)]), []);
+  });
+
   it('reports every problem, each with its place', () => {
     const bad = {
       version: -1,
