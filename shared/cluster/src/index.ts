@@ -25,7 +25,7 @@ export { createMemoryOwnershipStore, type MemoryOwnershipOptions } from './owner
 export { createRedisOwnershipStore, ownershipKey, type RedisOwnershipOptions } from './ownership.redis.ts';
 export { ClaimBatcher, type ClaimBatcherOptions, type ClaimSink } from './claim-batcher.ts';
 export { withClaimBatching, type ClaimBatchingOptions } from './ownership.batched.ts';
-export { createRedisClient, waitForRedisReady, type RedisClient, type RedisClientOptions } from './redis-client.ts';
+export { createRedisClient, subscriberConnection, waitForRedisReady, type RedisClient, type RedisClientOptions } from './redis-client.ts';
 export { parseRedisUrl, type RedisTarget, type RedisEndpoint } from './redis-url.ts';
 
 export type { NodeInfo, NodeRow, NodeRegistry } from './node-table.port.ts';

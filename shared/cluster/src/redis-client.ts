@@ -94,3 +94,27 @@ export function waitForRedisReady(client: RedisClient, timeoutMs = 5000): Promis
     client.once('ready', onReady);
   });
 }
+
+/**
+ * A second connection for SUBSCRIBE, with the client's settings except: an offline queue kept across
+ * reconnect attempts (SUBSCRIBE waits for the connection instead of failing at once while it is not up
+ * yet — with the command client's queue off, a subscribe sent right after creating it is refused), the
+ * channels subscribed again after every reconnect, and no command timeout (a subscribed connection is
+ * silent between messages).
+ */
+export function subscriberConnection(client: RedisClient, connectionName: string): Redis | Cluster {
+  if (client.isCluster) {
+    const cluster = client as Cluster;
+    return cluster.duplicate([], {
+      enableOfflineQueue: true,
+      redisOptions: { ...cluster.options.redisOptions, commandTimeout: undefined, maxRetriesPerRequest: null, connectionName },
+    });
+  }
+  return (client as Redis).duplicate({
+    enableOfflineQueue: true,
+    commandTimeout: undefined,
+    maxRetriesPerRequest: null,
+    autoResubscribe: true,
+    connectionName,
+  });
+}

@@ -43,10 +43,14 @@ export interface RoutingHealthMonitorOptions {
   readonly log: HealthMonitorLog;
 }
 
+/** A destination's effective state changed (seen here: this instance's event, or a refresh from the store). */
+export type HealthChangeListener = (id: string, from: DestinationState, to: DestinationState) => void;
+
 export class RoutingHealthMonitor {
   readonly #o: RoutingHealthMonitorOptions;
   readonly #policy: HealthPolicy;
   #snapshot = new Map<string, DestinationHealth>();
+  readonly #listeners = new Set<HealthChangeListener>();
   #timer: TimerHandle | undefined;
   #round: Promise<void> | undefined;
   #cursor = 0;
@@ -65,6 +69,26 @@ export class RoutingHealthMonitor {
 
   health(id: string): DestinationHealth | undefined {
     return this.#snapshot.get(id);
+  }
+
+  /** Every destination something was recorded about (the rest are active). */
+  all(): ReadonlyMap<string, DestinationHealth> {
+    return this.#snapshot;
+  }
+
+  /**
+   * Called when a destination's effective state changes as seen here (an event of this instance, or a
+   * refresh bringing another instance's): a user of the states acts at once instead of at its next
+   * periodic look (the cascade's upstream choice). Returns the unsubscribe.
+   */
+  onChange(listener: HealthChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** A probe made elsewhere (the media plane's node probes and keepalives) counted against the same state. */
+  async reportProbe(id: string, ok: boolean): Promise<void> {
+    await this.#apply(id, { kind: 'probe', ok });
   }
 
   /** First refresh and round, then one round every intervalMs. */
@@ -86,7 +110,7 @@ export class RoutingHealthMonitor {
   /** Re-reads the shared state (called when another instance announces a change). */
   async refresh(): Promise<void> {
     try {
-      this.#snapshot = await this.#o.store.all();
+      this.#swap(await this.#o.store.all());
     } catch (err) {
       this.#o.log.warn({ err }, 'routing health not read; decisions keep the last known states');
     }
@@ -111,11 +135,37 @@ export class RoutingHealthMonitor {
     const after = await this.#o.store.apply(id, event, this.#o.clock.now(), this.#policy);
     const next = new Map(this.#snapshot);
     next.set(id, after);
-    this.#snapshot = next;
     const was = before === undefined ? 'active' : effectiveState(before);
     const now = effectiveState(after);
     if (was !== now) this.#o.log.info({ destinationId: id, from: was, to: now, event: event.kind }, 'routing destination state changed');
+    this.#swap(next);
     return after;
+  }
+
+  /** Installs a new snapshot and tells the listeners of every effective state it changes. */
+  #swap(next: Map<string, DestinationHealth>): void {
+    const prev = this.#snapshot;
+    this.#snapshot = next;
+    if (this.#listeners.size === 0) return;
+    const changes: [string, DestinationState, DestinationState][] = [];
+    const stateIn = (m: Map<string, DestinationHealth>, id: string): DestinationState => {
+      const h = m.get(id);
+      return h === undefined ? 'active' : effectiveState(h);
+    };
+    for (const id of new Set([...prev.keys(), ...next.keys()])) {
+      const from = stateIn(prev, id);
+      const to = stateIn(next, id);
+      if (from !== to) changes.push([id, from, to]);
+    }
+    for (const [id, from, to] of changes) {
+      for (const l of this.#listeners) {
+        try {
+          l(id, from, to);
+        } catch (err) {
+          this.#o.log.warn({ err, destinationId: id }, 'routing health listener failed');
+        }
+      }
+    }
   }
 
   async #roundOnce(): Promise<void> {

@@ -69,7 +69,7 @@ export {
   type HealthRedis,
   type HealthSubscriber,
 } from './health-store.redis.ts';
-export { RoutingHealthMonitor, MAX_CONCURRENT_PROBES, MAX_PROBES_PER_ROUND, type Prober, type RoutingHealthMonitorOptions, type HealthMonitorLog } from './health-monitor.ts';
+export { RoutingHealthMonitor, MAX_CONCURRENT_PROBES, MAX_PROBES_PER_ROUND, type Prober, type RoutingHealthMonitorOptions, type HealthMonitorLog, type HealthChangeListener } from './health-monitor.ts';
 export {
   DEFAULT_PLACEMENT_GROUP,
   compilePlacementRules,

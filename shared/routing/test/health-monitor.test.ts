@@ -81,6 +81,37 @@ describe('routing health monitor', () => {
     assert.equal(m.state('up-a'), 'inactive');
   });
 
+  it('tells listeners of every effective state change: its own events, and another monitor\'s after a refresh', async () => {
+    const store = createMemoryHealthStore();
+    const make = (): RoutingHealthMonitor =>
+      new RoutingHealthMonitor({ store, clock: new FakeClock(0), probers: {}, destinations: () => dests, intervalMs: 1000, timeoutMs: 500, policy: { probeFailuresToInactive: 2, probeSuccessesToActive: 1, businessFailuresToInactive: 2 }, log: quiet });
+    const a = make();
+    const b = make();
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    a.onChange((id, from, to) => seenA.push(`${id} ${from}->${to}`));
+    const off = b.onChange((id, from, to) => seenB.push(`${id} ${from}->${to}`));
+    a.onChange(() => {
+      throw new Error('a listener that throws does not stop the others');
+    });
+    await a.reportProbe('node-1', false);
+    assert.deepEqual(seenA, [], 'one failure of two: no change');
+    await a.reportProbe('node-1', false);
+    assert.deepEqual(seenA, ['node-1 active->inactive']);
+    await b.refresh();
+    assert.deepEqual(seenB, ['node-1 active->inactive'], 'the other instance learns it on its refresh');
+    await b.refresh();
+    assert.equal(seenB.length, 1, 'no change, no call');
+    await b.setManual('node-1', 'enabled');
+    assert.deepEqual(seenB, ['node-1 active->inactive', 'node-1 inactive->active']);
+    await a.refresh();
+    assert.deepEqual(seenA, ['node-1 active->inactive', 'node-1 inactive->active']);
+    off();
+    await b.setManual('node-1', 'auto');
+    assert.equal(seenB.length, 2, 'unsubscribed');
+    assert.equal(b.state('node-1'), 'inactive');
+  });
+
   it('a prober that throws is a failed probe, not a crash', async () => {
     const m = new RoutingHealthMonitor({
       store: createMemoryHealthStore(),

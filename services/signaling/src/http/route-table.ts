@@ -106,6 +106,8 @@ export const ROUTES = [
   { id: 'routing.shadow.start', method: 'POST', path: '/vms/routing/shadow', routedBy: null, auth: 'operator' },
   { id: 'routing.shadow.stop', method: 'DELETE', path: '/vms/routing/shadow', routedBy: null, auth: 'operator' },
   { id: 'routing.shadow.report', method: 'GET', path: '/vms/routing/shadow', routedBy: null, auth: 'operator' },
+  { id: 'routing.health.list', method: 'GET', path: '/vms/routing/health', routedBy: null, auth: 'operator' },
+  { id: 'routing.health.set', method: 'PUT', path: '/vms/routing/health/:destinationId', routedBy: null, auth: 'operator' },
   // `POST /vms/webhook/:hook` (media-node hooks) is registered beside the table: no token, no routing,
   // ZLM's reply envelope (routes/webhook.ts).
 ] as const satisfies readonly RouteSpec[];

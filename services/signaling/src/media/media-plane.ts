@@ -23,6 +23,7 @@ import type { Decision, RoutingTable } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import { MediaFailedError } from '../errors/catalog.ts';
+import { sharedNodeHealth, type MediaNodeHealth, type SharedHealthPort } from './shared-node-health.ts';
 
 export interface MediaPlaneOptions {
   readonly registry: MediaNodeRegistry;
@@ -42,12 +43,17 @@ export interface MediaPlaneOptions {
   /** Shadow mode: a candidate table deciding beside the live one; each pair goes to onShadow. */
   readonly shadowTable?: (() => RoutingTable | undefined) | undefined;
   readonly onShadow?: ((channelId: string, live: Decision, shadow: Decision) => void) | undefined;
+  /**
+   * The routing engine's health shared across instances (shared-node-health.ts): node events are counted
+   * there too, and its manual overrides and shared state weigh in every choice. Absent: local health only.
+   */
+  readonly sharedHealth?: SharedHealthPort | undefined;
 }
 
 export interface MediaPlane {
   readonly ledger: StreamLedger;
   readonly ssrcs: SsrcAllocator;
-  readonly health: NodeHealthTracker;
+  readonly health: MediaNodeHealth;
   /** Loads the registry (after seeding it). */
   start(): Promise<void>;
   /** Sync lookup from the cached list (hook authentication). */
@@ -65,7 +71,8 @@ export interface MediaPlane {
 export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
   const log = o.log.child({ component: 'media-plane' });
   const clients = createZlmClients({ requestTimeoutMs: o.apiTimeoutMs, connectTimeoutMs: Math.min(2000, o.apiTimeoutMs) });
-  const health = new NodeHealthTracker(o.clock, o.healthPolicy ?? DEFAULT_HEALTH_POLICY);
+  const localHealth = new NodeHealthTracker(o.clock, o.healthPolicy ?? DEFAULT_HEALTH_POLICY);
+  const health: MediaNodeHealth = o.sharedHealth === undefined ? localHealth : sharedNodeHealth(localHealth, o.sharedHealth, log);
   const ledger = new StreamLedger();
   const onShadow = o.onShadow;
   const selector = createRoutingMediaSelector({
@@ -118,8 +125,8 @@ export function createMediaPlane(o: MediaPlaneOptions): MediaPlane {
     },
     client: (node) => clients.clientFor(node),
     callResult(nodeId, err) {
-      if (err === null || err === undefined) health.result(nodeId, true);
-      else if (isMediaError(err) && (err.code === 'MEDIA_ERR_UNREACHABLE' || err.code === 'MEDIA_ERR_TIMEOUT')) health.result(nodeId, false);
+      if (err === null || err === undefined) health.result(nodeId, true, 'business');
+      else if (isMediaError(err) && (err.code === 'MEDIA_ERR_UNREACHABLE' || err.code === 'MEDIA_ERR_TIMEOUT')) health.result(nodeId, false, 'business');
     },
     async close() {
       closed = true;

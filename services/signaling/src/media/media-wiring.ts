@@ -73,7 +73,7 @@ export interface MediaWiringDeps {
   /** Without MySQL: the embedded store the node list is kept in; null/absent = memory (tests). */
   readonly embedded?: EmbeddedDb | null;
   /** The routing engine (SPEC §10): its published table and shadow table drive the node choice. */
-  readonly routing?: Pick<RoutingWiring, 'published' | 'shadow'>;
+  readonly routing?: Pick<RoutingWiring, 'published' | 'shadow'> & Partial<Pick<RoutingWiring, 'health' | 'addKnownDestinations'>>;
   /** OWN-1: the device is owned by this instance (cluster: the ownership recorder). Default: its flow is known here. */
   readonly ownedHere?: (deviceId: string) => boolean;
 }
@@ -136,7 +136,13 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     routingTable: d.routing?.published,
     shadowTable: d.routing?.shadow.table,
     onShadow: d.routing === undefined ? undefined : (channelId, live, shadow) => d.routing!.shadow.comparator.record(d.clock.now(), 'media', channelId, live, shadow),
+    // node health counted in the routing engine's shared state too (Redis in a cluster), where an
+    // operator's manual disable of a node holds on every instance (shared-node-health.ts)
+    sharedHealth: d.routing?.health,
   });
+  // the media nodes are destinations an operator may disable or enable (PUT /vms/routing/health/:id)
+  const offKnown = d.routing?.addKnownDestinations?.((id) => plane.node(id) !== undefined);
+  if (offKnown !== undefined) closers.push(async () => offKnown());
   closers.push(() => plane.close());
   const closeAll = async (): Promise<void> => {
     for (const c of closers.reverse()) await c().catch((err: unknown) => d.log.warn({ err }, 'error while closing media'));

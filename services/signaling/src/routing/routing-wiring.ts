@@ -2,7 +2,7 @@
 // store of vms.data-dir, else memory), the reloader that keeps the published table in force (poll of
 // routing_current every vms.routing.poll-interval, and at once on the Redis nudge when Redis is configured),
 // the shadow table with its comparison report, and the health of the table's destinations.
-import { createMysqlPool, createRedisClient, type RedisClient } from '@vms/cluster';
+import { createMysqlPool, subscriberConnection, type RedisClient } from '@vms/cluster';
 import {
   compileStoredVersion,
   createMemoryHealthStore,
@@ -51,6 +51,13 @@ export interface RoutingWiring {
   published(): RoutingTable | undefined;
   /** Health of the table's destinations (shared through Redis when configured); probing starts with startHealth. */
   readonly health: RoutingHealthMonitor;
+  /**
+   * Destinations known elsewhere than in the table (the media nodes): an operator may override their health
+   * too. Returns the unregister.
+   */
+  addKnownDestinations(known: (id: string) => boolean): () => void;
+  /** A destination of the table in force, or one known through addKnownDestinations. */
+  isKnownDestination(id: string): boolean;
   /** What decisions read: the destination's state (active until probed or reported otherwise). */
   state(destinationId: string): DestinationState;
   /** Starts probing with these probers (the SIP side's OPTIONS needs its stack, so it comes later). */
@@ -109,9 +116,11 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   closers.push(async () => health.close());
 
   let subscriber: RedisClient | null = null;
-  if (d.config.redis !== null) {
-    // a connection of its own: a subscribed connection takes no other command
-    const sub = createRedisClient(d.config.redis.url, { connectionName: `vms-signaling:${d.config.sip.instanceId}:routing` });
+  if (d.redis !== null) {
+    // a connection of its own: a subscribed connection takes no other command. With an offline queue and
+    // resubscription (subscriberConnection): the command client's settings refuse a SUBSCRIBE sent before
+    // the connection is up, which silently left every instance without the nudge and the health channel.
+    const sub = subscriberConnection(d.redis, `vms-signaling:${d.config.sip.instanceId}:routing`);
     subscriber = sub;
     closers.push(async () => sub.disconnect());
     subscribeRoutingNudges(sub, () => reloader.nudge()).catch((err: unknown) =>
@@ -143,10 +152,20 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     },
   };
 
+  const known = new Set<(id: string) => boolean>();
   return {
     store,
     reloader,
     shadow,
+    addKnownDestinations(k) {
+      known.add(k);
+      return () => known.delete(k);
+    },
+    isKnownDestination(id) {
+      if (reloader.table.destination(id) !== undefined) return true;
+      for (const k of known) if (k(id)) return true;
+      return false;
+    },
     timeZone,
     now: () => d.clock.now(),
     published: () => (reloader.table.version > 0 ? reloader.table : undefined),

@@ -12,7 +12,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { StoreClosedError } from '../errors.ts';
-import type { RedisClient } from '../redis-client.ts';
+import { subscriberConnection, type RedisClient } from '../redis-client.ts';
 import { toOwnershipError } from '../redis-errors.ts';
 import { CascadeBusCore } from './cascade-bus.core.ts';
 import type { CascadeBusOptions, CascadeEventBus } from './cascade-bus.port.ts';
@@ -85,25 +85,6 @@ export function createRedisCascadeBus(client: RedisClient, opts: RedisCascadeBus
   } satisfies RedisCascadeEventBus;
 }
 
-/**
- * A second connection with the publisher's settings, except: an offline queue kept across reconnect
- * attempts (SUBSCRIBE waits for the connection instead of failing while Redis is down at start) and
- * no command timeout (a subscribed connection is silent between messages).
- */
 function subscriberFor(client: RedisClient, instanceId: string): Redis | Cluster {
-  const connectionName = `vms-cascade-sub:${instanceId}`.replace(/\s/g, '_');
-  if (client.isCluster) {
-    const cluster = client as Cluster;
-    return cluster.duplicate([], {
-      enableOfflineQueue: true,
-      redisOptions: { ...cluster.options.redisOptions, commandTimeout: undefined, maxRetriesPerRequest: null, connectionName },
-    });
-  }
-  return (client as Redis).duplicate({
-    enableOfflineQueue: true,
-    commandTimeout: undefined,
-    maxRetriesPerRequest: null,
-    autoResubscribe: true,
-    connectionName,
-  });
+  return subscriberConnection(client, `vms-cascade-sub:${instanceId}`.replace(/\s/g, '_'));
 }

@@ -15,6 +15,8 @@ import {
   type DraftRule,
   type MatchField,
   type RoutingTable,
+  effectiveState,
+  type DestinationHealth,
 } from '@vms/routing';
 import type { RoutingWiring } from '../../routing/routing-wiring.ts';
 import { BadParameterError, ControlUnavailableError } from '../../errors/catalog.ts';
@@ -38,7 +40,9 @@ type RoutingRouteId =
   | 'routing.decide'
   | 'routing.shadow.start'
   | 'routing.shadow.stop'
-  | 'routing.shadow.report';
+  | 'routing.shadow.report'
+  | 'routing.health.list'
+  | 'routing.health.set';
 
 const MAX_MEMBERS = 1000;
 
@@ -124,6 +128,14 @@ const ruleIdParam = (ctx: HandlerContext): number => {
   if (!/^[1-9]\d{0,14}$/.test(v)) throw new BadParameterError('ruleId', 'must be a positive integer');
   return Number(v);
 };
+
+const MANUAL_ACTIONS = ['disabled', 'enabled', 'auto'] as const;
+
+/** A destination's health as the API shows it: the state decisions use, and why. */
+function healthView(id: string, h: DestinationHealth | undefined): unknown {
+  if (h === undefined) return { destinationId: id, state: 'active', auto: 'active', manual: null, probeFailures: 0, probeSuccesses: 0, businessFailures: 0, since: null };
+  return { destinationId: id, state: effectiveState(h), ...h, manual: h.manual ?? null };
+}
 
 function explain(table: RoutingTable, ctx: HandlerContext, now: number): unknown {
   const q = ctx.query;
@@ -221,5 +233,28 @@ export function routingHandlers(routing: RoutingWiring | undefined): Pick<RouteH
       return { shadow: false };
     }),
     'routing.shadow.report': guarded(async (_ctx, r) => r.shadow.comparator.report()),
+    // Destination health (shared through Redis in a cluster): the table's destinations and every one
+    // something was recorded about (media nodes included), sorted by id.
+    'routing.health.list': guarded(async (_ctx, r) => {
+      await r.health.refresh();
+      const all = r.health.all();
+      const ids = new Set<string>(all.keys());
+      for (const d of r.reloader.table.destinations()) ids.add(d.id);
+      return { destinations: [...ids].sort().map((id) => healthView(id, all.get(id))) };
+    }),
+    // An operator's disable / enable, which probing never undoes, until 'auto' (OpenSIPS drouting's MI
+    // dr_disable works the same); every instance sees it within one probe interval, at once by the change
+    // channel. Only a destination of the table in force or a media node: no record for a made-up id.
+    'routing.health.set': guarded(async (ctx, r) => {
+      const id = idParam(ctx, 'destinationId');
+      const manual = objectBody(ctx).manual;
+      if (typeof manual !== 'string' || !(MANUAL_ACTIONS as readonly string[]).includes(manual)) {
+        throw new BadParameterError('manual', `must be one of ${MANUAL_ACTIONS.join(', ')}`);
+      }
+      if (!r.isKnownDestination(id)) throw new BadParameterError('destinationId', 'is not a destination of the table in force nor a media node');
+      const h = await r.health.setManual(id, manual as (typeof MANUAL_ACTIONS)[number]);
+      ctx.log.info({ destinationId: id, manual, by: ctx.principal?.userId ?? '' }, 'routing destination manual override');
+      return healthView(id, h);
+    }),
   };
 }

@@ -125,5 +125,19 @@ export const ROUTING_SCHEMAS: { readonly [K in RoutingRouteId]: RouteSchema } = 
     response: answers(anyData('{shadow, version} or {shadow: false, issues}'), 'started or refused'),
   },
   'routing.shadow.stop': { summary: 'Stop the shadow table', description: OPERATOR, tags: TAGS, response: answers(anyData('{shadow: false}'), 'stopped') },
+  'routing.health.list': {
+    summary: 'Health of the routing destinations and media nodes (shared by every instance)',
+    description: `${OPERATOR} Each: state (what decisions use), auto (probed / reported), manual (disabled, enabled or null), counters, since.`,
+    tags: TAGS,
+    response: answers(anyData('{destinations: [{destinationId, state, auto, manual, probeFailures, probeSuccesses, businessFailures, since}]}'), 'the states'),
+  },
+  'routing.health.set': {
+    summary: 'Disable or enable a destination by hand, or give it back to probing',
+    description: `${OPERATOR} Probing never undoes a manual disable or enable; "auto" lifts it. Shared by every instance. A destination of the table in force or a media node; another id answers 400 (destinationId).`,
+    tags: TAGS,
+    params: idParams('destinationId', 'destination id or media node id'),
+    body: { type: 'object', description: 'the override', properties: { manual: { description: 'one of disabled, enabled, auto' } } },
+    response: answers(anyData('the destination health, as in GET /vms/routing/health'), 'set'),
+  },
   'routing.shadow.report': { summary: 'How the shadow table’s decisions differ from the live one’s', description: OPERATOR, tags: TAGS, response: answers(anyData('the comparison report'), 'the report') },
 };
