@@ -25,3 +25,6 @@ export { ENVELOPE_BY_ERROR } from './http/errors.ts';
 export type { Envelope } from './http/envelope.ts';
 export { systemClock, FakeClock, type Clock, type TimerHandle } from './core/clock.ts';
 export { sipOptionsProber, httpGetProber, optionsAlive, httpAlive } from './routing/routing-probers.ts';
+export { UpstreamRegistrations } from './cascade/upstream-registrations.ts';
+export { chooseUpstreams, UPSTREAM_ROUTING_GROUP } from './cascade/upstream-choice.ts';
+export { followUpstreamHealth, registrationOutcome } from './cascade/upstream-failover.ts';

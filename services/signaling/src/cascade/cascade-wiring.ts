@@ -51,6 +51,7 @@ import { createUpstreamControl } from './upstream-control.ts';
 import { createUpstreamMessages } from './upstream-messages.ts';
 import { UpstreamRegistrations } from './upstream-registrations.ts';
 import { chooseUpstreams } from './upstream-choice.ts';
+import { followUpstreamHealth, registrationOutcome } from './upstream-failover.ts';
 import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import { UpstreamLiveViews } from './upstream-live.ts';
 import { UpstreamSubscriptions } from './upstream-subscriptions.ts';
@@ -80,7 +81,7 @@ export interface CascadeWiringDeps {
   /** Without MySQL: the embedded store platforms are kept in; null with MySQL (or in memory for tests). */
   readonly embedded?: EmbeddedDb | null;
   /** The routing engine: which upstream of a redundancy group to register with (upstream-choice.ts). */
-  readonly routing?: Pick<RoutingWiring, 'published' | 'state' | 'now'> | undefined;
+  readonly routing?: (Pick<RoutingWiring, 'published' | 'state' | 'now'> & Partial<Pick<RoutingWiring, 'health'>>) | undefined;
   /** INVITEs from devices (voice broadcast, sip/sip-broadcast.ts), tried first: true = taken. */
   readonly deviceInvites?: (req: SipRequest, ctx: ServerContext) => boolean;
 }
@@ -141,6 +142,13 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     log,
     // redundancy groups of the routing table: one registration per group (upstream-choice.ts)
     choose: routing === undefined ? undefined : (enabled) => chooseUpstreams(enabled, routing.published(), routing.state, routing.now()),
+    // REGISTER outcomes count against the platform's shared health (upstream-failover.ts)
+    onEvent: (serverId, e) => {
+      const ok = registrationOutcome(e);
+      if (ok !== undefined && routing?.health !== undefined) {
+        routing.health.reportBusiness(serverId, ok).catch((err: unknown) => log.debug({ err, platformId: serverId }, 'upstream outcome not counted in routing health'));
+      }
+    },
   });
   let leadershipChanges = 0;
   let published = 0;
@@ -245,6 +253,12 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     }, PLATFORM_RESYNC_MS);
   };
   resync();
+  // A health change of an upstream platform makes the choice per redundancy group again at once, not at
+  // the next resync: the chosen one going inactive fails over, its return fails back (upstream-failover.ts)
+  const stopFollowing =
+    routing?.health === undefined
+      ? () => undefined
+      : followUpstreamHealth({ onChange: (l) => routing.health!.onChange(l), isPlatform: (id) => known.has(id), reconcile: () => registrations.reconcile(), log });
   const messages = createUpstreamMessages({
     known: () => known,
     platforms,
@@ -311,6 +325,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     close() {
       closed ??= (async () => {
         if (resyncTimer !== undefined) d.clock.clearTimeout(resyncTimer);
+        stopFollowing();
         await live.close(); // normally done already (closeLiveViews), while the control API answered
         registrations.deactivate(); // SPEC §6: stop upstream traffic first, no unregister
         messages.abortAll();

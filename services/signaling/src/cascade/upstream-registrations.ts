@@ -18,6 +18,8 @@ export interface UpstreamRegistrationsOptions {
    * the routing table). Default: all of them.
    */
   readonly choose?: ((enabled: readonly UpstreamPlatform[]) => UpstreamPlatform[]) | undefined;
+  /** Every registration event, after it is logged (the routing health counts the outcomes). */
+  readonly onEvent?: ((serverId: string, e: RegistrationEvent) => void) | undefined;
 }
 
 export class UpstreamRegistrations {
@@ -109,7 +111,10 @@ export class UpstreamRegistrations {
       sip: this.#o.sip,
       clock: this.#o.clock,
       sn: this.#o.sn,
-      onEvent: (e) => logRegistrationEvent(log, e),
+      onEvent: (e) => {
+        logRegistrationEvent(log, e);
+        this.#o.onEvent?.(platform.serverId, e);
+      },
     });
     this.#running.set(platform.serverId, reg);
     log.info('registering to upstream platform');
