@@ -175,10 +175,18 @@ describe('routing tables in the embedded store', () => {
       for await (const page of reader.pages()) rules.push(...page);
       assert.deepEqual(rules, [{ id: ruleId, group: 'upstream', field: 'callee', prefix: '3401', priority: 0, setId: 's', window: { days: [1, 2, 3] } }]);
       assert.deepEqual((await again.draft()).sets, [{ id: 's', algorithm: 'priority', members: [{ destinationId: 'up-1', weight: 1, priority: 0 }] }]);
-      const reloader = new RoutingReloader({ store: again, clock: systemClock, timeZone: TZ, defaults, log: quiet });
-      await reloader.start();
-      assert.equal(reloader.table.version, published.version);
-      reloader.close();
+      // built as the service builds it: pages read here from the EXCLUSIVE file, posted to a build thread
+      const builder = createWorkerTableBuilder({ reader: again });
+      const reloader = new RoutingReloader({ store: again, clock: systemClock, timeZone: TZ, defaults, log: quiet, build: (v, zone) => builder.build(v, zone) });
+      try {
+        await reloader.start();
+        assert.equal(reloader.table.version, published.version);
+        assert.equal(reloader.table.ruleCount, 1);
+        assert.equal(builder.threads, 1, 'built on the thread');
+      } finally {
+        reloader.close();
+        await builder.close();
+      }
     } finally {
       second.close();
     }

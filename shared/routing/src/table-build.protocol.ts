@@ -4,6 +4,7 @@
  * copied).
  */
 import type { BuiltRules, TableTopology, TableIssue } from './compile.ts';
+import type { Rule } from './types.ts';
 
 /**
  * How the build thread reaches the store: a module it imports and a function of it that opens a store
@@ -24,7 +25,22 @@ export interface BuildRequest {
   readonly timeZone: string;
 }
 
+/**
+ * A build whose pages the main thread reads (a store whose connection cannot be opened twice: the embedded
+ * SQLite file is opened EXCLUSIVE; or the memory store) and posts: `begin`, then `page`s, then `end`. The
+ * thread answers every page with `ack` once packed; the sender keeps at most PUSH_WINDOW pages unacked, so
+ * the queue between the threads is bounded.
+ */
+export type PushMessage =
+  | { readonly kind: 'begin'; readonly top: TableTopology; readonly ruleCount: number }
+  | { readonly kind: 'page'; readonly rules: readonly Rule[] }
+  | { readonly kind: 'end' };
+
+/** Pages posted and not yet packed, at most. */
+export const PUSH_WINDOW = 4;
+
 export type BuildReply =
+  | { readonly kind: 'ack' }
   | {
       readonly kind: 'built';
       readonly top: TableTopology;

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { TableBuilder } from './compile.ts';
 import type { VersionReader } from './routing-store.port.ts';
-import { builtBuffers, type BuildReply, type BuildRequest } from './table-build.protocol.ts';
+import { builtBuffers, type BuildReply, type BuildRequest, type PushMessage } from './table-build.protocol.ts';
+import type { TableTopology } from './compile.ts';
+import type { Rule } from './types.ts';
 
 /** What a source module's factory returns. */
 export interface VersionSource {
@@ -29,6 +31,48 @@ function threadCpuMs(): number {
   }
 }
 
+/** Checks, packs and indexes pages of a version; the reply and its transfer list. */
+async function buildFrom(top: TableTopology, ruleCount: number, pages: AsyncIterable<readonly Rule[]>, startMs: number, t0: number, cpu0: number): Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }> {
+  const builder = new TableBuilder(top, ruleCount);
+  for await (const page of pages) builder.addRules(page);
+  const t1 = performance.now();
+  const steps = builder.buildSteps();
+  let s = steps.next();
+  while (s.done !== true) s = steps.next();
+  const r = s.value;
+  if (!r.ok) return { reply: { kind: 'refused', issues: r.issues, more: r.more }, transfer: [] };
+  return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1, cpuMs: threadCpuMs() - cpu0 }, transfer: builtBuffers(r.built) };
+}
+
+/** Pages the main thread posts (PushMessage), acked as each is taken. */
+class PushedPages {
+  readonly #queue: (readonly Rule[])[] = [];
+  #done = false;
+  #wake: (() => void) | undefined;
+  constructor(private readonly ack: () => void) {}
+  push(rules: readonly Rule[]): void {
+    this.#queue.push(rules);
+    this.#wake?.();
+  }
+  end(): void {
+    this.#done = true;
+    this.#wake?.();
+  }
+  async *pages(): AsyncGenerator<readonly Rule[]> {
+    for (;;) {
+      const next = this.#queue.shift();
+      if (next !== undefined) {
+        yield next;
+        this.ack(); // packed: the sender may post one more
+        continue;
+      }
+      if (this.#done) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+  }
+}
+
 async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }> {
   const startMs = loadedMs;
   loadedMs = 0;
@@ -42,15 +86,7 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
     const reader = await source.readVersion(req.version);
     if (reader === undefined) return { reply: { kind: 'missing' }, transfer: [] };
     const top = { version: req.version, timeZone: req.timeZone, destinations: reader.destinations, sets: reader.sets };
-    const builder = new TableBuilder(top, reader.ruleCount);
-    for await (const page of reader.pages()) builder.addRules(page);
-    const t1 = performance.now();
-    const steps = builder.buildSteps();
-    let s = steps.next();
-    while (s.done !== true) s = steps.next();
-    const r = s.value;
-    if (!r.ok) return { reply: { kind: 'refused', issues: r.issues, more: r.more }, transfer: [] };
-    return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1, cpuMs: threadCpuMs() - cpu0 }, transfer: builtBuffers(r.built) };
+    return await buildFrom(top, reader.ruleCount, reader.pages(), startMs, t0, cpu0);
   } finally {
     await source.close?.();
   }
@@ -58,10 +94,29 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
 
 const port = parentPort;
 if (port !== null) {
-  port.on('message', (req: BuildRequest) => {
-    build(req).then(
+  let pushed: PushedPages | undefined;
+  const answer = (p: Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }>): void => {
+    p.then(
       ({ reply, transfer }) => port.postMessage(reply, transfer),
       (err: unknown) => port.postMessage({ kind: 'error', message: err instanceof Error ? err.message : String(err) } satisfies BuildReply),
     );
+  };
+  port.on('message', (m: BuildRequest | PushMessage) => {
+    if (!('kind' in m)) return answer(build(m));
+    switch (m.kind) {
+      case 'begin': {
+        const startMs = loadedMs;
+        loadedMs = 0;
+        const pages = new PushedPages(() => port.postMessage({ kind: 'ack' } satisfies BuildReply));
+        pushed = pages;
+        return answer(buildFrom(m.top, m.ruleCount, pages.pages(), startMs, performance.now(), threadCpuMs()));
+      }
+      case 'page':
+        return pushed?.push(m.rules);
+      case 'end':
+        pushed?.end();
+        pushed = undefined;
+        return;
+    }
   });
 }

@@ -8,7 +8,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import { assembleTable, type CompileResult } from './compile.ts';
-import type { BuildReply, BuildRequest, VersionSourceSpec } from './table-build.protocol.ts';
+import { PUSH_WINDOW, type BuildReply, type BuildRequest, type PushMessage, type VersionSourceSpec } from './table-build.protocol.ts';
+import type { RoutingStore } from './routing-store.port.ts';
 
 export type { VersionSourceSpec } from './table-build.protocol.ts';
 
@@ -27,7 +28,15 @@ export const DEFAULT_BUILD_THREAD_IDLE_MS = 5 * 60_000;
 const BUILD_HEAP_MB = 256;
 
 export interface WorkerBuildOptions {
-  readonly source: VersionSourceSpec;
+  /**
+   * How the thread opens the store itself (MySQL: its own connection; nothing of the rows touches this
+   * thread). Or `reader`: a store this thread reads, page by page, posting each page to the build thread
+   * (the embedded SQLite store, opened EXCLUSIVE, cannot be opened twice; the memory store): this thread
+   * then spends the read and a structured clone per page (a millisecond or two for 2,000 rules), the
+   * thread the checking, packing and indexing.
+   */
+  readonly source?: VersionSourceSpec | undefined;
+  readonly reader?: Pick<RoutingStore, 'readVersion'> | undefined;
   /** Default DEFAULT_BUILD_DEADLINE_MS. */
   readonly deadlineMs?: number;
   /** An idle build thread is kept this long for the next build, then terminated. Default DEFAULT_BUILD_THREAD_IDLE_MS. */
@@ -84,6 +93,7 @@ interface Running {
 }
 
 export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuilder {
+  if ((o.source === undefined) === (o.reader === undefined)) throw new TypeError('createWorkerTableBuilder: give either source or reader');
   const deadlineMs = o.deadlineMs ?? DEFAULT_BUILD_DEADLINE_MS;
   const idleMs = o.idleMs ?? DEFAULT_BUILD_THREAD_IDLE_MS;
   let thread: Thread | undefined;
@@ -125,9 +135,14 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
       const t = take();
       const worker = t.worker;
       let done = false;
+      let unacked = 0;
+      let acked: (() => void) | undefined;
       const timer = setTimeout(() => run.settle(new TableBuildAbortedError(`routing table build of version ${version} exceeded ${deadlineMs} ms`)), deadlineMs);
       const onMessage = (reply: BuildReply): void => {
         switch (reply.kind) {
+          case 'ack':
+            unacked--;
+            return acked?.();
           case 'built': {
             const t0 = performance.now();
             const r = assembleTable(reply.top, reply.built);
@@ -149,6 +164,7 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
         settle(err, r, answered = false) {
           if (done) return;
           done = true;
+          acked?.(); // a pump waiting for room ends
           clearTimeout(timer);
           worker.off('message', onMessage);
           worker.off('error', onError);
@@ -166,7 +182,27 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
-      worker.postMessage({ source: o.source, version, timeZone } satisfies BuildRequest);
+      if (o.source !== undefined) {
+        worker.postMessage({ source: o.source, version, timeZone } satisfies BuildRequest);
+        return;
+      }
+      const reader = o.reader!;
+      const post = (m: PushMessage): void => worker.postMessage(m);
+      const pump = async (): Promise<void> => {
+        const r = await reader.readVersion(version);
+        if (done) return;
+        if (r === undefined) return run.settle(undefined, undefined, true);
+        post({ kind: 'begin', top: { version, timeZone, destinations: r.destinations, sets: r.sets }, ruleCount: r.ruleCount });
+        for await (const rules of r.pages()) {
+          while (unacked >= PUSH_WINDOW && !done) await new Promise<void>((resolve) => (acked = resolve));
+          acked = undefined;
+          if (done) return;
+          post({ kind: 'page', rules });
+          unacked++;
+        }
+        if (!done) post({ kind: 'end' });
+      };
+      pump().catch((err: unknown) => run.settle(err instanceof Error ? err : new Error(String(err))));
     });
   };
 

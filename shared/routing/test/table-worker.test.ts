@@ -9,6 +9,7 @@ import {
   compileTable,
   createWorkerTableBuilder,
   memoryVersionSource,
+  tableDataReader,
   ROUTING_RELOAD_CHANNEL,
   RoutingReloader,
   TableBuildAbortedError,
@@ -196,5 +197,42 @@ describe('routing table built on a worker thread', () => {
     assert.equal(missing, undefined, 'a version the store does not have');
     await builder.close();
     await assert.rejects(builder.build(3, TZ), TableBuildAbortedError);
+  });
+
+  it('pages read on this thread and posted (the embedded SQLite and memory stores): the same table; a missing version; a refused one', async () => {
+    const rules = variedRules();
+    const local = compileTable({ ...data(7, rules), timeZone: TZ });
+    assert.ok(local.ok);
+    let pagesRead = 0;
+    const reader = {
+      readVersion: async (v: number) => {
+        if (v === 8) return tableDataReader(data(8, [...rules, { id: 99_999, group: 'media', field: 'device', prefix: '12a', priority: 0, setId: 'nope' }]));
+        if (v !== 7) return undefined;
+        const r = tableDataReader(data(7, rules));
+        return {
+          ...r,
+          async *pages() {
+            // pages of 10 rules: many messages, each acked by the thread
+            for await (const page of r.pages()) for (let i = 0; i < page.length; i += 10) {
+              pagesRead++;
+              yield page.slice(i, i + 10);
+            }
+          },
+        };
+      },
+    };
+    const builder = createWorkerTableBuilder({ reader });
+    const r = await builder.build(7, TZ);
+    assert.ok(r?.ok === true, JSON.stringify(r));
+    assert.equal(pagesRead, Math.ceil(rules.length / 10));
+    assert.equal(r.table.ruleCount, local.table.ruleCount);
+    for (const req of requests()) assert.deepEqual(r.table.decide(req, fixed), local.table.decide(req, fixed), JSON.stringify(req));
+    assert.equal(await builder.build(3, TZ), undefined, 'no such version');
+    const refused = await builder.build(8, TZ);
+    assert.ok(refused !== undefined && !refused.ok);
+    assert.deepEqual(refused.issues.map((i) => i.path), [`rules[${rules.length}] (id 99999)`, `rules[${rules.length}] (id 99999)`]);
+    assert.equal(builder.threads, 1, 'the thread is kept for the next build');
+    await builder.close();
+    assert.throws(() => createWorkerTableBuilder({}), TypeError);
   });
 });

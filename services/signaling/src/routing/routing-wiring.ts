@@ -4,7 +4,6 @@
 // the shadow table with its comparison report, and the health of the table's destinations.
 import { createMysqlPool, subscriberConnection, type RedisClient } from '@vms/cluster';
 import {
-  compileStoredVersion,
   createMemoryHealthStore,
   createWorkerTableBuilder,
   mysqlVersionSource,
@@ -21,9 +20,9 @@ import {
   type HealthStore,
   type Prober,
   type RoutingStore,
-  type CompileResult,
   type RoutingTable,
   type TableIssue,
+  type WorkerBuildOptions,
 } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
@@ -73,16 +72,13 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   // vms.routing.*: zone of rule time windows (the platform's), poll and probe periods
   const { timeZone, pollIntervalMs, probeIntervalMs, probeTimeoutMs } = d.config.routing;
   let store: RoutingStore;
-  let build: ((version: number, timeZone: string) => Promise<CompileResult | undefined>) | undefined;
+  let source: WorkerBuildOptions['source'];
   if (d.config.mysql !== null) {
     const pool = createMysqlPool(d.config.mysql.url, { connectionLimit: 2 });
     closers.push(() => pool.end());
     store = createMysqlRoutingStore(pool); // deploy/sql V007, migrated at start
-    // a new version is read and built on a worker thread with its own connection: a million rules cost
-    // this event loop a few milliseconds of wrapping instead of seconds of slices (docs/routing.md)
-    const builder = createWorkerTableBuilder({ source: mysqlVersionSource(d.config.mysql.url) });
-    closers.push(() => builder.close());
-    build = (version, zone) => builder.build(version, zone);
+    // the build thread reads the version through a connection of its own: no row touches this thread
+    source = mysqlVersionSource(d.config.mysql.url);
   } else if (d.embedded !== undefined && d.embedded !== null) {
     store = createSqliteRoutingStore(d.embedded, d.clock); // the embedded store's schema version 3
   } else {
@@ -90,6 +86,16 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   }
   const s = store;
   closers.push(() => s.close());
+  // Every store's versions are built on a worker thread (one build path): a million rules cost this event
+  // loop a few milliseconds of wrapping instead of seconds of slices (docs/routing.md). The embedded SQLite
+  // store (opened EXCLUSIVE: one connection) and the memory store are read here, page by page, and the
+  // pages posted to the thread. The shadow table has a builder of its own: a build supersedes the one
+  // running on the same builder, and a shadow start must not cancel a reload.
+  const builderOptions = source !== undefined ? { source } : { reader: s };
+  const builder = createWorkerTableBuilder(builderOptions);
+  const shadowBuilder = createWorkerTableBuilder({ ...builderOptions, idleMs: 60_000 });
+  closers.push(() => builder.close());
+  closers.push(() => shadowBuilder.close());
   const reloader = new RoutingReloader({
     store,
     clock: d.clock,
@@ -97,7 +103,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     defaults: { destinations: [], sets: [], rules: [] },
     pollMs: pollIntervalMs,
     log,
-    build, // the embedded SQLite store is opened EXCLUSIVE (one connection): built here in slices
+    build: (version, zone) => builder.build(version, zone),
   });
   closers.push(async () => reloader.close());
   await reloader.start();
@@ -138,7 +144,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     table: () => shadowTable,
     comparator,
     async start(version) {
-      const r = await compileStoredVersion(s, version, timeZone);
+      const r = await shadowBuilder.build(version, timeZone);
       if (r === undefined) return { ok: false, issues: [{ path: 'version', message: `version ${version} does not exist` }] };
       if (!r.ok) return { ok: false, issues: r.issues };
       shadowTable = r.table;
