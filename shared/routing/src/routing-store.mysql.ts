@@ -225,8 +225,8 @@ export function createMysqlRoutingStore(pool: Pool, options: MysqlRoutingStoreOp
           // Keyset pages, each converted and handed on before the next is read: the rows of one page die
           // young, and no million-object array is ever live (docs/routing.md, build + swap).
           async *pages() {
-            for (let after = 0; ; ) {
-              const page = await run('readVersion', async () => {
+            const fetch = (after: number): Promise<unknown[][]> =>
+              run('readVersion', async () => {
                 // rows as arrays: no object with eight named properties per row before the rule is made
                 const [rows] = await pool.query<unknown[][] & RowDataPacket[]>(
                   { sql: `SELECT ${RULE_COLUMNS} FROM routing_version_rule WHERE version = ? AND id > ? ORDER BY id LIMIT ?`, rowsAsArray: true },
@@ -234,9 +234,19 @@ export function createMysqlRoutingStore(pool: Pool, options: MysqlRoutingStoreOp
                 );
                 return rows as unknown as unknown[][];
               });
-              if (page.length > 0) yield page.map(ruleFromArray);
-              if (page.length < readPageRows) return;
-              after = Number(page[page.length - 1]![0]);
+            // The next page is asked for before this one is handed on: the server reads and sends it while
+            // the consumer converts and packs this one (a reload is otherwise query, wait, pack, query …).
+            let pending = fetch(0);
+            try {
+              for (;;) {
+                const page = await pending;
+                const more = page.length === readPageRows;
+                if (more) pending = fetch(Number(page[page.length - 1]![0]));
+                if (page.length > 0) yield page.map(ruleFromArray);
+                if (!more) return;
+              }
+            } finally {
+              pending.catch(() => undefined); // a consumer that stopped early: the prefetched page is dropped
             }
           },
         };

@@ -47,8 +47,14 @@ export type BuildReply =
       readonly built: BuiltRules;
       /** When the thread had loaded its module (epoch ms), on its first build; else 0. */
       readonly startMs: number;
+      /** Reading and packing the pages (wall, ms); of which packing (checking and packing the rules). */
       readonly readMs: number;
+      readonly packMs: number;
+      /** Packing's CPU (the rest of the thread's CPU is reading, the driver's parsing, and indexing). */
+      readonly packCpuMs: number;
       readonly buildMs: number;
+      /** When the reply was posted (epoch ms): the receiver measures the transfer. */
+      readonly postedAt: number;
       /** CPU of the build thread for reading and building (NaN where the platform does not tell). */
       readonly cpuMs: number;
     }

@@ -34,14 +34,22 @@ function threadCpuMs(): number {
 /** Checks, packs and indexes pages of a version; the reply and its transfer list. */
 async function buildFrom(top: TableTopology, ruleCount: number, pages: AsyncIterable<readonly Rule[]>, startMs: number, t0: number, cpu0: number): Promise<{ reply: BuildReply; transfer: ArrayBuffer[] }> {
   const builder = new TableBuilder(top, ruleCount);
-  for await (const page of pages) builder.addRules(page);
+  let packMs = 0;
+  let packCpuMs = 0;
+  for await (const page of pages) {
+    const p0 = performance.now();
+    const c0 = threadCpuMs();
+    builder.addRules(page);
+    packMs += performance.now() - p0;
+    packCpuMs += threadCpuMs() - c0;
+  }
   const t1 = performance.now();
   const steps = builder.buildSteps();
   let s = steps.next();
   while (s.done !== true) s = steps.next();
   const r = s.value;
   if (!r.ok) return { reply: { kind: 'refused', issues: r.issues, more: r.more }, transfer: [] };
-  return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, buildMs: performance.now() - t1, cpuMs: threadCpuMs() - cpu0 }, transfer: builtBuffers(r.built) };
+  return { reply: { kind: 'built', top, built: r.built, startMs, readMs: t1 - t0, packMs, packCpuMs, buildMs: performance.now() - t1, cpuMs: threadCpuMs() - cpu0, postedAt: performance.timeOrigin + performance.now() }, transfer: builtBuffers(r.built) };
 }
 
 /** Pages the main thread posts (PushMessage), acked as each is taken. */

@@ -50,8 +50,13 @@ export class TableBuildAbortedError extends Error {}
 export interface BuildTimes {
   /** From the thread's start to the build's start (the thread's module loading, when it was new). */
   readonly threadStartMs: number;
-  /** On the build thread: reading and packing the pages. */
+  /** On the build thread: reading and packing the pages (wall). */
   readonly readMs: number;
+  /** Of readMs, packing (checking and packing the rules), wall and CPU; the rest is waiting for and parsing rows. */
+  readonly packMs: number;
+  readonly packCpuMs: number;
+  /** From the thread's post of the built arrays to their arrival here (moved, not copied). */
+  readonly transferMs: number;
   /** On the build thread: the prefix indexes. */
   readonly buildMs: number;
   /** CPU of the build thread for reading and building (NaN where the platform does not tell). */
@@ -145,8 +150,9 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
             return acked?.();
           case 'built': {
             const t0 = performance.now();
+            const transferMs = performance.timeOrigin + t0 - reply.postedAt;
             const r = assembleTable(reply.top, reply.built);
-            last = { threadStartMs: reply.startMs === 0 ? 0 : reply.startMs - t.spawnedAt, readMs: reply.readMs, buildMs: reply.buildMs, threadCpuMs: reply.cpuMs, wrapMs: performance.now() - t0 };
+            last = { threadStartMs: reply.startMs === 0 ? 0 : reply.startMs - t.spawnedAt, readMs: reply.readMs, packMs: reply.packMs, packCpuMs: reply.packCpuMs, transferMs, buildMs: reply.buildMs, threadCpuMs: reply.cpuMs, wrapMs: performance.now() - t0 };
             return run.settle(undefined, r, true);
           }
           case 'refused':
