@@ -13,7 +13,7 @@ import { runInNewContext } from 'node:vm';
 import { isQuick, printSummary } from './summary.ts';
 import { compileTable, createWorkerTableBuilder, type RoutingTable, type TableSource } from '@vms/routing';
 import { monitorMainThreadCpu } from './main-thread-cpu.ts';
-import { BENCH_TABLE_MODULE, benchTable } from './routing-table.ts';
+import { BENCH_TABLE_MODULE, benchTable, openBenchVersionSource } from './routing-table.ts';
 
 const args = process.argv.slice(2);
 const quick = isQuick();
@@ -178,6 +178,23 @@ const warm = await buildAndSwap(3);
 const swapCpu = cpuMs(process.cpuUsage(cpu0));
 await new Promise((r) => setTimeout(r, 50));
 blocks.stop();
+// The embedded SQLite and memory stores' path: pages read on this thread (here the bench's rows, made as
+// the store would read them) and posted to the build thread, at most 4 unacked (table-worker.ts `reader`).
+// This thread's longest block over that build, on its own.
+const pushBuilder = createWorkerTableBuilder({ reader: openBenchVersionSource({ rules: RULES }) });
+const pushBlocks = monitorMainThreadCpu();
+const pushed = await (async () => {
+  const w0 = performance.now();
+  const c0 = mainThreadCpuMs();
+  const served0 = served;
+  const r = await pushBuilder.build(4, 'Asia/Shanghai');
+  if (r?.ok !== true) throw new Error('pushed build failed');
+  live = r.table;
+  return { wallMs: performance.now() - w0, mainCpuMs: mainThreadCpuMs() - c0, decisions: served - served0, times: pushBuilder.last! };
+})();
+await new Promise((r) => setTimeout(r, 50));
+pushBlocks.stop();
+await pushBuilder.close();
 h.disable();
 clearInterval(load);
 closeSync(schedFd);
@@ -192,7 +209,12 @@ rows.push([
   `${describeBuild(warm)}; over both builds: longest main-thread block ${blocks.maxMs.toFixed(1)} ms CPU (${blocks.ticks} ticks), event-loop delay max ${(h.max / 1e6).toFixed(1)} ms wall, p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms; all threads ${(swapCpu / 1000).toFixed(2)} s CPU; JS heap live before ${mb(heapDuringBuild)}`,
   '≤ 3 s, no stall > 50 ms (main-thread CPU per block)',
 ]);
-if (live.version !== 3) throw new Error('swap did not happen');
+rows.push([
+  'pages read here, posted to a new build thread (SQLite / memory stores)',
+  `${describeBuild(pushed)}; longest main-thread block ${pushBlocks.maxMs.toFixed(1)} ms CPU`,
+  'no stall > 50 ms',
+]);
+if (live.version !== 4) throw new Error('swap did not happen');
 
 // 4. SWRR over 10 weights: the Nginx sequence and the cost per pick
 const ten = compileTable({
@@ -235,7 +257,7 @@ printSummary({
   what: `${RULES.toLocaleString('en-US')} prefix rules: decide, memory, build + swap, SWRR`,
   figures:
     `decide median ${medianUs.toFixed(2)} µs p99 ${p99Us.toFixed(2)} µs (Map.get ${(percentile(m, 0.5) / 1000).toFixed(2)}/${(percentile(m, 0.99) / 1000).toFixed(2)}); ` +
-    `${memMb.toFixed(0)} MB; build (worker)+swap ${(swapMs / 1000).toFixed(2)} s wall (${(times.threadCpuMs / 1000).toFixed(2)} s CPU of the build thread, load ${loadavg()[0]!.toFixed(1)}), wrap ${times.wrapMs.toFixed(1)} ms, longest main-thread block ${blocks.maxMs.toFixed(1)} ms CPU, loop delay max ${(h.max / 1e6).toFixed(0)} ms wall, ${warm.decisions} decisions during it; SWRR ${(swrrNs / 1000).toFixed(2)} µs`,
+    `${memMb.toFixed(0)} MB; build (worker)+swap ${(swapMs / 1000).toFixed(2)} s wall (${(times.threadCpuMs / 1000).toFixed(2)} s CPU of the build thread, load ${loadavg()[0]!.toFixed(1)}), wrap ${times.wrapMs.toFixed(1)} ms, longest main-thread block ${blocks.maxMs.toFixed(1)} ms CPU (${pushBlocks.maxMs.toFixed(1)} ms with pages posted from here), loop delay max ${(h.max / 1e6).toFixed(0)} ms wall, ${warm.decisions} decisions during it; SWRR ${(swrrNs / 1000).toFixed(2)} µs`,
   target: 'median ≤ 2 µs, p99 ≤ 10 µs, ≤ 200 MB, build+swap ≤ 3 s without a stall > 50 ms, SWRR ≤ 1 µs',
-  met: medianUs <= 2 && p99Us <= 10 && memMb <= 200 && swapMs <= 3000 && blocks.maxMs <= 50 && swrrNs <= 1000 && letters === 'a a b a c a a',
+  met: medianUs <= 2 && p99Us <= 10 && memMb <= 200 && swapMs <= 3000 && blocks.maxMs <= 50 && pushBlocks.maxMs <= 50 && swrrNs <= 1000 && letters === 'a a b a c a a',
 });
