@@ -18,7 +18,16 @@ export interface Kamailio {
   stop(): Promise<void>;
 }
 
-export async function startKamailio(opts: { readonly children?: number; readonly auth: boolean }): Promise<Kamailio> {
+/** The command line of a Kamailio on a free loopback port, for a caller that spawns it itself (under valgrind). */
+export interface KamailioCommand {
+  readonly bin: string;
+  readonly args: readonly string[];
+  readonly port: number;
+  /** Removes its pid file and ctl socket directory. */
+  cleanup(): void;
+}
+
+export async function startKamailioCommand(opts: { readonly children?: number; readonly auth: boolean }): Promise<KamailioCommand> {
   const bin = requireBinaryIn(['/usr/sbin', '/usr/local/sbin', '/usr/bin'], 'kamailio', ['kamailio']);
   const dir = tmpDir('vms-kamailio-');
   const port = await freePort({ udp: true });
@@ -30,6 +39,11 @@ export async function startKamailio(opts: { readonly children?: number; readonly
     '-A', `BENCH_CTL="unix:${join(dir.path, 'kamailio_ctl')}"`,
     ...(opts.auth ? ['-A', 'WITH_AUTH'] : []),
   ];
+  return { bin, args, port, cleanup: () => dir.remove() };
+}
+
+export async function startKamailio(opts: { readonly children?: number; readonly auth: boolean }): Promise<Kamailio> {
+  const { bin, args, port, cleanup } = await startKamailioCommand(opts);
   const proc: ManagedProcess = spawnManaged(bin, args, { name: 'kamailio' });
   const pid = proc.pid;
   if (pid === undefined) throw new Error('kamailio did not start');
@@ -44,7 +58,7 @@ export async function startKamailio(opts: { readonly children?: number; readonly
     output: () => proc.output(),
     async stop() {
       await proc.stop({ timeoutMs: 10_000 });
-      dir.remove();
+      cleanup();
     },
   };
 }
