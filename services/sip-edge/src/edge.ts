@@ -52,11 +52,17 @@ export const DEFAULT_MAX_REQUESTS_PER_SEC = 20_000;
 export const DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC = 200;
 export const DEFAULT_MAX_ADDRESSES = 100_000;
 const SHED_RETRY_AFTER_S = '5';
+/**
+ * Every device's datagrams arrive on this one socket: the OS default (~208 KiB, ~400 keepalives) is gone
+ * in one scheduling gap of a busy host, and what does not fit is dropped before the ceiling can answer
+ * 503. 4 MiB as the shards use (signaling sip-server.ts; capped by net.core.rmem_max).
+ */
+export const UDP_RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
 const SHED_HEADERS: readonly [string, string][] = [['Retry-After', SHED_RETRY_AFTER_S]];
 
 export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   const now = o.now ?? Date.now;
-  const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log });
+  const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log, udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES });
   const ctx: ForwardContext = {
     self: { code: o.code, host: o.host, port: transport.port },
     codec: new FlowCodec(o.flowSecret),
