@@ -53,7 +53,10 @@ const MAX_MAX_FORWARDS = 255; // RFC 3261 §20.22: 0-255
 
 /** What one pass over a header section found (positions in the latin1 text of the datagram). */
 export class Scan {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly data: Buffer,
+    readonly text: string,
+  ) {}
   /** A device request's code (From user), once read. */
   deviceId = '';
   /** End of the start line (its CRLF). */
@@ -82,8 +85,8 @@ export class Scan {
 }
 
 /** One pass over the header lines after the start line; undefined on anything not plain. */
-function scanHeaders(text: string): Scan | undefined {
-  const s = new Scan(text);
+function scanHeaders(data: Buffer, text: string): Scan | undefined {
+  const s = new Scan(data, text);
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   s.end = end;
@@ -159,7 +162,7 @@ export function readDeviceDatagram(data: Buffer): Scan | undefined {
   const text = decodeLatin1(data);
   const method = plainMethod(text);
   if (method === undefined) return undefined;
-  const s = scanHeaders(text);
+  const s = scanHeaders(data, text);
   if (s === undefined || s.route || s.maxForwards === 0 || !cseqIs(text, s.cseqStart, s.cseqEnd, method)) return undefined;
   const deviceId = fromDeviceId(text, s.fromStart, s.fromEnd);
   if (deviceId === undefined) return undefined;
@@ -182,16 +185,29 @@ export function forwardDeviceDatagram(s: Scan, flow: Flow, ctx: ForwardContext):
   const token = ctx.codec.encode({ transport: 'udp', address: flow.remoteAddress, port: flow.remotePort });
   const edgeVia = viaOf(ctx.self, branchFrom(topBranch, token), token);
   const mf = String((s.maxForwards < 0 ? DEFAULT_MAX_FORWARDS : s.maxForwards) - 1);
-  // request line, our Via, the header lines with two values replaced (in text order), the body
-  let out = `${text.slice(0, s.startEol + 2)}Via: ${edgeVia}\r\n`;
-  if (s.mfStart < 0) {
-    out += `${text.slice(s.startEol + 2, s.viaStart)}${stamped.line}${text.slice(s.viaEnd, s.end + 2)}Max-Forwards: ${mf}\r\n${text.slice(s.end + 2)}`;
-  } else if (s.mfStart < s.viaStart) {
-    out += `${text.slice(s.startEol + 2, s.mfStart)}${mf}${text.slice(s.mfEnd, s.viaStart)}${stamped.line}${text.slice(s.viaEnd)}`;
-  } else {
-    out += `${text.slice(s.startEol + 2, s.viaStart)}${stamped.line}${text.slice(s.viaEnd, s.mfStart)}${mf}${text.slice(s.mfEnd)}`;
-  }
-  return { data: Buffer.from(out, 'latin1'), host: shard.sipHost, port: shard.sipPort };
+  // request line, our Via, the header lines with two values replaced (in text order), the body: copied
+  // from the datagram's bytes around three edits, no string built over the whole message
+  const via = `Via: ${edgeVia}\r\n`;
+  const at = s.startEol + 2;
+  if (s.mfStart < 0) return out(s.data, shard.sipHost, shard.sipPort, at, at, via, s.viaStart, s.viaEnd, stamped.line, s.end + 2, s.end + 2, `Max-Forwards: ${mf}\r\n`);
+  if (s.mfStart < s.viaStart) return out(s.data, shard.sipHost, shard.sipPort, at, at, via, s.mfStart, s.mfEnd, mf, s.viaStart, s.viaEnd, stamped.line);
+  return out(s.data, shard.sipHost, shard.sipPort, at, at, via, s.viaStart, s.viaEnd, stamped.line, s.mfStart, s.mfEnd, mf);
+}
+
+/**
+ * `data` with three ranges ([a, b), in order, not overlapping) replaced by latin1 strings (one byte per
+ * char: the datagram's own text, or ASCII the edge writes).
+ */
+function out(data: Buffer, host: string, port: number, a1: number, b1: number, r1: string, a2: number, b2: number, r2: string, a3: number, b3: number, r3: string): DatagramOut {
+  const buf = Buffer.allocUnsafe(data.length + r1.length - (b1 - a1) + r2.length - (b2 - a2) + r3.length - (b3 - a3));
+  let o = data.copy(buf, 0, 0, a1);
+  o += buf.write(r1, o, 'latin1');
+  o += data.copy(buf, o, b1, a2);
+  o += buf.write(r2, o, 'latin1');
+  o += data.copy(buf, o, b2, a3);
+  o += buf.write(r3, o, 'latin1');
+  data.copy(buf, o, b3);
+  return { data: buf, host, port };
 }
 
 /** Self's Via prefix up to the branch, per edge identity (host and port are fixed once listening). */
@@ -203,7 +219,7 @@ let prefixOf: { host: string; port: number; prefix: string } = { host: '', port:
  */
 export function forwardShardResponse(data: Buffer, ctx: ForwardContext): DatagramOut | undefined {
   const text = decodeLatin1(data);
-  const s = isStatusLine(text) ? scanHeaders(text) : undefined;
+  const s = isStatusLine(text) ? scanHeaders(data, text) : undefined;
   if (s === undefined || s.vias < 2) return undefined;
   const self = ctx.self;
   if (prefixOf.host !== self.host || prefixOf.port !== self.port) {

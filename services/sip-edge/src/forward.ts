@@ -71,8 +71,9 @@ export function deviceFlowOf(flow: Flow, self: EdgeSelf): DeviceFlowRef {
  * request: derived from the incoming top branch (and the flow, so two devices' equal branches differ).
  */
 export function branchFrom(top: string, salt: string): string {
-  const a = hashString(`${top}|${salt}`, 0x5eed);
-  const b = hashString(`${top}|${salt}`, 0xb0b);
+  const key = `${top}|${salt}`;
+  const a = hashString(key, 0x5eed);
+  const b = hashString(key, 0xb0b);
   return `${BRANCH_MAGIC_COOKIE}e${a.toString(36)}${b.toString(36)}`;
 }
 
