@@ -3,7 +3,7 @@
 // target, and the recorded baseline (full runs on a quiet machine, docs/benchmarks.md).
 //   npm run bench [-- --full] [-- --only sip-parse,forward]
 // Each bench runs as a child process in its own process group with a time limit (quick 4 min, 12 for
-// keepalive-callgrind, 8 for fleet and memory-per-device; full 20 min)
+// keepalive-callgrind, 8 for edge-callgrind, fleet and memory-per-device, 6 for edge; full 20 min)
 // and ends with one `bench-summary:` line (summary.ts). A bench that crashes, overruns or prints no
 // summary is a failed row and makes the exit code 1; a target not met in quick mode is only reported
 // (quick figures are indicative). keepalive-callgrind needs valgrind (`npm run bench` installs it through
@@ -40,7 +40,8 @@ const BENCHES: readonly Bench[] = [
   { name: 'memory-per-device', needs: ['kamailio'], baseline: '1.30 KB RSS per device at 100,000 standalone (Kamailio 0.92 KB)', quickLimitMin: 8 },
   { name: 'recovery', baseline: '200/200 live sessions recovered after kill -9, one INVITE each; all RTP back 32.9 s after the kill (window 15 s)' },
   { name: 'fleet', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~20: keepalive 4.9× Kamailio (4.5× with Redis), REGISTER 23×, clean rate 0 vs ≥ 4,000/s; storm: 0 keepalives lost', quickLimitMin: 8 },
-  { name: 'edge', needs: ['kamailio'], baseline: 'not recorded yet (issue 14)' },
+  { name: 'edge', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~18: edge 144 vs Kamailio 76 µs (1.89×); shard 74 µs through edge vs 113 direct; 2× ceiling: 0 lost, p99 47 ms', quickLimitMin: 6 },
+  { name: 'edge-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: 'edge 130,464 vs Kamailio 62,074 instructions per forwarded keepalive (2.10×; 285,684 before the byte path)', quickLimitMin: 8 },
   { name: 'fuzz', baseline: '1,000,000 inputs over 9 parsers, 0 crashes (docs/chaos.md)' },
 ];
 /** Files of test/bench that are not benchmarks of their own. */

@@ -2,7 +2,8 @@
 // nothing is kept per device, dialog or transaction; a restart loses only the datagrams in flight. Several
 // edges behind one address work when they share the flow secret.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
-import { createResponse, SipStatus, SipTransport, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
+import { buildDatagramResponse, createResponse, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
+import { forwardDeviceDatagram, forwardShardResponse, isResponseDatagram, readDeviceDatagram } from './datagram-forward.ts';
 import { FlowCodec, type DeviceFlowRef } from './flow-token.ts';
 import { forwardRequest, forwardResponse, type ForwardAction, type ForwardContext } from './forward.ts';
 import { AddressBuckets, TokenBucket } from './rate-limit.ts';
@@ -51,10 +52,17 @@ export const DEFAULT_MAX_REQUESTS_PER_SEC = 20_000;
 export const DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC = 200;
 export const DEFAULT_MAX_ADDRESSES = 100_000;
 const SHED_RETRY_AFTER_S = '5';
+/**
+ * Every device's datagrams arrive on this one socket: the OS default (~208 KiB, ~400 keepalives) is gone
+ * in one scheduling gap of a busy host, and what does not fit is dropped before the ceiling can answer
+ * 503. 4 MiB as the shards use (signaling sip-server.ts; capped by net.core.rmem_max).
+ */
+export const UDP_RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
+const SHED_HEADERS: readonly [string, string][] = [['Retry-After', SHED_RETRY_AFTER_S]];
 
 export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   const now = o.now ?? Date.now;
-  const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log });
+  const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log, udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES });
   const ctx: ForwardContext = {
     self: { code: o.code, host: o.host, port: transport.port },
     codec: new FlowCodec(o.flowSecret),
@@ -107,16 +115,60 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     }
   };
 
+  /** Admission (the ceiling, then the per-address bound): one charge per request. */
+  const admit = (flow: Flow, fromShard: boolean): boolean => {
+    const t = now();
+    return global.take(t) && (fromShard || perAddress.take(flow.remoteAddress, t));
+  };
+  /**
+   * A datagram the byte path admitted or refused but left to the parsed path (its shape): the verdict,
+   * keyed by the flow object the transport hands to both for the same datagram, so it is not charged twice.
+   */
+  let judged: { flow: Flow; admitted: boolean } | undefined;
+
+  // The hot path (datagram-forward.ts): keepalives and their answers forwarded from the bytes.
+  transport.onDatagramShortcut = (data, flow) => {
+    judged = undefined;
+    if (isResponseDatagram(data)) {
+      const out = forwardShardResponse(data, ctx);
+      if (out !== undefined) stats.toDevice++;
+      return out;
+    }
+    const request = readDeviceDatagram(data);
+    if (request === undefined) return undefined; // the parsed path admits (or not) and decides
+    if (!admit(flow, false)) {
+      stats.shed++;
+      // the 503 from the bytes too (the stack's stateless answer), so shedding stays cheaper than forwarding
+      const peeked = peekDatagramRequest(data);
+      const via = peeked === undefined || peeked.method === 'ACK' ? undefined : stampDatagramVia(peeked, flow, false);
+      if (peeked === undefined || via === undefined) {
+        judged = { flow, admitted: false };
+        return undefined;
+      }
+      stats.replied++;
+      return { data: buildDatagramResponse(peeked, via, SipStatus.ServiceUnavailable, undefined, SHED_HEADERS), host: via.host, port: via.port };
+    }
+    const out = forwardDeviceDatagram(request, flow, ctx);
+    if (out === undefined) judged = { flow, admitted: true };
+    else stats.toShard++;
+    return out;
+  };
+
   transport.onMessage = (msg, flow) => {
     try {
       if (msg.type === 'response') {
         act(forwardResponse(msg, ctx), msg, flow);
         return;
       }
-      const t = now();
+      const verdict = judged !== undefined && judged.flow === flow ? judged.admitted : undefined;
+      judged = undefined;
+      if (verdict === false) {
+        if (msg.method !== 'ACK') reply(msg, flow, SipStatus.ServiceUnavailable, [['Retry-After', SHED_RETRY_AFTER_S]]);
+        return;
+      }
       // Requests to devices come from shards through a signed Route: not charged to the shard's address.
       const fromShard = msg.headers.get('Route')?.includes('vms-f=') === true;
-      if (!global.take(t) || (!fromShard && !perAddress.take(flow.remoteAddress, t))) {
+      if (verdict === undefined && !admit(flow, fromShard)) {
         stats.shed++;
         if (msg.method !== 'ACK') reply(msg, flow, SipStatus.ServiceUnavailable, [['Retry-After', SHED_RETRY_AFTER_S]]);
         return;

@@ -14,7 +14,6 @@
 import { hashString, placeDevice, type PlacementPolicy, type Shard } from '@vms/routing';
 import {
   BRANCH_MAGIC_COOKIE,
-  formatVia,
   getFrom,
   getMaxForwards,
   getRouteSet,
@@ -58,7 +57,7 @@ export type ForwardAction =
   | { readonly kind: 'reply'; readonly status: number; readonly headers?: readonly [string, string][] }
   | { readonly kind: 'drop'; readonly reason: string };
 
-const hostPart = (h: string): string => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
+export const hostPart = (h: string): string => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
 
 /** The device flow of a message that arrived on `flow` (its packet source, never its headers). */
 export function deviceFlowOf(flow: Flow, self: EdgeSelf): DeviceFlowRef {
@@ -71,17 +70,20 @@ export function deviceFlowOf(flow: Flow, self: EdgeSelf): DeviceFlowRef {
  * RFC 3261 §16.11: a stateless proxy's branch must be the same for a retransmission and differ per
  * request: derived from the incoming top branch (and the flow, so two devices' equal branches differ).
  */
-function branchFor(req: SipRequest, salt: string): string {
-  const top = getTopVia(req).params.get('branch') ?? `${req.headers.get('Call-ID') ?? ''}|${req.headers.get('CSeq') ?? ''}`;
-  const a = hashString(`${top}|${salt}`, 0x5eed);
-  const b = hashString(`${top}|${salt}`, 0xb0b);
+export function branchFrom(top: string, salt: string): string {
+  const key = `${top}|${salt}`;
+  const a = hashString(key, 0x5eed);
+  const b = hashString(key, 0xb0b);
   return `${BRANCH_MAGIC_COOKIE}e${a.toString(36)}${b.toString(36)}`;
 }
 
-function viaOf(self: EdgeSelf, branch: string, token: string | null): string {
-  const params = new Map<string, string | null>([['branch', branch]]);
-  if (token !== null) params.set(FLOW_PARAM, token);
-  return formatVia({ protocol: 'SIP/2.0', transport: 'UDP', host: hostPart(self.host), port: self.port, params });
+function branchFor(req: SipRequest, salt: string): string {
+  return branchFrom(getTopVia(req).params.get('branch') ?? `${req.headers.get('Call-ID') ?? ''}|${req.headers.get('CSeq') ?? ''}`, salt);
+}
+
+/** The edge's Via value (formatVia's shape, written directly: the datagram path writes the same one). */
+export function viaOf(self: EdgeSelf, branch: string, token: string | null): string {
+  return `SIP/2.0/UDP ${hostPart(self.host)}:${self.port};branch=${branch}${token === null ? '' : `;${FLOW_PARAM}=${token}`}`;
 }
 
 /** The headers with the first value of `name` removed (other hops and other headers in order). */

@@ -71,3 +71,7 @@ export {
 export type { SipLogger } from './transport/logger.ts';
 // The bare transport (RFC 3261 §18) without transactions: for a stateless proxy (services/sip-edge).
 export { SipTransport, type TransportOptions, type InboundHandler } from './transport/transport.ts';
+// Byte-level pieces of the datagram shortcut, for the edge's forwarding fast path (services/sip-edge).
+export { type DatagramShortcut } from './transport/transport.ts';
+export { stampCanonicalViaAt } from './transport/canonical-via.ts';
+export { peekDatagramRequest, stampDatagramVia, buildDatagramResponse } from './transport/datagram-shortcut.ts';

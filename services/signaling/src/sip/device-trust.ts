@@ -23,6 +23,25 @@ export function edgeFlowOf(req: SipRequest): string | null {
   return v === undefined || v === null || v.length === 0 ? null : v;
 }
 
+/**
+ * edgeFlowOf() for the stateless keepalive path, read from the raw first Via line without a parse: the
+ * value when the top hop is written the way the edge writes it — one space (after the protocol), no tab,
+ * the parameter once in any letter case, `;vms-f=` lower-case with no LWS — else null (the full path
+ * parses and decides). In that shape the parser reads the same value, so an equal value means the same
+ * SEC-1 verdict as the full path's.
+ */
+export function edgeFlowOfViaLine(line: string): string | null {
+  const comma = line.indexOf(',');
+  const hop = comma < 0 ? line : line.slice(0, comma);
+  const at = hop.indexOf(';vms-f=');
+  if (at < 0 || hop.indexOf(' ') !== hop.lastIndexOf(' ') || hop.includes('\t')) return null;
+  const lower = hop.toLowerCase();
+  if (lower.indexOf('vms-f') !== lower.lastIndexOf('vms-f')) return null;
+  const end = hop.indexOf(';', at + 7);
+  const value = hop.slice(at + 7, end < 0 ? hop.length : end).trimEnd();
+  return value.length === 0 ? null : value;
+}
+
 /** On the keepalive hot path: a few field comparisons, no allocation. */
 export function sameFlow(bound: Flow, flow: Flow): boolean {
   return (

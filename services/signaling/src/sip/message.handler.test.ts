@@ -90,7 +90,7 @@ async function full(w: World, req: SipRequest, from: Flow = flow): Promise<{ sta
 function view(req: SipRequest, raw: Buffer): StatelessRequest {
   const h = req.headers;
   const text = raw.toString('latin1');
-  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type'), text, bodyStart: text.length - req.body.length, hasHeader: (name) => h.get(name) !== undefined };
+  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type'), topVia: h.getLines('Via')[0] ?? '', text, bodyStart: text.length - req.body.length, hasHeader: (name) => h.get(name) !== undefined };
 }
 
 async function outcome(w: World, raw: Buffer, shortcut: boolean, from: Flow = flow): Promise<Outcome> {
@@ -234,6 +234,35 @@ describe('SEC-1: only the bound flow speaks for a device', () => {
     assert.deepEqual([got.status, got.challenge, got.uplinks], [401, `Digest realm="3402000000", nonce="for-${STORED}"`, []]);
     assert.equal(w.flows.get(STORED), undefined);
   });
+});
+
+describe('keepalive shortcut behind a SIP edge (SEC-1: edge flow + the device flow it names)', () => {
+  const edgeFlow: Flow = { ...flow, remoteAddress: '10.9.9.8', remotePort: 5070 };
+  const BOUND = 'dGVzdA.AAAA';
+  const through = (edgeVia: string): Buffer =>
+    Buffer.from(request().toString('latin1').replace('Via: SIP/2.0/UDP 192.168.1.64:5060;rport;branch=z9hG4bK1', `Via: ${edgeVia}\r\nVia: SIP/2.0/UDP 192.168.1.64:5060;rport=5060;branch=z9hG4bK1;received=192.168.1.64`), 'latin1');
+  const behindEdge = async (): Promise<World> => {
+    const w = await world();
+    w.flows.register({ deviceId: DEV, flow: edgeFlow, charset: 'GB2312', gbVersion: '2016', registeredAt: T0 - 60_000, expiresAt: T0 + 3_600_000, edgeFlow: BOUND, path: null });
+    return w;
+  };
+  const cases: [string, string, 'shortcut' | 'full', number][] = [
+    ['the bound device flow, as the edge writes it', `SIP/2.0/UDP 10.9.9.8:5070;branch=z9hG4bKe1;vms-f=${BOUND}`, 'shortcut', 200],
+    ['the bound flow then another parameter', `SIP/2.0/UDP 10.9.9.8:5070;branch=z9hG4bKe1;vms-f=${BOUND};received=10.9.9.8`, 'shortcut', 200],
+    ['another device flow', 'SIP/2.0/UDP 10.9.9.8:5070;branch=z9hG4bKe1;vms-f=b3RoZXI.BBBB', 'full', 401],
+    ['no device flow named', 'SIP/2.0/UDP 10.9.9.8:5070;branch=z9hG4bKe1', 'full', 401],
+    // the shortcut steps aside; the parser keeps the first of a repeated parameter
+    ['the parameter twice (in another case)', `SIP/2.0/UDP 10.9.9.8:5070;branch=z9hG4bKe1;vms-f=${BOUND};VMS-F=b3RoZXI.BBBB`, 'full', 200],
+    ['LWS in the hop (not the edge\'s shape)', `SIP/2.0/UDP 10.9.9.8:5070 ;branch=z9hG4bKe1;vms-f=${BOUND}`, 'full', 200],
+  ];
+  for (const [name, via, by, status] of cases) {
+    it(`${name}: ${by}, ${status}, as the full path answers`, async () => {
+      const fullOnly = await outcome(await behindEdge(), through(via), false, edgeFlow);
+      const withShortcut = await outcome(await behindEdge(), through(via), true, edgeFlow);
+      assert.deepEqual([withShortcut.by, withShortcut.status], [by, status]);
+      assert.deepEqual({ ...withShortcut, by: 'full' }, fullOnly);
+    });
+  }
 });
 
 describe('messages naming no device registered here: bounded per source address', () => {

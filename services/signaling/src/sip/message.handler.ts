@@ -24,7 +24,7 @@ import type { UplinkKind } from '../events/device-events.ts';
 import { addressMatcher, createAddressBuckets, createDeviceAdmission, DEFAULT_DEVICE_LIMITS, LANE_ABOVE_BYTES, messageCost } from './device-admission.ts';
 import { createManscdpParsePool, DEFAULT_PARSE_LIMITS, ParseQueueFullError, ParseRefusedError } from './manscdp-parse-pool.ts';
 import type { DeviceSession } from './device-flows.ts';
-import { edgeFlowOf, sameDeviceFlow, sameFlow } from './device-trust.ts';
+import { edgeFlowOf, edgeFlowOfViaLine, sameDeviceFlow, sameFlow } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { ManscdpUplink } from './manscdp-uplink.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
@@ -265,7 +265,8 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     const now = clock.now();
     if (session === undefined || session.expiresAt <= now) return undefined;
     if (!sameFlow(session.flow, flow)) return undefined; // SEC-1: the full path answers 401
-    if (session.edgeFlow !== null) return undefined; // behind an edge: the full path reads its Via (SEC-1)
+    // behind an edge (SEC-1): the device flow the edge names in its Via must be the bound one, else the full path decides
+    if (session.edgeFlow !== null && edgeFlowOfViaLine(req.topVia) !== session.edgeFlow) return undefined;
     // A charset change is stored by the full path (updateCharset); it happens once per device.
     if (session.charset !== domainCharset(body.charset)) return undefined;
     if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503

@@ -39,6 +39,8 @@ export interface PeekedRequest {
   readonly method: string;
   /** Every Via header line, in order (a line may hold several comma-separated hops). */
   readonly via: readonly string[];
+  /** The first Via line (via[0]). */
+  readonly topVia: string;
   /** Where the first Via value lies in `text` ([viaStart, viaEnd)), for stamping it in place. */
   readonly viaStart: number;
   readonly viaEnd: number;
@@ -167,6 +169,10 @@ class Peeked implements PeekedRequest {
 
   get body(): Buffer {
     return this.#data.subarray(this.bodyStart);
+  }
+
+  get topVia(): string {
+    return this.via[0] as string;
   }
 
   hasHeader(name: string): boolean {

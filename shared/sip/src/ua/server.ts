@@ -166,6 +166,7 @@ export class RequestDispatcher {
       callId: h.get('Call-ID') ?? '',
       from: h.get('From') ?? '',
       contentType: h.get('Content-Type'),
+      topVia: h.getLines('Via')[0] ?? '',
       text: req.body.toString('latin1'),
       bodyStart: 0,
       hasHeader: (name: string) => h.get(name) !== undefined,

@@ -117,6 +117,8 @@ export interface StatelessRequest {
   readonly from: string;
   /** Raw Content-Type value, undefined when absent. */
   readonly contentType: string | undefined;
+  /** The first Via header line, raw (it may hold several hops): who the request came through. */
+  readonly topVia: string;
   /**
    * Text holding the body as latin1 (one char per byte) from `bodyStart` to its end: the whole
    * datagram on the shortcut (already decoded there), the body alone otherwise. For handlers that scan
