@@ -70,6 +70,11 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
    */
   ignoresSubscribe = false;
   ignoredSubscribes = 0;
+  /**
+   * Two-way talk (语音对讲): the broadcast INVITE offers `a=sendrecv` and the device sends G.711A back to
+   * the answer's port (`audioCalls[i].sent`). Off: the INVITE offers `recvonly`, as a speaker-only device.
+   */
+  talks = false;
   readonly subscriptions: Subscription[] = [];
   /** Resolves when the device closes: what an ignored request's handler waits for (no answer until then). */
   readonly #closedSignal: { promise: Promise<void>; resolve: () => void } = (() => {
@@ -236,7 +241,7 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
           sn: this.#sn,
           onUpload: (u) => this.uploads.push(u),
           onBroadcast: async (n) => {
-            const call = await answerBroadcast({ o, stack, link, log: this.#log, sequence: () => ++this.#ssrcSequence }, n);
+            const call = await answerBroadcast({ o, stack, link, log: this.#log, sequence: () => ++this.#ssrcSequence, talks: this.talks }, n);
             this.audioCalls.push(call);
           },
           onCommand: (c) => {
