@@ -50,6 +50,8 @@ export interface CommandDeps extends ExtraDeps {
   onControl: (c: RecordedControl) => void;
   /** Background work (answers being sent), awaited or abandoned on close. */
   track: (work: Promise<unknown>) => void;
+  /** The 200 to an accepted MESSAGE (device.ts: with or without the To-tag quirk). */
+  replyOk: (ctx: ServerContext) => void;
 }
 
 /** Controls the device acknowledges with Response/DeviceControl (PTZ, reboot, I-frame, drag zoom, precise PTZ are not). */
@@ -74,7 +76,7 @@ export function handleManscdpMessage(deps: CommandDeps, req: SipRequest, ctx: Se
     ctx.reply(SipStatus.NotFound);
     return;
   }
-  ctx.reply(SipStatus.OK);
+  deps.replyOk(ctx);
   deps.onCommand({ kind: command.kind, root, cmdType, sn: command.body.sn, targetId, command, flow: ctx.flow });
   const answer = answerFor(deps, command);
   if (answer !== undefined) deps.track(answer.catch((err: unknown) => deps.log.debug({ err, cmdType }, 'device answer not delivered')));

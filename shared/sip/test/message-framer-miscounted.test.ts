@@ -5,7 +5,7 @@
 // with its character count; the GB2312 bytes of 模拟设备 are C4A3 C4E2 C9E8 B1B8 (iconv -t gb2312).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BODY_LENGTH_MISCOUNTED, parseSipMessage, SipStreamFramer } from '../src/index.ts';
+import { BODY_LENGTH_MISCOUNTED, MISDECLARED_CONTENT_LENGTH, parseSipMessage, serializeSipMessage, SipStreamFramer } from '../src/index.ts';
 import { loadAllSamples } from './message-fixtures/samples.ts';
 
 const head = (cseq: number, contentLength: number): Buffer =>
@@ -120,5 +120,16 @@ describe('SipStreamFramer and miscounted Content-Length', () => {
     assert.deepEqual(framer.push(Buffer.from('</b>'.repeat(100))), []);
     assert.ok(framer.bufferedBytes <= 24);
     assert.deepEqual(framer.push(keepalive(3)).map(cseq), ['3 MESSAGE']);
+  });
+
+  it('a simulator’s MISDECLARED_CONTENT_LENGTH goes on the wire as announced, and frames back whole', () => {
+    const body = Buffer.from('<Response><Name>门口</Name></Response>');
+    const declared = [...body.toString('utf8')].length;
+    const msg = parse(withBody(1, body));
+    (msg.body as unknown as Record<symbol, number>)[MISDECLARED_CONTENT_LENGTH] = declared;
+    const wire = serializeSipMessage(msg);
+    assert.ok(wire.toString('latin1').includes(`\r\nContent-Length: ${declared}\r\n`));
+    const frames = new SipStreamFramer().push(Buffer.concat([wire, keepalive(2)]));
+    assert.deepEqual(frames.map((f) => parse(f).body.toString('utf8')), ['<Response><Name>门口</Name></Response>', KEEPALIVE.toString('utf8')]);
   });
 });
