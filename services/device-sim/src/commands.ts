@@ -54,8 +54,11 @@ export interface CommandDeps extends ExtraDeps {
   replyOk: (ctx: ServerContext) => void;
 }
 
-/** Controls the device acknowledges with Response/DeviceControl (PTZ, reboot, I-frame, drag zoom, precise PTZ are not). */
-const ACKNOWLEDGED_CONTROLS = new Set<DeviceControlCommand['type']>(['RecordCmd', 'GuardCmd', 'AlarmCmd', 'HomePosition', 'Other', 'DeviceUpgrade', 'FormatSDCard', 'TargetTrack']);
+/**
+ * Controls the device acknowledges with Response/DeviceControl. GB/T 28181-2022 §9.3.2.1: PTZ,
+ * TeleBoot, I-frame, drag zoom, PTZPreciseCtrl, FormatSDCard and TargetTrack get no Response.
+ */
+const ACKNOWLEDGED_CONTROLS = new Set<DeviceControlCommand['type']>(['RecordCmd', 'GuardCmd', 'AlarmCmd', 'HomePosition', 'Other', 'DeviceUpgrade']);
 /** Controls only GB/T 28181-2022 defines: a 2016 device ignores them (SIP 200, nothing else). */
 const CONTROLS_2022 = new Set<DeviceControlCommand['type']>(['PTZPreciseCtrl', 'TargetTrack', 'DeviceUpgrade', 'FormatSDCard']);
 
