@@ -132,4 +132,18 @@ describe('SipStreamFramer and miscounted Content-Length', () => {
     const frames = new SipStreamFramer().push(Buffer.concat([wire, keepalive(2)]));
     assert.deepEqual(frames.map((f) => parse(f).body.toString('utf8')), ['<Response><Name>门口</Name></Response>', KEEPALIVE.toString('utf8')]);
   });
+
+  it('a tail trickled byte by byte is re-read a bounded number of times, then the message goes up as declared', () => {
+    const framer = new SipStreamFramer();
+    const chars = [...body06.toString('utf8')].length;
+    const whole = withBody(1, body06, chars);
+    const declaredEnd = whole.length - (body06.length - chars);
+    const frames = framer.push(whole.subarray(0, declaredEnd + 1)); // one stray byte: undecided, waits
+    assert.equal(frames.length, 0);
+    for (let i = declaredEnd + 1; i < declaredEnd + 6; i++) frames.push(...framer.push(whole.subarray(i, i + 1)));
+    assert.equal(frames.length, 1, 'given up after a few re-reads');
+    assert.equal(parse(frames[0]!).body.length, chars);
+    frames.push(...framer.push(Buffer.concat([whole.subarray(declaredEnd + 6), keepalive(2)])));
+    assert.deepEqual(frames.map(cseq), ['1 MESSAGE', '2 MESSAGE']);
+  });
 });

@@ -42,6 +42,11 @@ export interface SipStreamFramerOptions {
  */
 /** Bytes kept while looking for the next start line after a stray tail (one split across segments). */
 const START_LINE_PREFIX = 24;
+/**
+ * Reads of a miscounted message waiting for its tail: a tail split across segments arrives in the
+ * next one or two; more means a peer trickling bytes, and each re-read walks the whole body.
+ */
+const MAX_RECOUNT_WAITS = 4;
 
 export class SipStreamFramer {
   readonly #max: number;
@@ -63,6 +68,8 @@ export class SipStreamFramer {
   #declared = 0;
   /** The last message was followed by bytes that cannot start one: skip to the next start line. */
   #resync = false;
+  /** Re-reads of the message at #start that ended waiting for more bytes. */
+  #recountWaits = 0;
   #failed: SipParseError | undefined;
   /** Messages whose body was re-measured from a character count. */
   recounted = 0;
@@ -143,7 +150,10 @@ export class SipStreamFramer {
    */
   #recount(): boolean {
     const r = recountBody(this.#store, this.#start + this.#bodyStart, this.#end, this.#declared);
-    if (r.kind === 'wait' && this.#end - this.#start < this.#max) return false;
+    if (r.kind === 'wait' && this.#end - this.#start < this.#max && this.#recountWaits < MAX_RECOUNT_WAITS) {
+      this.#recountWaits++;
+      return false;
+    }
     if (r.kind === 'fits' && this.#bodyStart + r.bodyBytes <= this.#max) {
       this.#need = this.#bodyStart + r.bodyBytes;
       this.recounted++;
@@ -204,6 +214,7 @@ export class SipStreamFramer {
         if (total > this.#max) throw tooLarge(total, this.#max);
         this.#bodyStart = bodyStart;
         this.#declared = contentLength;
+        this.#recountWaits = 0;
         return total;
       }
     }
