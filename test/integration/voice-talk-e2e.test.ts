@@ -101,6 +101,18 @@ describe('talk: API → Notify → device sendrecv INVITE → audio both ways th
     const call = device.audioCalls.at(-1);
     assert.ok(call !== undefined && !call.ended);
     await waitFor(() => (stack.zlm.stats(`talk_${channel}`)?.rtpPackets ?? 0) >= 5, { timeoutMs: 5000, description: 'device audio at the media node' });
+    // the operator's player comes and goes: ZLM asks whether to close the talk stream; it must not
+    for (const delta of ['1', '-1']) {
+      const rd = await fetch(`${stack.zlm.apiBaseUrl}/standin/readers?secret=${ZLM_SECRET}&stream=talk_${channel}&delta=${delta}`);
+      assert.equal(((await rd.json()) as { code: number }).code, 0);
+    }
+    const hook = await waitFor(
+      () => stack.zlm.hookCalls.find((h) => h.name === 'on_stream_none_reader' && h.body.stream === `talk_${channel}` && h.status !== undefined),
+      { timeoutMs: 5000, description: 'none-reader hook answered' },
+    );
+    assert.deepEqual([hook?.status, hook?.reply?.code, hook?.reply?.close], [200, 0, false], 'the talk audio stays while the talk lasts');
+    assert.equal(stack.zlm.stats(`talk_${channel}`)?.registered, true);
+    assert.equal((await talks()).length, 1);
     await call.hangUp();
     await waitFor(async () => (await talks()).length === 0, { timeoutMs: 5000, description: 'talk ended on the platform' });
     await waitFor(() => stack.zlm.stats(`talk_${channel}`) === undefined, { timeoutMs: 5000, description: 'talk stream released on the node' });

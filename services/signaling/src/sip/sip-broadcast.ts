@@ -22,6 +22,7 @@ import { BadParameterError, DeviceRejectedError, DeviceTimeoutError, isVmsError,
 import type { TimerHandle } from '../core/clock.ts';
 import type { DeviceExchange } from './device-exchange.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
+import { talkStreamId } from '../media/talk-stream.ts';
 
 /** G.711 A-law, RFC 3551 static payload type 8: what GB/T 28181 §9.12 devices take. */
 export const PT_PCMA = 8;
@@ -58,8 +59,6 @@ export interface BroadcastView {
   readonly startedAt: number;
 }
 
-/** The media node's stream id of a channel's talk audio (device → platform). */
-export const talkStreamId = (channelId: string): string => `talk_${channelId}`;
 const RTP_APP = 'rtp';
 
 interface Expectation {
