@@ -13,6 +13,7 @@ import { buildRtpPacket } from '../stand-ins/rtp-packets.ts';
 import { startSimDevice, startSingleStack, ZLM_ID, ZLM_SECRET, type SingleStack } from './media-e2e-fixture.ts';
 
 const DEV = '34020000001320000083';
+const DEV2 = '34020000001320000084';
 const MIC = 'operator-mic-talk';
 
 interface Talk {
@@ -133,5 +134,20 @@ describe('talk: API → Notify → device sendrecv INVITE → audio both ways th
     const b = await stack.instance.api('POST', `/vms/broadcast/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
     assert.equal(b.success, true, b.msg);
     assert.equal((await stack.instance.api('POST', `/vms/broadcast/stop?channelId=${channel}`)).success, true);
+  });
+
+  it('a device that unregisters during a talk: the talk ends as device offline and the node releases it', async () => {
+    const other = await startSimDevice(stack.instance, DEV2, { channels: 1 });
+    const ch2 = other.channelIds[0] ?? '';
+    other.talks = true;
+    const r = await stack.instance.api<Talk>('POST', `/vms/talk/start?channelId=${ch2}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
+    assert.equal(r.success, true, r.msg);
+    await waitFor(() => (stack.zlm.stats(`talk_${ch2}`)?.rtpPackets ?? 0) >= 5, { timeoutMs: 5000, description: 'device audio at the node' });
+    await other.close(); // unregisters (Expires: 0) before it hangs up
+    const ended = (): string[] => stack.instance.proc.output().split('\n').filter((l) => l.includes('audio session ended') && l.includes(ch2));
+    await waitFor(() => ended().length > 0, { timeoutMs: 5000, description: `talk ended: ${stack.instance.proc.output().split('\n').filter((l) => l.includes(ch2)).slice(-5).join(' | ')}` });
+    assert.match(ended()[0] ?? '', /device offline/);
+    await waitFor(() => stack.zlm.stats(`talk_${ch2}`) === undefined, { timeoutMs: 5000, description: 'talk stream released on the node' });
+    assert.equal((await stack.instance.api<Talk[]>('GET', `/vms/talk?deviceId=${DEV2}`)).data.length, 0);
   });
 });

@@ -102,8 +102,8 @@ export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceEx
   const offOffline = side.events.on('offline', (ev) => {
     for (const l of [...live.values()]) {
       if (l.view.deviceId !== ev.deviceId) continue;
+      void end(l, 'device offline'); // first: the BYE's own 'terminated' then finds it ended
       void l.dialog.destroy().catch(() => undefined);
-      void end(l, 'device offline');
     }
   });
 
@@ -180,8 +180,9 @@ export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceEx
     async stop(channelId, mode = 'broadcast') {
       const l = live.get(channelId);
       if (l === undefined || l.view.mode !== mode) throw new MediaSessionNotFoundError(channelId);
+      const ending = end(l, 'stopped');
       await l.dialog.destroy().catch((err: unknown) => log.debug({ err }, 'BYE to the device failed'));
-      await end(l, 'stopped');
+      await ending;
     },
 
     list: (deviceId, mode = 'broadcast') => [...live.values()].filter((l) => l.view.deviceId === deviceId && l.view.mode === mode).map((l) => l.view),
@@ -209,8 +210,9 @@ export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceEx
       for (const e of waiting.values()) side.clock.clearTimeout(e.timer);
       waiting.clear();
       await Promise.all([...live.values()].map(async (l) => {
+        const ending = end(l, 'closing');
         await l.dialog.destroy().catch(() => undefined);
-        await end(l, 'closing');
+        await ending;
       }));
     },
   };
