@@ -113,9 +113,10 @@ describe('device commands: API → SIP → device simulator', () => {
       { kind: 'stop' },
     ]);
     const list = await ok<Answer>('GET', `/vms/ptz/cruise/tracks?channelId=${ch22}`);
-    assert.deepEqual(list.fields['CruiseTrackList'], { '@Num': '1', Item: [{ Number: '1', Name: '巡航1' }] });
+    // GB/T 28181-2022 §A.2.6.13/14 shapes (shared/gb28181 queries-2022.ts)
+    assert.deepEqual(list.fields['CruiseTrackList'], { '@Num': '1', CruiseTrack: [{ Number: '1', Name: '巡航1' }] });
     const track = await ok<Answer>('GET', `/vms/ptz/cruise/track?channelId=${ch22}&number=1`);
-    assert.deepEqual((track.fields['CruiseTrack'] as { Item: { PresetID: string }[] }).Item.map((i) => i.PresetID), ['7', '9']);
+    assert.deepEqual((track.fields['CruisePointList'] as { CruisePoint: { PresetIndex: string }[] }).CruisePoint.map((i) => i.PresetIndex), ['7', '9']);
     const missing = await instance.api('GET', `/vms/ptz/cruise/track?channelId=${ch22}&number=5`);
     assert.equal(missing.code, 4607, 'the camera answers Result ERROR for a track it does not have');
   });
@@ -186,7 +187,7 @@ describe('device commands: API → SIP → device simulator', () => {
 
   it('SD card status and format, precise PTZ then its position, target tracking', async () => {
     const sd = await ok<Answer>('GET', `/vms/device/sdcard?deviceId=${DEV22}`);
-    assert.equal((sd.fields['SDCardList'] as { Item: { Status: string }[] }).Item[0]?.Status, 'normal');
+    assert.equal((sd.fields['SDCardStatusInfo'] as { Item: { Status: string }[] }).Item[0]?.Status, 'ok', '§A.2.6.16');
     await ok('POST', `/vms/device/sdcard/format?deviceId=${DEV22}&index=1`);
     assert.deepEqual(lastControl(dev22)?.command, { type: 'FormatSDCard', index: '1' });
     await ok('POST', `/vms/ptz/precise?channelId=${ch22}&pan=120.5&tilt=-10&zoom=4`);

@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { freePort, waitFor } from '@vms/harness';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
-import { mediaNodesEnv, startStandIn, syncChannels, type StartAnswer } from './media-e2e-fixture.ts';
+import { createSocket } from 'node:dgram';
+import { buildRtpPacket } from '../stand-ins/rtp-packets.ts';
+import { mediaNodesEnv, startStandIn, syncChannels, ZLM_SECRET, type StartAnswer } from './media-e2e-fixture.ts';
 import { api, eventually, logLines, SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
 
 const DEV = '34020000001320000123';
@@ -69,5 +71,38 @@ describe('media across instances', () => {
 
     const again = await api(c, `/vms/play/stop?sessionId=${answer.sessionId}`, { method: 'POST' });
     assert.equal(again.json.success, false, 'an ended session is not routable any more');
+  });
+
+  it('talk started on node-b reaches the owner node-a: audio both ways; stopped from node-c', async () => {
+    const channel = device.channelIds[0] as string;
+    const mic = 'cluster-mic';
+    const open = (await (await fetch(`${zlm.apiBaseUrl}/index/api/openRtpServer?secret=${ZLM_SECRET}&stream_id=${mic}&port=0&tcp_mode=0`)).json()) as { code: number; port: number };
+    assert.equal(open.code, 0);
+    const sock = createSocket('udp4');
+    let seq = 0;
+    const feeding = setInterval(() => {
+      seq++;
+      sock.send(buildRtpPacket({ ssrc: 0x77, seq, timestamp: seq * 160, payloadType: 8, payload: Buffer.alloc(160, 0xd5) }), open.port, '127.0.0.1');
+    }, 20);
+    try {
+      await waitFor(() => zlm.stats(mic)?.registered === true, { timeoutMs: 5000, description: 'microphone stream on the node' });
+      device.talks = true;
+      const start = await api(b, `/vms/talk/start?channelId=${channel}&mediaNodeId=${zlm.mediaServerId}&app=rtp&stream=${mic}`, { method: 'POST', timeoutMs: 25_000 });
+      assert.equal(start.json.success, true, start.bytes.toString());
+      await eventually(() => logLines(b, 'forwarded to owner').some((l) => l.deviceId === DEV), 'node-b forwarded the talk');
+      const call = device.audioCalls.at(-1);
+      assert.ok(call !== undefined);
+      await waitFor(() => call.packets >= 5, { timeoutMs: 5000, description: 'operator audio at the device' });
+      await waitFor(() => (zlm.stats(`talk_${channel}`)?.rtpPackets ?? 0) >= 5, { timeoutMs: 5000, description: 'device audio at the node' });
+      const listed = await api(c, `/vms/talk?deviceId=${DEV}`);
+      assert.equal((listed.json.data as unknown[]).length, 1, 'listed through node-c from the owner');
+      const stop = await api(c, `/vms/talk/stop?channelId=${channel}`, { method: 'POST' });
+      assert.equal(stop.json.success, true, stop.bytes.toString());
+      await waitFor(() => call.ended, { timeoutMs: 5000, description: 'BYE at the device' });
+      assert.equal(zlm.stats(`talk_${channel}`), undefined);
+    } finally {
+      clearInterval(feeding);
+      sock.close();
+    }
   });
 });

@@ -44,6 +44,7 @@ export class StandInRtpPort {
   readonly #opts: RtpPortOptions;
   /** The SSRC accepted (ZLM `updateRtpServerSSRC` changes it); undefined or 0: any. */
   #ssrc: number | undefined;
+  #closed = false;
 
   private constructor(opts: RtpPortOptions, udp: UdpSocket, tcp: Server | undefined) {
     this.#opts = opts;
@@ -84,7 +85,15 @@ export class StandInRtpPort {
     this.#adopt(s);
   }
 
+  /** Sends from this port's UDP socket: ZLM startSendRtp with `recv_stream_id` sends and receives on one port (talk). */
+  sendUdp(packet: Buffer, host: string, port: number): void {
+    if (this.#closed) return; // the receive side timed out; ZLM drops the packets too
+    this.#udp.send(packet, port, host);
+  }
+
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     for (const s of this.#sockets) s.destroy();
     await Promise.all([
       new Promise<void>((resolve) => this.#udp.close(() => resolve())),

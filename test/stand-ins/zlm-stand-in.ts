@@ -150,11 +150,22 @@ export async function startZlmStandIn(opts: ZlmStandInOptions): Promise<ZlmStand
       if (s === undefined || !s.registered) throw new ApiError(FAILED, 'can not find the source stream');
       if (s.senders.has(ssrc)) throw new ApiError(FAILED, 'this ssrc is already being sent');
       const udp = p.get('is_udp') !== '0';
-      const sender = await StandInRtpSender.start({ ssrc: Number(ssrc), dstHost: dstUrl, dstPort: Number(dstPort), udp, srcPort: Number(p.get('src_port') ?? '0') }).catch(
-        (err: Error) => {
+      const opts = { ssrc: Number(ssrc), dstHost: dstUrl, dstPort: Number(dstPort), udp, srcPort: Number(p.get('src_port') ?? '0') };
+      const recv = p.get('recv_stream_id') ?? '';
+      let sender: StandInRtpSender;
+      if (recv !== '') {
+        // ZLM two-way talk: send and receive on one port; what arrives there becomes stream `recv_stream_id` (app rtp)
+        if (!udp) throw new ApiError(FAILED, 'the stand-in receives talk audio over UDP only');
+        if (streams.get(recv) !== undefined) throw new ApiError(INVALID_ARGS, 'recv_stream_id already exists');
+        const r = await streams.open({ id: recv, port: opts.srcPort, tcpMode: 0, ssrc: undefined, reUsePort: false }).catch((err: Error) => {
           throw new ApiError(FAILED, `start send rtp failed: ${err.message}`);
-        },
-      );
+        });
+        sender = StandInRtpSender.through(opts, { port: r.port.stats.port, sendUdp: (b, h, pt) => r.port.sendUdp(b, h, pt), close: async () => (streams.get(recv) === r ? streams.close(r) : undefined) });
+      } else {
+        sender = await StandInRtpSender.start(opts).catch((err: Error) => {
+          throw new ApiError(FAILED, `start send rtp failed: ${err.message}`);
+        });
+      }
       s.senders.set(ssrc, sender);
       return { json: { code: OK, local_port: sender.localPort } };
     },

@@ -113,8 +113,16 @@ export function answer2022Query(deps: ExtraDeps, q: ManscdpMessage): Promise<unk
   const target = q.deviceId;
   switch (q.cmdType) {
     case 'SDCardStatus': {
-      const items = state.sdCards.map((c) => ({ ID: c.id, HddName: `SD${c.id}`, Status: c.status, FormatProgress: '100', Capacity: '32768', FreeSpace: c.formatCount > 0 ? '32768' : '16384' }));
-      return send(deps, 'Response', 'SDCardStatus', q.sn, target, { SumNum: String(items.length), SDCardList: { '@Num': String(items.length), Item: items } });
+      // §A.2.6.16 (shapes: shared/gb28181 queries-2022.ts): FormatProgress only while formatting
+      const items = state.sdCards.map((c) => ({
+        ID: c.id,
+        HddName: `SD${c.id}`,
+        Status: c.status,
+        ...(c.status === 'formatting' ? { FormatProgress: '50' } : {}),
+        Capacity: '32768',
+        FreeSpace: c.formatCount > 0 ? '32768' : '16384',
+      }));
+      return send(deps, 'Response', 'SDCardStatus', q.sn, target, { SumNum: String(items.length), SDCardStatusInfo: { '@Num': String(items.length), Item: items } });
     }
     case 'PTZPosition': {
       const p = state.positions.get(target) ?? { pan: '0', tilt: '0', zoom: '1' };
@@ -127,14 +135,14 @@ export function answer2022Query(deps: ExtraDeps, q: ManscdpMessage): Promise<unk
     case 'CruiseTrackListQuery': {
       const tracks = [...(state.cruiseTracks.get(target) ?? new Map<number, number[]>()).keys()].sort((a, b) => a - b);
       const items = tracks.map((n) => ({ Number: String(n), Name: `巡航${n}` }));
-      return send(deps, 'Response', 'CruiseTrackListQuery', q.sn, target, { SumNum: String(items.length), CruiseTrackList: { '@Num': String(items.length), Item: items } });
+      return send(deps, 'Response', 'CruiseTrackListQuery', q.sn, target, { SumNum: String(items.length), CruiseTrackList: { '@Num': String(items.length), CruiseTrack: items } });
     }
     case 'CruiseTrackQuery': {
       const number = Number(q.fields['Number']);
       const points = state.cruiseTracks.get(target)?.get(number);
       if (points === undefined) return send(deps, 'Response', 'CruiseTrackQuery', q.sn, target, { Result: RESULT_ERROR });
-      const items = points.map((p) => ({ PresetID: String(p), StayTime: '5', Speed: '50' }));
-      return send(deps, 'Response', 'CruiseTrackQuery', q.sn, target, { Number: String(number), Name: `巡航${number}`, SumNum: String(items.length), CruiseTrack: { '@Num': String(items.length), Item: items } });
+      const items = points.map((p) => ({ PresetIndex: String(p), StayTime: '5', Speed: '50' }));
+      return send(deps, 'Response', 'CruiseTrackQuery', q.sn, target, { Number: String(number), Name: `巡航${number}`, SumNum: String(items.length), CruisePointList: { '@Num': String(items.length), CruisePoint: items } });
     }
     default:
       return undefined;

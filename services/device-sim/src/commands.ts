@@ -50,10 +50,15 @@ export interface CommandDeps extends ExtraDeps {
   onControl: (c: RecordedControl) => void;
   /** Background work (answers being sent), awaited or abandoned on close. */
   track: (work: Promise<unknown>) => void;
+  /** The 200 to an accepted MESSAGE (device.ts: with or without the To-tag quirk). */
+  replyOk: (ctx: ServerContext) => void;
 }
 
-/** Controls the device acknowledges with Response/DeviceControl (PTZ, reboot, I-frame, drag zoom, precise PTZ are not). */
-const ACKNOWLEDGED_CONTROLS = new Set<DeviceControlCommand['type']>(['RecordCmd', 'GuardCmd', 'AlarmCmd', 'HomePosition', 'Other', 'DeviceUpgrade', 'FormatSDCard', 'TargetTrack']);
+/**
+ * Controls the device acknowledges with Response/DeviceControl. GB/T 28181-2022 §9.3.2.1: PTZ,
+ * TeleBoot, I-frame, drag zoom, PTZPreciseCtrl, FormatSDCard and TargetTrack get no Response.
+ */
+const ACKNOWLEDGED_CONTROLS = new Set<DeviceControlCommand['type']>(['RecordCmd', 'GuardCmd', 'AlarmCmd', 'HomePosition', 'Other', 'DeviceUpgrade']);
 /** Controls only GB/T 28181-2022 defines: a 2016 device ignores them (SIP 200, nothing else). */
 const CONTROLS_2022 = new Set<DeviceControlCommand['type']>(['PTZPreciseCtrl', 'TargetTrack', 'DeviceUpgrade', 'FormatSDCard']);
 
@@ -74,7 +79,7 @@ export function handleManscdpMessage(deps: CommandDeps, req: SipRequest, ctx: Se
     ctx.reply(SipStatus.NotFound);
     return;
   }
-  ctx.reply(SipStatus.OK);
+  deps.replyOk(ctx);
   deps.onCommand({ kind: command.kind, root, cmdType, sn: command.body.sn, targetId, command, flow: ctx.flow });
   const answer = answerFor(deps, command);
   if (answer !== undefined) deps.track(answer.catch((err: unknown) => deps.log.debug({ err, cmdType }, 'device answer not delivered')));

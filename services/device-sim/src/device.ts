@@ -3,7 +3,7 @@
 // what the platform asked is kept in `commands`, `controls`, `sessions`, `subscriptions` for tests.
 import { EventEmitter } from 'node:events';
 import { buildCatalogNotify, buildMediaStatusNotify, createSnGenerator, formatGbTime, makeSsrc, MEDIA_STATUS_END_OF_FILE, type AlarmNotify } from '@vms/gb28181';
-import { createSipStack, type Dialog, type SipLogger, type SipStack } from '@vms/sip';
+import { createSipStack, rawResponder, SipStatus, type Dialog, type SipLogger, type SipStack } from '@vms/sip';
 import { settleWithin } from './bounded.ts';
 import { buildChannels, catalogItems, type SimChannel } from './channels.ts';
 import { handleManscdpMessage, type ReceivedCommand, type RecordedControl } from './commands.ts';
@@ -70,6 +70,23 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
    */
   ignoresSubscribe = false;
   ignoredSubscribes = 0;
+  /**
+   * Quirk of capture 05 (Ellean): the 200 to the platform's MESSAGEs carries no To-tag (RFC 3261
+   * §8.2.6.2 requires one). Counted in `untaggedAnswers`.
+   */
+  answersWithoutToTag = false;
+  untaggedAnswers = 0;
+  /**
+   * Quirk (issue 16 item 15): the MESSAGEs the device sends announce their body length in
+   * characters, as firmware writing `Content-Length: xml.length` does — short of the bytes as soon
+   * as a Chinese name is in the body.
+   */
+  countsCharacters = false;
+  /**
+   * Two-way talk (语音对讲): the broadcast INVITE offers `a=sendrecv` and the device sends G.711A back to
+   * the answer's port (`audioCalls[i].sent`). Off: the INVITE offers `recvonly`, as a speaker-only device.
+   */
+  talks = false;
   readonly subscriptions: Subscription[] = [];
   /** Resolves when the device closes: what an ignored request's handler waits for (no answer until then). */
   readonly #closedSignal: { promise: Promise<void>; resolve: () => void } = (() => {
@@ -147,7 +164,7 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     });
     this.#stack = stack;
     if (this.#state !== 'starting') throw deviceClosedError(); // close() ran meanwhile and closes the stack
-    const link = new PlatformLink(stack, o);
+    const link = new PlatformLink(stack, o, () => this.countsCharacters);
     this.#link = link;
     this.#installHandlers(stack, link);
     const registration = new Registration({ stack, link, o, log: this.#log });
@@ -235,8 +252,20 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
           state: this.state,
           sn: this.#sn,
           onUpload: (u) => this.uploads.push(u),
+          replyOk: (ctx) => {
+            if (!this.answersWithoutToTag) {
+              ctx.reply(SipStatus.OK);
+              return;
+            }
+            const raw = rawResponder(ctx);
+            if (raw === undefined) throw new Error('answersWithoutToTag needs the stack’s own request context');
+            const res = raw.buildResponse(SipStatus.OK);
+            res.headers.set('To', ctx.request.headers.get('To') ?? '');
+            this.untaggedAnswers++;
+            raw.send(res);
+          },
           onBroadcast: async (n) => {
-            const call = await answerBroadcast({ o, stack, link, log: this.#log, sequence: () => ++this.#ssrcSequence }, n);
+            const call = await answerBroadcast({ o, stack, link, log: this.#log, sequence: () => ++this.#ssrcSequence, talks: this.talks }, n);
             this.audioCalls.push(call);
           },
           onCommand: (c) => {

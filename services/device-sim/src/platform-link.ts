@@ -1,6 +1,6 @@
 // How the device addresses its platform: the server URI and target, the From/To it writes, and
 // MANSCDP MESSAGEs towards it (responses to queries, keepalives, notifications).
-import type { HostTarget, SipResponse, SipStack } from '@vms/sip';
+import { MISDECLARED_CONTENT_LENGTH, type HostTarget, type SipResponse, type SipStack } from '@vms/sip';
 import type { ResolvedDeviceOptions } from './options.ts';
 import { MANSCDP_CONTENT_TYPE } from './protocol.ts';
 
@@ -20,6 +20,8 @@ export class PlatformLink {
   constructor(
     private readonly stack: SipStack,
     private readonly o: ResolvedDeviceOptions,
+    /** Quirk `countsCharacters` of the device (device.ts), read at each send. */
+    private readonly countsCharacters: () => boolean = () => false,
   ) {
     this.#home = { host: o.server.host, port: o.server.port, transport: o.transport };
     this.target = this.#home;
@@ -47,6 +49,7 @@ export class PlatformLink {
 
   sendManscdp(body: Buffer, opts: SendManscdpOptions = {}): Promise<SipResponse> {
     if (this.o.declaredCharset !== this.o.charset) body = relabelDeclaration(body, this.o.declaredCharset);
+    if (this.countsCharacters()) body = withCharacterCount(body, this.o.charset);
     const headers: Record<string, string> = { From: this.address(opts.fromId ?? this.o.deviceId), To: this.address(this.o.server.id) };
     if (opts.callId !== undefined) headers['Call-ID'] = opts.callId;
     return this.stack.request({
@@ -69,4 +72,12 @@ export function relabelDeclaration(body: Buffer, declared: string): Buffer {
   const m = /^(<\?xml[^>]*?encoding\s*=\s*["'])([^"']*)(["'])/.exec(head);
   if (m === null) return body;
   return Buffer.concat([Buffer.from(m[1] + declared + m[3], 'latin1'), body.subarray(m[0].length)]);
+}
+
+/** A copy of `body` announced with its length in characters (decoded in `charset`) instead of bytes. */
+export function withCharacterCount(body: Buffer, charset: string): Buffer {
+  const text = new TextDecoder(charset.toUpperCase() === 'GB2312' ? 'gb18030' : 'utf-8').decode(body);
+  const copy = Buffer.from(body);
+  (copy as unknown as Record<symbol, number>)[MISDECLARED_CONTENT_LENGTH] = [...text].length;
+  return copy;
 }

@@ -25,7 +25,8 @@ export interface BasicParamState {
 
 export interface SdCardState {
   id: string;
-  status: 'normal' | 'formatting';
+  /** §A.2.6.16 values (ok, formatting, unformatted, idle, error); the simulator uses the first two. */
+  status: 'ok' | 'formatting';
   formatCount: number;
 }
 
@@ -40,7 +41,7 @@ export class PtzState {
   readonly cruiseTracks = new Map<string, Map<number, number[]>>();
   readonly home = new Map<string, HomePositionState>();
   readonly positions = new Map<string, PtzPosition>();
-  readonly sdCards: SdCardState[] = [{ id: '1', status: 'normal', formatCount: 0 }];
+  readonly sdCards: SdCardState[] = [{ id: '1', status: 'ok', formatCount: 0 }];
   basic: BasicParamState;
   firmware: string;
 

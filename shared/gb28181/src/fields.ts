@@ -79,19 +79,20 @@ export function parseCount(text: string, field: string): number {
 }
 
 /**
- * The `<Item>` children of a list element (`DeviceList`, `RecordList`...). The XML layer already
- * makes `Item` an array; an empty `<Item/>` is skipped, a text-only one is refused.
+ * The `<Item>` (or `itemTag`) children of a list element (`DeviceList`, `RecordList`,
+ * `CruiseTrackList`/`CruiseTrack`...). The XML layer already makes list members arrays; an empty
+ * member is skipped, a text-only one is refused.
  */
-export function getItems(node: ManscdpNode, listTag: string): ManscdpNode[] {
+export function getItems(node: ManscdpNode, listTag: string, itemTag = 'Item'): ManscdpNode[] {
   const list = getNode(node, listTag);
   if (list === undefined) return [];
-  const items = getValue(list, 'Item');
+  const items = getValue(list, itemTag);
   if (items === undefined) return [];
   const all = Array.isArray(items) ? items : [items];
   const out: ManscdpNode[] = [];
   for (const item of all) {
     if (item === '') continue;
-    if (typeof item === 'string' || Array.isArray(item)) throw new GbInvalidFieldError(`${listTag}.Item`, 'item is not an element list');
+    if (typeof item === 'string' || Array.isArray(item)) throw new GbInvalidFieldError(`${listTag}.${itemTag}`, 'item is not an element list');
     out.push(item);
   }
   return out;

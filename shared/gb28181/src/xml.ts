@@ -17,8 +17,9 @@ export type ManscdpValue = string | ManscdpNode | ManscdpValue[];
 
 /**
  * Children of an element by tag name. Attributes are keys prefixed with `@` (`@Num`); text of an
- * element that also has attributes or children is under `#text`. Elements named `Item` are always
- * arrays, even when a device sends a single one.
+ * element that also has attributes or children is under `#text`. List members are always arrays,
+ * even when a device sends a single one: `Item`, and the 2022 lists' `CruiseTrack` (in
+ * CruiseTrackList) and `CruisePoint` (in CruisePointList), GB/T 28181-2022 §A.2.6.13/§A.2.6.14.
  */
 export interface ManscdpNode {
   [tag: string]: ManscdpValue;
@@ -27,6 +28,8 @@ export interface ManscdpNode {
 export const ATTRIBUTE_PREFIX = '@';
 export const TEXT_KEY = '#text';
 const CDATA_KEY = '#cdata';
+/** Lower-cased names of list member elements (see ManscdpNode). */
+const LIST_MEMBERS = new Set(['item', 'cruisetrack', 'cruisepoint']);
 const MAX_NESTED_TAGS = 32; // MANSCDP documents nest 4-5 levels; anything deeper is hostile or broken
 
 const parser = new XMLParser({
@@ -42,7 +45,7 @@ const parser = new XMLParser({
   cdataPropName: CDATA_KEY,
   maxNestedTags: MAX_NESTED_TAGS,
   jPath: false, // callbacks get a matcher instead of a built path string: ~15% faster, path unused
-  isArray: (tagName, _path, _isLeaf, isAttribute) => !isAttribute && tagName.toLowerCase() === 'item',
+  isArray: (tagName, _path, _isLeaf, isAttribute) => !isAttribute && LIST_MEMBERS.has(tagName.toLowerCase()),
 });
 
 const builder = new XMLBuilder({

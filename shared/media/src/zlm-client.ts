@@ -106,6 +106,7 @@ export function createZlmClient(node: ZlmNodeAddress, opts: ZlmClientOptions = {
         is_udp: p.isUdp ?? true,
         src_port: p.srcPort,
         pt: p.pt,
+        recv_stream_id: p.recvStreamId,
       });
       return { localPort: port('startSendRtp', o, 'local_port') };
     },

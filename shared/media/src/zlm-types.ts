@@ -65,6 +65,11 @@ export interface StartSendRtpParams {
   srcPort?: number;
   /** RTP payload type; ZLM's default is 96. */
   pt?: number;
+  /**
+   * ZLM `recv_stream_id` (two-way talk, 语音对讲): the node also receives RTP on the sending port and
+   * publishes it as this stream id (app `rtp`), released with the sender by stopSendRtp.
+   */
+  recvStreamId?: string;
 }
 
 export interface StopSendRtpParams {

@@ -10,7 +10,7 @@ export type { SipErrorCode, SipStackErrorCode, SipParseErrorDetails } from './er
 export { SipStatus, SIP_REASON_PHRASES, reasonPhrase } from './status.ts';
 export type { SipStatusName } from './status.ts';
 export { parseSipMessage, BODY_LENGTH_MISCOUNTED, type ParseOptions } from './message/parse.ts';
-export { serializeSipMessage } from './message/serialize.ts';
+export { serializeSipMessage, MISDECLARED_CONTENT_LENGTH } from './message/serialize.ts';
 export { SipStreamFramer, DEFAULT_MAX_STREAM_MESSAGE_BYTES } from './message/framer.ts';
 export type { SipStreamFramerOptions, StreamKeepalive } from './message/framer.ts';
 export { MAX_CONTENT_LENGTH } from './message/content-length.ts';
@@ -46,6 +46,7 @@ export { T1, T2, T4, TIMER_D_UNRELIABLE, DEFAULT_TIMERS, resolveTimers, timerVal
 export type { TimerConfig, TimerValues } from './transaction/timers.ts';
 export { createSipStack, SipStack } from './ua/stack.ts';
 export type { SipStackStats } from './ua/stack.ts';
+export { rawResponder, type RawResponder } from './ua/server-context.ts';
 export type {
   SipStackOptions, OutgoingRequestSpec, RequestOptions, UacOptions, UacResult, ReplyOptions, AcceptOptions,
   ServerContext, RequestHandler, StatelessHandler, StatelessAnswer, StatelessRequest, HeaderInput, RequestContext, DigestAuth,

@@ -22,6 +22,7 @@ export const FORWARD_READ_TIMEOUT_MS: Partial<Readonly<Record<RouteId, number>>>
   'ptz.cruise.track': 20_000,
   'ptz.home.query': 20_000,
   'broadcast.start': 20_000,
+  'talk.start': 20_000,
   // INVITE answered within 8 s (media/media-wiring.ts), plus the media node's own calls
   'play.start': 15_000,
   'playback.start': 15_000,

@@ -82,6 +82,10 @@ export const ROUTES = [
   { id: 'broadcast.start', method: 'POST', path: '/vms/broadcast/start', routedBy: 'channel', auth: 'operator' },
   { id: 'broadcast.stop', method: 'POST', path: '/vms/broadcast/stop', routedBy: 'channel', auth: 'operator' },
   { id: 'broadcast.list', method: 'GET', path: '/vms/broadcast', routedBy: 'device', auth: 'operator' },
+  // two-way talk (语音对讲): the same §9.12 signalling, audio both ways through the media node
+  { id: 'talk.start', method: 'POST', path: '/vms/talk/start', routedBy: 'channel', auth: 'operator' },
+  { id: 'talk.stop', method: 'POST', path: '/vms/talk/stop', routedBy: 'channel', auth: 'operator' },
+  { id: 'talk.list', method: 'GET', path: '/vms/talk', routedBy: 'device', auth: 'operator' },
   // upstream platforms and their shared channels (SPEC CASC-2): database administration, any instance
   { id: 'platforms.list', method: 'GET', path: '/vms/platforms', routedBy: null, auth: 'operator' },
   { id: 'platforms.create', method: 'POST', path: '/vms/platforms', routedBy: null, auth: 'operator' },

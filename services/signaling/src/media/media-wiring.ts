@@ -41,6 +41,7 @@ import { createSessionRecovery, type SessionRecovery } from '../recovery/session
 import { createMemorySessionSnapshots } from '../recovery/session-snapshots.memory.ts';
 import { createRedisSessionSnapshots } from '../recovery/session-snapshots.redis.ts';
 import { NODE_ONLINE_WINDOW_HEARTBEATS } from '../cluster/cluster-wiring.ts';
+import { isTalkStreamId } from './talk-stream.ts';
 
 /** GB/T 28181 gives no INVITE deadline; devices answer in well under a second, NVRs in a few. */
 export const INVITE_TIMEOUT_MS = 8000;
@@ -223,7 +224,9 @@ export async function openMedia(d: MediaWiringDeps): Promise<MediaWiring> {
     });
     recovery.start();
   }
-  const hooks = createHookHandler({ lookupNode: (id) => plane.node(id) });
+  // A talk's received audio (sip/sip-broadcast.ts) has no viewer until the operator plays it: ZLM must
+  // not close it for that; the talk's own end (BYE, stopSendRtp) releases it.
+  const hooks = createHookHandler({ lookupNode: (id) => plane.node(id), closeWhenNoReader: (e) => !(e.app === 'rtp' && isTalkStreamId(e.stream)) });
   const receiveHook = createHookReceiver({
     self: config.sip.instanceId,
     hooks,

@@ -4,6 +4,20 @@
  * (CruiseTrackQuery adds the track `Number`); their Responses are read with the generic field
  * readers. The two notifications that close long-running 2022 commands are typed here:
  * UploadSnapShotFinished (after SnapShotConfig) and DeviceUpgradeResult (after DeviceUpgrade).
+ *
+ * Element names and order, with no 2022 capture at hand, were checked against public write-ups and
+ * independent implementations (provenance in test/fixtures/README.md, "2022 message shapes"):
+ *  - §A.2.6.16 SDCardStatus: `SumNum`, `SDCardStatusInfo Num=` / `Item` {ID, HddName, Status
+ *    (ok|formatting|unformatted|idle|error), FormatProgress?, Capacity, FreeSpace (MB)};
+ *  - §A.2.6.13 CruiseTrackListQuery: `SumNum`, `CruiseTrackList Num=` / `CruiseTrack` {Number, Name};
+ *  - §A.2.6.14 CruiseTrackQuery: Number, Name, `SumNum`, `CruisePointList Num=` / `CruisePoint`
+ *    {PresetIndex, StayTime, Speed};
+ *  - §A.2.6.15 PTZPosition: Pan, Tilt, Zoom, HorizontalFieldAngle, VerticalFieldAngle, MaxViewDistance;
+ *  - §A.2.5.7 UploadSnapShotFinished: SessionID, `SnapShotList` / `SnapShotFileID` (≤ 10);
+ *  - §A.2.5.9 DeviceUpgradeResult: SessionID, UpgradeResult, Firmware, UpgradeFailedReason?;
+ *  - §A.2.3.2 DeviceConfig carries `SnapShotConfig` {SnapNum, Interval, UploadURL, SessionID};
+ *  - §9.3.2.1: PTZPreciseCtrl, FormatSDCard and TargetTrack get no Response/DeviceControl (the SIP
+ *    200 ends them), DeviceUpgrade does.
  */
 import { getItems, getText, getTexts, requireText } from '../fields.ts';
 import { buildManscdp, type BuildOptions, type ManscdpMessage } from '../manscdp.ts';
@@ -61,14 +75,14 @@ export function decodeDeviceUpgradeResult(msg: ManscdpMessage): DeviceUpgradeRes
 }
 
 export function buildDeviceUpgradeResult(n: DeviceUpgradeResult, opts?: BuildOptions): Buffer {
-  const fields: ManscdpNode = { SessionID: n.sessionId };
+  // §A.2.5.9 order: SessionID, UpgradeResult, Firmware, UpgradeFailedReason (strict peers check it)
+  const fields: ManscdpNode = { SessionID: n.sessionId, UpgradeResult: n.result };
   if (n.firmware !== undefined) fields['Firmware'] = n.firmware;
-  fields['UpgradeResult'] = n.result;
   if (n.upgradeFailedReason !== undefined) fields['UpgradeFailedReason'] = n.upgradeFailedReason;
   return buildManscdp({ root: 'Notify', cmdType: 'DeviceUpgradeResult', sn: n.sn, deviceId: n.deviceId, fields }, opts);
 }
 
-/** Items of a list element in a generic Response (SDCardList, CruiseTrackList...), as parsed. */
-export function listItems(msg: ManscdpMessage, listTag: string): ManscdpNode[] {
-  return getItems(msg.fields, listTag);
+/** Members of a list element in a generic Response (SDCardStatusInfo/Item, CruiseTrackList/CruiseTrack...), as parsed. */
+export function listItems(msg: ManscdpMessage, listTag: string, itemTag = 'Item'): ManscdpNode[] {
+  return getItems(msg.fields, listTag, itemTag);
 }

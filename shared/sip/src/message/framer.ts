@@ -1,5 +1,6 @@
 import { SipParseError } from '../errors.ts';
 import { scanContentLength } from './content-length.ts';
+import { findStart, plausibleStart, recountBody } from './miscounted-length.ts';
 
 const CR = 13;
 const LF = 10;
@@ -32,7 +33,21 @@ export interface SipStreamFramerOptions {
  * A framing error (no/bad Content-Length, message over `maxMessageBytes`) leaves no way to find the
  * next message boundary: the framer stays failed, every later `push` rethrows, and the transport
  * should close the connection.
+ *
+ * One exception to "exactly Content-Length bytes": devices that count the body in characters
+ * (miscounted-length.ts). When the bytes after a message cannot start another one, a character
+ * count that ends the XML on a sane boundary is taken as the body (`recounted`; the frame is then
+ * longer than its Content-Length, and parse.ts keeps it whole); when none does, the message goes up
+ * as declared and the stray tail is skipped to the next start line (`discardedBytes`).
  */
+/** Bytes kept while looking for the next start line after a stray tail (one split across segments). */
+const START_LINE_PREFIX = 24;
+/**
+ * Reads of a miscounted message waiting for its tail: a tail split across segments arrives in the
+ * next one or two; more means a peer trickling bytes, and each re-read walks the whole body.
+ */
+const MAX_RECOUNT_WAITS = 4;
+
 export class SipStreamFramer {
   readonly #max: number;
   readonly #onKeepalive: ((kind: StreamKeepalive) => void) | undefined;
@@ -48,7 +63,18 @@ export class SipStreamFramer {
   #scanned = 0;
   /** Offset from #start of the first LF, -1 until seen: it tells CRLF peers from LF-only ones. */
   #firstLf = -1;
+  /** Of the message at #start once measured: where its body starts and its declared length. */
+  #bodyStart = 0;
+  #declared = 0;
+  /** The last message was followed by bytes that cannot start one: skip to the next start line. */
+  #resync = false;
+  /** Re-reads of the message at #start that ended waiting for more bytes. */
+  #recountWaits = 0;
   #failed: SipParseError | undefined;
+  /** Messages whose body was re-measured from a character count. */
+  recounted = 0;
+  /** Stray bytes skipped between messages. */
+  discardedBytes = 0;
 
   constructor(opts: SipStreamFramerOptions = {}) {
     this.#max = opts.maxMessageBytes ?? DEFAULT_MAX_STREAM_MESSAGE_BYTES;
@@ -100,12 +126,15 @@ export class SipStreamFramer {
     const out: Buffer[] = [];
     while (this.#end > this.#start) {
       if (this.#need === -1) {
+        // a stray tail (after a miscounted message, maybe in a later segment) is skipped, not framed
+        if ((this.#resync || !plausibleStart(this.#store, this.#start, this.#end)) && !this.#skipStray()) break;
         if (!this.#skipKeepalives()) break;
         const need = this.#measure();
         if (need === -1) break;
         this.#need = need;
       }
       if (this.#end - this.#start < this.#need) break;
+      if (!plausibleStart(this.#store, this.#start + this.#need, this.#end) && !this.#recount()) break;
       out.push(this.#store.subarray(this.#start, this.#start + this.#need));
       this.#start += this.#need;
       this.#need = -1;
@@ -113,6 +142,41 @@ export class SipStreamFramer {
       this.#firstLf = -1;
     }
     return out;
+  }
+
+  /**
+   * The bytes after the message at #start cannot begin a message: take a character-counted body
+   * length when one fits, else mark the tail for skipping. False: wait for more bytes.
+   */
+  #recount(): boolean {
+    const r = recountBody(this.#store, this.#start + this.#bodyStart, this.#end, this.#declared);
+    if (r.kind === 'wait' && this.#end - this.#start < this.#max && this.#recountWaits < MAX_RECOUNT_WAITS) {
+      this.#recountWaits++;
+      return false;
+    }
+    if (r.kind === 'fits' && this.#bodyStart + r.bodyBytes <= this.#max) {
+      this.#need = this.#bodyStart + r.bodyBytes;
+      this.recounted++;
+    } else {
+      this.#resync = true;
+    }
+    return true;
+  }
+
+  /** Skips a stray tail up to the next start line; false when none is buffered yet. */
+  #skipStray(): boolean {
+    const b = this.#store;
+    const at = plausibleStart(b, this.#start, this.#end) ? this.#start : findStart(b, this.#start, this.#end);
+    if (at === -1) {
+      const keep = Math.min(this.#end - this.#start, START_LINE_PREFIX);
+      this.discardedBytes += this.#end - this.#start - keep;
+      this.#start = this.#end - keep;
+      return false;
+    }
+    this.discardedBytes += at - this.#start;
+    this.#start = at;
+    this.#resync = false;
+    return true;
   }
 
   /** Drops CR/LF bytes before a start line, reporting them; false when nothing else is buffered. */
@@ -148,6 +212,9 @@ export class SipStreamFramer {
         }
         const total = bodyStart + contentLength;
         if (total > this.#max) throw tooLarge(total, this.#max);
+        this.#bodyStart = bodyStart;
+        this.#declared = contentLength;
+        this.#recountWaits = 0;
         return total;
       }
     }

@@ -25,10 +25,11 @@ const REQUIRED = ['Via', 'From', 'To', 'Call-ID', 'CSeq'] as const;
  */
 export interface ParseOptions {
   /**
-   * Datagram only: when Content-Length is shorter than the bytes that follow and those bytes are not
-   * padding, keep the whole rest of the datagram as the body. Some GB28181 devices count the body in
-   * GB2312 but send UTF-8, or forget a CRLF, and RFC 3261 §18.3 truncation would cut their XML.
-   * A datagram holds exactly one message, so nothing else can be in those bytes.
+   * A datagram, or a stream frame cut by SipStreamFramer: when Content-Length is shorter than the
+   * bytes that follow and those bytes are not padding, keep the whole rest as the body. Some GB28181
+   * devices count the body in characters or in GB2312 but send UTF-8, or forget a CRLF, and RFC 3261
+   * §18.3 truncation would cut their XML. A datagram holds exactly one message, and a frame is
+   * exactly what the framer measured (miscounted-length.ts), so nothing else can be in those bytes.
    */
   trustDatagramEnd?: boolean;
 }

@@ -5,6 +5,18 @@ import { formatUri } from './uri.ts';
 const WIDE = /[^\x00-\xff]/;
 
 /**
+ * Simulators of broken peers only (services/device-sim's `countsCharacters` quirk): a body Buffer
+ * carrying this symbol is announced with that Content-Length instead of its byte length. Nothing in
+ * the platform sets it; RFC 3261 §20.14 counts bytes.
+ */
+export const MISDECLARED_CONTENT_LENGTH = Symbol('vms.sip.misdeclaredContentLength');
+
+function announcedLength(body: Buffer): number {
+  const v = (body as unknown as Record<symbol, unknown>)[MISDECLARED_CONTENT_LENGTH];
+  return typeof v === 'number' ? v : body.length;
+}
+
+/**
  * Wire form of a message: CRLF line endings (RFC 3261 §7), `Name: value` per stored header line,
  * and Content-Length always rewritten from `body.length` in bytes (§20.14) — at the position of the
  * first Content-Length header, or last when there is none. The body bytes are copied verbatim.
@@ -30,13 +42,13 @@ function buildHead(msg: SipMessage, wire: (s: string) => string): string {
   let lengthWritten = false;
   for (const [name, value] of msg.headers.entries()) {
     if (name === 'Content-Length') {
-      if (!lengthWritten) head += `Content-Length: ${msg.body.length}\r\n`;
+      if (!lengthWritten) head += `Content-Length: ${announcedLength(msg.body)}\r\n`;
       lengthWritten = true;
     } else {
       head += `${name}: ${wire(value)}\r\n`;
     }
   }
-  if (!lengthWritten) head += `Content-Length: ${msg.body.length}\r\n`;
+  if (!lengthWritten) head += `Content-Length: ${announcedLength(msg.body)}\r\n`;
   return `${head}\r\n`;
 }
 

@@ -225,8 +225,9 @@ export class SipTransport {
     if (this.#closed) return;
     let msg: SipMessage;
     try {
-      // One datagram is one message: keep a device's miscounted body whole (see ParseOptions).
-      msg = parseSipMessage(buf, { trustDatagramEnd: flow.transport === 'udp' });
+      // One datagram is one message, and a TCP frame is what the framer measured (exactly
+      // Content-Length, or a character-counted body it re-measured): keep either whole (ParseOptions).
+      msg = parseSipMessage(buf, { trustDatagramEnd: true });
       checkRequiredHeaders(msg);
       if (msg.type === 'request') {
         const top = getTopVia(msg);

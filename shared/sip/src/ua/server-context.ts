@@ -94,3 +94,18 @@ export class ServerCtx implements ServerContext {
     this.#abort?.abort(err);
   }
 }
+
+/** A response built by the stack, to be changed before it is sent (see `rawResponder`). */
+export interface RawResponder {
+  buildResponse(status: number, opts?: ReplyOptions): SipResponse;
+  send(res: SipResponse): SipResponse;
+}
+
+/**
+ * Simulators of broken peers only (services/device-sim's `answersWithoutToTag`): the request's
+ * response as the stack would build it, to alter before sending through the same transaction.
+ * Undefined for a context the stack did not create.
+ */
+export function rawResponder(ctx: ServerContext): RawResponder | undefined {
+  return ctx instanceof ServerCtx ? ctx : undefined;
+}

@@ -177,7 +177,7 @@ export const COMMAND_SCHEMAS: { readonly [K in Ids & RouteId]: RouteSchema } = {
 
 const NAME = (what: string): JsonSchema => ({ type: 'string', pattern: '^\\s*[A-Za-z0-9_.-]{1,64}\\s*$', description: `${what}: 1-64 characters of A-Z a-z 0-9 _ . -` });
 
-export const BROADCAST_SCHEMAS: { readonly [K in 'broadcast.start' | 'broadcast.stop' | 'broadcast.list']: RouteSchema } = {
+export const BROADCAST_SCHEMAS: { readonly [K in 'broadcast.start' | 'broadcast.stop' | 'broadcast.list' | 'talk.start' | 'talk.stop' | 'talk.list']: RouteSchema } = {
   'broadcast.start': {
     summary: 'Voice broadcast: Notify/Broadcast to the channel, then the device’s audio INVITE is answered with the media node sending `app/stream` (G.711A)',
     description: `${CHANNEL} Answers once the device’s INVITE is answered (4606 when it never comes; 4609 when the node cannot send the stream).`,
@@ -187,6 +187,15 @@ export const BROADCAST_SCHEMAS: { readonly [K in 'broadcast.start' | 'broadcast.
   },
   'broadcast.stop': { summary: 'End the channel’s voice broadcast (BYE, stopSendRtp)', description: CHANNEL, tags: ['voice'], querystring: byChannel, response: answer('null') },
   'broadcast.list': { summary: 'Voice broadcasts running to the device', description: DEVICE, tags: ['voice'], querystring: byDevice, response: answer('broadcasts') },
+  'talk.start': {
+    summary: 'Two-way talk (语音对讲): Notify/Broadcast to the channel, then the device’s sendrecv audio INVITE is answered with the media node sending `app/stream` and receiving the device’s audio on the same port',
+    description: `${CHANNEL} The device’s audio appears on the media node as \`deviceStream\` (app \`rtp\`, stream \`talk_<channelId>\`). 4606 when the device never INVITEs; 4607 when it offers receive-only audio; 4609 when the node cannot send the stream.`,
+    tags: ['voice'],
+    querystring: query({ channelId: channel, mediaNodeId: NAME('media node holding the operator’s audio stream'), app: NAME('ZLM app of the operator’s audio'), stream: NAME('ZLM stream id of the operator’s audio') }, ['channelId', 'mediaNodeId', 'app', 'stream']),
+    response: answer('{mode, sessionId, deviceId, channelId, ssrc, mediaNodeId, deviceAudio, deviceStream: {app, stream}, startedAt}'),
+  },
+  'talk.stop': { summary: 'End the channel’s talk (BYE, stopSendRtp, the received stream released)', description: CHANNEL, tags: ['voice'], querystring: byChannel, response: answer('null') },
+  'talk.list': { summary: 'Talks running with the device', description: DEVICE, tags: ['voice'], querystring: byDevice, response: answer('talks') },
 };
 
 export const SNAPSHOT_UPLOAD_SCHEMA: Readonly<Record<string, unknown>> = {
