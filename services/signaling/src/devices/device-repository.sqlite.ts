@@ -59,7 +59,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
         'VALUES (@deviceId, @tenant, @transport, @remoteIp, @remotePort, @at, @at, @expiresSec, 1, @at, @at) ON CONFLICT (device_id) DO UPDATE SET ' +
         'transport = excluded.transport, remote_ip = excluded.remote_ip, remote_port = excluded.remote_port, registered_at = excluded.registered_at, ' +
         'keepalive_at = MAX(COALESCE(keepalive_at, excluded.keepalive_at), excluded.keepalive_at), expires_sec = excluded.expires_sec, ' +
-        'online = 1, updated_at = excluded.updated_at',
+        `online = 1, updated_at = excluded.updated_at RETURNING ${DEVICE_COLUMNS}`,
     ),
     provisionNew: db.prepare('INSERT OR IGNORE INTO gb_device (device_id, created_at, updated_at) VALUES (?, ?, ?)'),
     countOnline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1'),
@@ -193,10 +193,10 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   return {
     registerDevice: (r) =>
       guard('registerDevice', () => {
-        s.register.run({ deviceId: r.deviceId, tenant: DEFAULT_TENANT, transport: r.transport, remoteIp: r.remoteIp, remotePort: r.remotePort, at: r.at, expiresSec: r.expiresSec });
-        const device = selectDevice(r.deviceId);
-        if (device === null) throw new DeviceNotFoundError(r.deviceId);
-        return device;
+        // One statement: the upsert RETURNING the row (SQLite ≥ 3.35), not an upsert then a SELECT (issue 11: a storm's store work per registration)
+        const row = s.register.get({ deviceId: r.deviceId, tenant: DEFAULT_TENANT, transport: r.transport, remoteIp: r.remoteIp, remotePort: r.remotePort, at: r.at, expiresSec: r.expiresSec }) as DeviceRow | undefined;
+        if (row === undefined) throw new DeviceNotFoundError(r.deviceId);
+        return withPending(deviceFromRow(row));
       }),
 
     provisionDevice: (p, at) =>
