@@ -3,6 +3,7 @@
 // machine (fleet.ts's /proc CPU figures inflate with the load, and not equally for a C server and a JIT).
 // Run from the repository root: npx tsx test/bench/register-callgrind.ts [--quick] [--redis] [--warmup W]
 //   [--count M] [--keep] [--perf-map] [--no-kamailio | --no-project]
+//   or --cpu-prof: no valgrind, the platform under `node --cpu-prof`, top self times printed (where to look next)
 //
 //  1. starts, under `valgrind --tool=callgrind --instr-atstart=no`, the whole platform as `npm start` runs
 //     it (services/signaling createApp: embedded SQLite store in a throwaway data directory, HTTP, cascade
@@ -264,8 +265,56 @@ async function measurePlatform(dir: string, redis: RedisServer | null): Promise<
   }
 }
 
+/** `--cpu-prof`: no valgrind; the platform under `node --cpu-prof` registers W + M devices, and the top self times print. */
+async function profilePlatform(): Promise<void> {
+  const data = tmpDir('vms-register-prof-');
+  const profDir = mkdtempSync(join(tmpdir(), 'register-prof-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SERVER_PORT: String(await freePort()),
+    SERVER_ADDRESS: '127.0.0.1',
+    VMS_GB28181_SIP_HOST: '127.0.0.1',
+    VMS_GB28181_SIP_PORT: String(await freePort({ udp: true })),
+    VMS_GB28181_SIP_PASSWORD: KAMAILIO_PASSWORD,
+    VMS_AUTH_SIGNING_KEY: 'register-callgrind-signing-key-0123456789',
+    MYSQL_URL: '',
+    REDIS_URL: '',
+    VMS_DATA_DIR: data.path,
+    LOG_LEVEL: 'warn',
+  };
+  const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, ...process.execArgv, SELF, '--serve'], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  await new Promise<void>((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('READY')) resolve();
+    });
+  });
+  const failed = await drive(Number(env['VMS_GB28181_SIP_PORT']), 0, WARMUP + COUNT);
+  child.kill('SIGTERM');
+  await exited;
+  interface Node { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  if (file === undefined) throw new Error('no .cpuprofile written');
+  const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as { nodes: Node[]; samples: number[] };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  for (const id of prof.samples) {
+    const f = byId.get(id)?.callFrame;
+    const key = f === undefined ? '?' : `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(services|shared|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + 1);
+  }
+  const total = prof.samples.length;
+  process.stdout.write(`${WARMUP + COUNT} registrations, ${failed} failed; top self time (${total} samples):\n`);
+  for (const [k, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) process.stdout.write(`  ${((100 * n) / total).toFixed(1).padStart(5)} %  ${k}\n`);
+  process.stdout.write(`profile: ${join(profDir, file)}\n`);
+  data.remove();
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--serve')) return servePlatform();
+  if (process.argv.includes('--cpu-prof')) return profilePlatform();
   if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind not installed (npm run setup)');
   const keep = process.argv.includes('--keep');
   const withRedis = process.argv.includes('--redis');
