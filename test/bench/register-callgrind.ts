@@ -12,7 +12,7 @@
 //     in-memory usrloc, fixed-password MD5 digest, 1 UDP worker, `-x fm`) likewise;
 //  2. registers W fresh device ids (default 3,000) one at a time to warm up (JIT tiers, caches): REGISTER,
 //     401 with the challenge, REGISTER with the digest answer (@vms/sip buildAuthorization), 200; then
-//     zeroes the platform's counters, switches instrumentation on, registers M more (default 2,000),
+//     zeroes the platform's counters, switches instrumentation on, registers M more (default 1,000),
 //     switches it off and dumps. Kamailio forks its workers, which callgrind_control cannot reach (no
 //     vgdb FIFO after fork): it runs twice, counted whole from start to exit in every process, with W and
 //     with W + M registrations, and the difference is divided by M;
@@ -44,7 +44,7 @@ function arg(name: string, fallback: string): string {
 }
 const QUICK = isQuick();
 const WARMUP = Number(arg('warmup', QUICK ? '1000' : '3000'));
-const COUNT = Number(arg('count', QUICK ? '500' : '2000'));
+const COUNT = Number(arg('count', QUICK ? '500' : '1000'));
 
 /** Server mode, under valgrind: the platform as main.ts builds it, READY once its SIP port is bound. */
 async function servePlatform(): Promise<void> {
