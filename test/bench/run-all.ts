@@ -32,6 +32,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'sip-parse', baseline: '6.6 µs CPU, 157k msg/s' },
   { name: 'keepalive', baseline: '15,000/s held; 39.8–55.3 µs CPU per keepalive at 10–15k/s' },
   { name: 'keepalive-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: '54.6k instructions per keepalive, Kamailio 25.3k (2.16×), echo 22.1k (0.87×)', quickLimitMin: 12 },
+  { name: 'register-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: '1.87–2.31M instructions per REGISTER + digest, Kamailio 92.9k (20–25×)', quickLimitMin: 12 },
   { name: 'forward', baseline: 'p99 +0.66–0.93 ms pinned; 0.66–0.70× direct (bare proxy 0.70–0.77×)' },
   { name: 'invite', baseline: '2,000 held, play p50 8–12 ms sequential, RSS 218 MB' },
   { name: 'device-flood', baseline: '25–33 ms CPU per 61.6 KiB catalog, flat to 105,000 channels (load 18–24: event-loop max 270–530 ms wall)' },

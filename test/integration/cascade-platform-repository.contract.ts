@@ -122,6 +122,23 @@ export function platformRepositoryContract(label: string, make: () => Promise<Pl
       ]);
     });
 
+    it('sharesOfDevice: the shares of one device only, by channel then platform, at most `limit`', async () => {
+      await repo.upsert(platform(UP2));
+      await repo.upsert(platform(UP1, { enabled: false }));
+      await repo.shareChannels(UP2, [ch(NVR1, '34020000001310000002'), ch(NVR1, '34020000001310000001'), ch(NVR2, '34020000001310000001')]);
+      await repo.shareChannels(UP1, [ch(NVR1, '34020000001310000001', { parentId: 'p1' })]);
+      assert.deepEqual(await repo.sharesOfDevice(NVR1, 10), [
+        { ...ch(NVR1, '34020000001310000001', { parentId: 'p1' }), platformId: UP1 },
+        { ...ch(NVR1, '34020000001310000001'), platformId: UP2 },
+        { ...ch(NVR1, '34020000001310000002'), platformId: UP2 },
+      ]);
+      assert.deepEqual((await repo.sharesOfDevice(NVR1, 2)).map((s) => [s.channelId, s.platformId]), [
+        ['34020000001310000001', UP1],
+        ['34020000001310000001', UP2],
+      ]);
+      assert.deepEqual(await repo.sharesOfDevice('34020000001180000099', 10), []);
+    });
+
     it('forgetChannels: one channel or a whole device, on every platform', async () => {
       await repo.upsert(platform(UP1));
       await repo.upsert(platform(UP2));

@@ -51,6 +51,9 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
     sharesOf: db.prepare<[string, string], ShareRecord>(
       `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ? ORDER BY platform_id`,
     ),
+    sharesOfDevice: db.prepare<[string, number], ShareRecord>(
+      `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? ORDER BY channel_id, platform_id LIMIT ?`,
+    ),
     forgetDevice: db.prepare('DELETE FROM upstream_platform_channel WHERE device_id = ?'),
     forgetChannel: db.prepare('DELETE FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ?'),
   };
@@ -115,6 +118,8 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
     unshareChannels: (serverId, channels) => run('unshareChannels', () => unshare(serverId, channels)),
     sharesOf: (deviceId, channelId) =>
       run('sharesOf', () => s.sharesOf.all(deviceId, channelId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
+    sharesOfDevice: (deviceId, limit) =>
+      run('sharesOfDevice', () => s.sharesOfDevice.all(deviceId, limit).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
     forgetChannels: (deviceId, channelId) =>
       run('forgetChannels', () => (channelId === undefined ? s.forgetDevice.run(deviceId) : s.forgetChannel.run(deviceId, channelId)).changes),
     async close() {

@@ -1,5 +1,6 @@
 import type { PlacementRule } from '@vms/routing';
 import type { MediaNode } from '@vms/media';
+import type { ShedPolicy } from '../sip/register-shedding.ts';
 import type { SettingKey } from './schema.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -140,6 +141,8 @@ export interface LimitSettings {
   readonly snapshotMaxFiles: number;
   readonly mysqlStatementTimeoutMs: number;
   readonly mysqlQueueLimit: number;
+  /** Marks of the REGISTER shedder (issue 11: overload without collapse). */
+  readonly registerShed: ShedPolicy;
 }
 
 export type SettingSource = 'default' | 'file' | 'env';

@@ -11,6 +11,7 @@ import {
 } from '@vms/sip';
 import { DEFAULT_HTTP_LIMITS } from '../http/http-server.ts';
 import { DEFAULT_DEVICE_LIMITS } from '../sip/device-admission.ts';
+import { DEFAULT_SHED_POLICY } from '../sip/register-shedding.ts';
 import { deviceLimits, httpLimits, mysqlPoolLimits, sipStackLimits } from './limits.ts';
 import { loadConfig, type ConfigIo } from './load.ts';
 import { envNameOf, SETTINGS } from './schema.ts';
@@ -245,6 +246,39 @@ describe('loadConfig', () => {
       ['vms.limits.http-body-limit', 'VMS_LIMITS_HTTP_BODY_LIMIT'],
     ]);
     assert.equal(issuesOf(() => loadConfig([], { VMS_LIMITS_EDGE_ADDRESSES: '10.0.0.0/33' }, io()))[0]?.key, 'vms.limits.edge-addresses');
+  });
+
+  it('REGISTER shedding marks (issue 11): defaults are the shedder\'s; set by env; bad values and a crossed band name the key', () => {
+    assert.deepEqual(loadConfig([], {}, io()).limits.registerShed, DEFAULT_SHED_POLICY);
+    const set = loadConfig(
+      [],
+      {
+        VMS_LIMITS_REGISTER_SHED_QUEUE_HIGH: '262144',
+        VMS_LIMITS_REGISTER_SHED_QUEUE_LOW: '65536',
+        VMS_LIMITS_REGISTER_SHED_MAX_PENDING: '200',
+        VMS_LIMITS_REGISTER_SHED_UTILIZATION_HIGH: '95',
+        VMS_LIMITS_REGISTER_SHED_UTILIZATION_LOW: '60',
+        VMS_LIMITS_REGISTER_SHED_MAX_SHARE: '50',
+        VMS_LIMITS_REGISTER_RETRY_AFTER: '10',
+        VMS_LIMITS_REGISTER_RETRY_AFTER_SPREAD: '50',
+      },
+      io(),
+    ).limits.registerShed;
+    assert.deepEqual(set, {
+      ...DEFAULT_SHED_POLICY,
+      highQueueBytes: 262_144,
+      lowQueueBytes: 65_536,
+      maxPending: 200,
+      highUtilization: 0.95,
+      lowUtilization: 0.6,
+      maxFraction: 0.5,
+      retryAfterMinSec: 10,
+      retryAfterSpreadSec: 50,
+    });
+    const bad = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_MAX_SHARE: '101', VMS_LIMITS_REGISTER_SHED_QUEUE_HIGH: '0', VMS_LIMITS_REGISTER_RETRY_AFTER: 'soon' }, io()));
+    assert.deepEqual(bad.map((i) => i.key).sort(), ['vms.limits.register-retry-after', 'vms.limits.register-shed-max-share', 'vms.limits.register-shed-queue-high']);
+    const crossed = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_QUEUE_LOW: '600000', VMS_LIMITS_REGISTER_SHED_UTILIZATION_HIGH: '70' }, io()));
+    assert.deepEqual(crossed.map((i) => i.key).sort(), ['vms.limits.register-shed-queue-low', 'vms.limits.register-shed-utilization-low']);
   });
 
   it('routing settings: defaults, values, an unknown time zone and a timeout over the interval named by key', () => {

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
 import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
 import { parseMediaNodes } from '../media/media-nodes.config.ts';
+import { DEFAULT_SHED_POLICY } from '../sip/register-shedding.ts';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
@@ -36,7 +37,7 @@ export const nodeConfigIo: ConfigIo = {
   networkInterfaces,
 };
 
-type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds' | 'limit'
+type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds' | 'limit' | 'percent'
   ? number
   : T extends 'boolean'
     ? boolean
@@ -71,6 +72,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   seconds: P.parseSeconds,
   count: P.parseCount,
   limit: P.parseLimit,
+  percent: P.parsePercent,
   redisUrl: P.parseRedisUrl,
   mysqlUrl: P.parseMysqlUrl,
   signingKey: P.parseSigningKey,
@@ -203,6 +205,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   }
   const probeInterval = values.get('vms.routing.probe-interval') ?? 10;
   const probeTimeout = values.get('vms.routing.probe-timeout') ?? 3;
+  // The shedder's marks are a band: the share rises over the high one and falls under the low one.
+  for (const [low, high, lowDefault, highDefault] of [
+    ['vms.limits.register-shed-queue-low', 'vms.limits.register-shed-queue-high', DEFAULT_SHED_POLICY.lowQueueBytes, DEFAULT_SHED_POLICY.highQueueBytes],
+    ['vms.limits.register-shed-utilization-low', 'vms.limits.register-shed-utilization-high', DEFAULT_SHED_POLICY.lowUtilization * 100, DEFAULT_SHED_POLICY.highUtilization * 100],
+  ] as const) {
+    const l = values.get(low) ?? lowDefault;
+    const h = values.get(high) ?? highDefault;
+    if (typeof l === 'number' && typeof h === 'number' && l >= h) issues.push({ key: low, env: envNameOf(low), problem: `must be below ${high} (${l} >= ${h})` });
+  }
   if (typeof probeInterval === 'number' && typeof probeTimeout === 'number' && probeTimeout > probeInterval) {
     issues.push({
       key: 'vms.routing.probe-timeout',
@@ -307,6 +318,18 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       snapshotMaxFiles: get('vms.limits.snapshot-max-files') ?? 1000,
       mysqlStatementTimeoutMs: ms(get('vms.limits.mysql-statement-timeout') ?? 2),
       mysqlQueueLimit: get('vms.limits.mysql-queue-limit') ?? 100,
+      registerShed: {
+        highQueueBytes: get('vms.limits.register-shed-queue-high') ?? DEFAULT_SHED_POLICY.highQueueBytes,
+        lowQueueBytes: get('vms.limits.register-shed-queue-low') ?? DEFAULT_SHED_POLICY.lowQueueBytes,
+        maxPending: get('vms.limits.register-shed-max-pending') ?? DEFAULT_SHED_POLICY.maxPending,
+        highUtilization: (get('vms.limits.register-shed-utilization-high') ?? DEFAULT_SHED_POLICY.highUtilization * 100) / 100,
+        lowUtilization: (get('vms.limits.register-shed-utilization-low') ?? DEFAULT_SHED_POLICY.lowUtilization * 100) / 100,
+        maxFraction: (get('vms.limits.register-shed-max-share') ?? DEFAULT_SHED_POLICY.maxFraction * 100) / 100,
+        rise: DEFAULT_SHED_POLICY.rise,
+        fall: DEFAULT_SHED_POLICY.fall,
+        retryAfterMinSec: get('vms.limits.register-retry-after') ?? DEFAULT_SHED_POLICY.retryAfterMinSec,
+        retryAfterSpreadSec: get('vms.limits.register-retry-after-spread') ?? DEFAULT_SHED_POLICY.retryAfterSpreadSec,
+      },
     },
     sources,
     configFile: file,

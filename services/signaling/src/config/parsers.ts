@@ -91,6 +91,13 @@ export function parseCount(raw: string): Parsed<number> {
   return n >= 1 && n <= 1000 ? ok(n) : bad('must be an integer 1-1000');
 }
 
+/** A share as a whole percentage, 1-100. */
+export function parsePercent(raw: string): Parsed<number> {
+  if (!/^\d{1,3}$/.test(raw)) return bad('must be an integer percentage 1-100');
+  const n = Number(raw);
+  return n >= 1 && n <= 100 ? ok(n) : bad('must be an integer percentage 1-100');
+}
+
 /** A bound (SPEC SEC-3): a positive integer up to 10^9 (counts, bytes, rates). */
 export function parseLimit(raw: string): Parsed<number> {
   if (!/^\d{1,10}$/.test(raw)) return bad('must be a positive integer');

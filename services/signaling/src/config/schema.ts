@@ -13,6 +13,7 @@ export type SettingType =
   | 'seconds'
   | 'count'
   | 'limit'
+  | 'percent'
   | 'redisUrl'
   | 'mysqlUrl'
   | 'signingKey'
@@ -104,6 +105,14 @@ export const SETTINGS = [
   { key: 'vms.limits.snapshot-max-bytes', type: 'limit', default: '2097152', doc: 'largest snapshot picture a device may upload, bytes; over it: 413, nothing stored' },
   { key: 'vms.limits.snapshot-max-files', type: 'limit', default: '1000', doc: 'snapshot pictures kept on disk per instance (under the data dir); the oldest are deleted beyond it' },
   { key: 'vms.limits.mysql-statement-timeout', type: 'seconds', default: '2', doc: 'one MySQL statement including the wait for a connection; then the request fails with 503' },
+  { key: 'vms.limits.register-shed-queue-high', type: 'limit', default: '524288', doc: "overload (issue 11): bytes waiting in the SIP UDP socket's receive queue over which new devices' first REGISTERs are answered SIP 503 + Retry-After, a share rising 10 points per 100 ms (~250-400 REGISTERs; keepalives, refreshes and digest answers are never shed)" },
+  { key: 'vms.limits.register-shed-queue-low', type: 'limit', default: '131072', doc: 'receive-queue bytes under which the shed share falls again, 10 points per 100 ms; below register-shed-queue-high' },
+  { key: 'vms.limits.register-shed-max-pending', type: 'limit', default: '1000', doc: 'REGISTERs in flight (awaiting the store, Redis or MySQL) over which new ones are shed whatever the queue' },
+  { key: 'vms.limits.register-shed-utilization-high', type: 'percent', default: '90', doc: 'event-loop utilization over which new REGISTERs are shed where the receive queue cannot be read (not Linux), percent' },
+  { key: 'vms.limits.register-shed-utilization-low', type: 'percent', default: '75', doc: 'utilization under which shedding eases there, percent; below register-shed-utilization-high' },
+  { key: 'vms.limits.register-shed-max-share', type: 'percent', default: '90', doc: 'highest share of new REGISTERs shed, percent: the rest still get through, so a storm drains instead of stalling' },
+  { key: 'vms.limits.register-retry-after', type: 'limit', default: '5', doc: 'Retry-After of a shed REGISTER, seconds, at least' },
+  { key: 'vms.limits.register-retry-after-spread', type: 'limit', default: '25', doc: 'Retry-After spread: a random 0..spread seconds is added, so the shed devices do not come back together' },
   { key: 'vms.limits.mysql-queue-limit', type: 'limit', default: '100', doc: 'statements waiting for a MySQL connection per pool; more fail at once with 503' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -13,8 +13,9 @@ import { ChannelLimitError, DeviceNotFoundError, StorageError, VmsError } from '
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
 import { CHANNEL_COLUMNS, channelFromRow, channelValues, DEVICE_COLUMNS, deviceFromRow, type ChannelRowFields, type DeviceRowFields } from './device-rows.ts';
-import { DEFAULT_TENANT, type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
+import { DEFAULT_TENANT, type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId, type DeviceRegistration } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
+import { createRegistrationBuffer, registeredRow } from './registration-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';
 
 type DeviceRow = DeviceRowFields<number>;
@@ -28,6 +29,8 @@ export interface SqliteDeviceRepositoryOptions extends DeviceRepositoryLimits {
   /** Keepalive write-behind period; default 1000 ms. */
   readonly keepaliveFlushMs?: number;
   readonly clock?: Clock;
+  /** Called when a batched registration write fails (it is retried). */
+  readonly onRegistrationFlushError?: (err: unknown, size: number) => void;
   /** Called when a batched keepalive write fails (it is retried). */
   readonly onKeepaliveFlushError?: (err: unknown, size: number) => void;
 }
@@ -110,8 +113,15 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     return st;
   };
 
-  const guard = async <T>(operation: string, fn: () => T | Promise<T>): Promise<T> => {
+  // Registrations are written behind (registration-buffer.ts): every other operation writes them first,
+  // so it sees them and no later write is overtaken by an older registration.
+  const registrations = createRegistrationBuffer(
+    (batch) => writeRegistrations(batch),
+    options.onRegistrationFlushError ?? (() => {}),
+  );
+  const guard = async <T>(operation: string, fn: () => T | Promise<T>, flushFirst = true): Promise<T> => {
     try {
+      if (flushFirst) registrations.flush();
       return await fn();
     } catch (err) {
       if (err instanceof VmsError) throw err;
@@ -120,7 +130,11 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
 
   const writeKeepalives = db.transaction((part: readonly (readonly [DeviceId, number])[]) => {
+    registrations.flush(); // a keepalive of a device whose row is still pending would update nothing
     for (const [id, at] of part) s.keepalive.run(at, id);
+  });
+  const writeRegistrations = db.transaction((batch: readonly DeviceRegistration[]) => {
+    for (const r of batch) s.register.run({ deviceId: r.deviceId, tenant: DEFAULT_TENANT, transport: r.transport, remoteIp: r.remoteIp, remotePort: r.remotePort, at: r.at, expiresSec: r.expiresSec });
   });
   const keepalives = createKeepaliveBuffer({
     flushIntervalMs: options.keepaliveFlushMs ?? 1000,
@@ -136,7 +150,15 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
   const selectDevice = (deviceId: DeviceId): Device | null => {
     const row = s.device.get(deviceId);
+    const registration = registrations.pending(deviceId);
+    if (registration !== undefined) return withPending(deviceFromRow(registeredRow(row, registration)));
     return row === undefined ? null : withPending(deviceFromRow(row));
+  };
+  /** The device as it is once registration `r` is written (applied over a pending one). */
+  const selectDeviceAfter = (r: DeviceRegistration): Device => {
+    const pending = registrations.pending(r.deviceId);
+    const row = s.device.get(r.deviceId);
+    return withPending(deviceFromRow(registeredRow(pending === undefined ? row : registeredRow(row, pending), r)));
   };
   /** The device's stored channel count; DeviceNotFoundError if absent. */
   const channelCountOf = (deviceId: DeviceId): number => {
@@ -192,12 +214,16 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
 
   return {
     registerDevice: (r) =>
-      guard('registerDevice', () => {
-        s.register.run({ deviceId: r.deviceId, tenant: DEFAULT_TENANT, transport: r.transport, remoteIp: r.remoteIp, remotePort: r.remotePort, at: r.at, expiresSec: r.expiresSec });
-        const device = selectDevice(r.deviceId);
-        if (device === null) throw new DeviceNotFoundError(r.deviceId);
-        return device;
-      }),
+      guard(
+        'registerDevice',
+        () => {
+          // the row as the batched upsert will leave it (issue 11: one commit per batch, not per REGISTER)
+          const device = selectDeviceAfter(r);
+          registrations.add(r);
+          return device;
+        },
+        false,
+      ),
 
     provisionDevice: (p, at) =>
       guard('provisionDevice', () => {
@@ -230,7 +256,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
         if (res.changes === 0) throw new DeviceNotFoundError(deviceId);
       }),
 
-    getDevice: (deviceId) => guard('getDevice', () => selectDevice(deviceId)),
+    getDevice: (deviceId) => guard('getDevice', () => selectDevice(deviceId), false),
 
     listDevices: (filter) =>
       guard('listDevices', () => {
@@ -317,7 +343,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     findChannelDevice: (channelId) => guard('findChannelDevice', () => s.channelDevice.get(channelId)?.device_id ?? null),
 
     close() {
-      closed ??= keepalives.close();
+      closed ??= keepalives.close().finally(() => registrations.close());
       return closed;
     },
   } satisfies DeviceRepository;

@@ -115,7 +115,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32), qop: o.sip.digestQop === 'auth' });
 
   // issue 11: past the ceiling, new REGISTERs get 503 + Retry-After on the shortcut instead of queueing
-  const admission = createRegisterAdmission({ flows, log, sipPort: stack.port });
+  const admission = createRegisterAdmission({ flows, log, sipPort: stack.port, ...(o.limits === undefined ? {} : { policy: o.limits.registerShed }) });
   stack.onStatelessRequest('REGISTER', admission.stateless);
   stack.onRequest('REGISTER', admission.wrap(createRegisterHandler(deps, digest)));
   const messages = createMessageHandlers(deps, uplink, (deviceId, now) => digest.challengeHeader(now, { subject: deviceId }));

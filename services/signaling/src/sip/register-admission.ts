@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DeviceFlows } from './device-flows.ts';
-import { fromUser, RegisterShedder, udpReceiveQueueBytes } from './register-shedding.ts';
+import { fromUser, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
 export const SAMPLE_MS = 100;
@@ -43,10 +43,12 @@ export interface RegisterAdmissionOptions {
   /** The SIP UDP port, whose receive queue is the main signal. */
   readonly sipPort: number;
   readonly random?: () => number;
+  /** The shedder's marks (vms.limits.register-shed-*); default DEFAULT_SHED_POLICY. */
+  readonly policy?: ShedPolicy;
 }
 
 export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAdmission {
-  const shedder = new RegisterShedder();
+  const shedder = new RegisterShedder(o.policy);
   const random = o.random ?? Math.random;
   let pending = 0;
   let arrivals = 0;

@@ -31,9 +31,12 @@ export interface RegisterAuthInput {
   readonly now: number;
 }
 
+/** An Authorization header worth checking (absent or blank: none). */
+export const hasCredentials = (authorization: string | undefined): authorization is string => authorization !== undefined && authorization.trim() !== '';
+
 export function decideRegisterAuth(input: RegisterAuthInput): RegisterAuthDecision {
   if (input.password === null) return { kind: 'accept', username: null };
-  if (input.authorization === undefined || input.authorization.trim() === '') {
+  if (!hasCredentials(input.authorization)) {
     return { kind: 'challenge', stale: false, reason: 'no credentials' };
   }
   const verdict = input.digest.verify(input.authorization, {

@@ -88,6 +88,11 @@ describe('shedding signals', () => {
     assert.equal(udpReceiveQueueBytes(table, 5060), 0x100);
     assert.equal(udpReceiveQueueBytes(table, 5061), null);
     assert.equal(udpReceiveQueueBytes('', 5060), null);
+    // a socket connected to port 5060 elsewhere (5060 as its remote port) is not ours; two of ours add up
+    const more = `${table}\n 7002: 0100007F:9C40 0100007F:13C4 01 00000000:00000300 00:00000000 00000000     0        0 826000 2 00000000413e6fc4 0` +
+      `\n 7003: 00000000:13C4 00000000:0000 07 00000000:00000020 00:00000000 00000000     0        0 826001 2 00000000413e6fc5 0`;
+    assert.equal(udpReceiveQueueBytes(more, 5060), 0x120);
+    assert.equal(udpReceiveQueueBytes(more, 40000), 0x300);
   });
 
   it('takes the device id from a raw From value', () => {

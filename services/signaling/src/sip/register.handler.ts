@@ -5,14 +5,14 @@
 // goes there, and only requests from there count as the device's (message.handler.ts). The granted
 // lifetime is capped (register-expires-max); one below register-expires-min gets 423 (RFC 3261 §10.3).
 import { formatGbDateHeader } from '@vms/gb28181';
-import { detachString, formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestHandler, type SipRequest } from '@vms/sip';
+import { detachString, formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestContext, type RequestHandler, type SipRequest } from '@vms/sip';
 import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
 import { transportOf } from './device-flows.ts';
 import { edgeFlowOf } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import { GB_VERSION_HEADER, gbVersionOf } from './gb-version.ts';
-import { decideRegisterAuth } from './register-auth.ts';
+import { decideRegisterAuth, hasCredentials } from './register-auth.ts';
 import { sipReplyFor, toCatalogError } from './sip-status.ts';
 
 /** Lifetime granted when the device asks for none (RFC 3261 §10.2.1.1 leaves it to the registrar). */
@@ -40,6 +40,9 @@ export function registeringDevice(req: SipRequest): string {
 
 export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer): RequestHandler {
   const { devices, flows, events, clock } = deps;
+  const challenge = (ctx: RequestContext, now: number, deviceId: string, stale: boolean): void => {
+    ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale, subject: deviceId }) } });
+  };
 
   return async (req, ctx) => {
     // Fields bound per log call, not with log.child(): a child logger per REGISTER cost ~2.5 % of a
@@ -58,9 +61,16 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         return;
       }
       const expires = Math.min(requested, deps.sip.registerExpiresMax); // SEC-1: granted lifetime capped
+      const authorization = req.headers.get('Authorization');
+      // No credentials while the platform has a password: challenged whatever the device's own password
+      // (decideRegisterAuth would say the same), so the first leg of every registration reads no store.
+      if (deps.sip.password !== null && !hasCredentials(authorization)) {
+        challenge(ctx, now, deviceId, false);
+        return;
+      }
       const existing = await devices.getDevice(deviceId);
       const decision = decideRegisterAuth({
-        authorization: req.headers.get('Authorization'),
+        authorization,
         password: existing?.password ?? deps.sip.password,
         deviceId,
         requestUri: req.rawUri,
@@ -70,7 +80,7 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
       });
       if (decision.kind === 'challenge') {
         if (log.isLevelEnabled('debug')) log.debug({ ...at, reason: decision.reason }, 'register challenged');
-        ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale: decision.stale, subject: deviceId }) } });
+        challenge(ctx, now, deviceId, decision.stale);
         return;
       }
       if (decision.kind === 'forbidden') {

@@ -72,3 +72,38 @@ describe('cascade triggers: catalog changes', () => {
     assert.equal(routed.length, 3, 'detached');
   });
 });
+
+describe('cascade triggers: online / offline', () => {
+  it('ON / OFF for the shared channels the device reported, once per channel, in channel order; nothing for an unshared device', async () => {
+    const events = createDeviceEvents(log);
+    const devices = createMemoryDeviceRepository();
+    const OTHER = '34020000001320000002';
+    for (const deviceId of [DEVICE, OTHER]) await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: 5060, expiresSec: 3600, at: 1 });
+    await devices.replaceChannels(DEVICE, [channel(C1), channel(C2, 'Yard'), channel(C4)], 2);
+    await devices.replaceChannels(OTHER, [channel(C1)], 2);
+    const platforms = createMemoryPlatformRepository();
+    for (const serverId of ['34010000002000000001', '35010000002000000001']) {
+      await platforms.upsert(upstreamPlatform({ serverId, host: '127.0.0.1', port: 5060, localId: '34020000002000000001' }));
+      // C3 shared but never reported by the device: no notify for it
+      await platforms.shareChannels(serverId, [C2, C1, C3].map((channelId) => ({ deviceId: DEVICE, channelId, catalogGroupId: null, parentId: null })));
+    }
+    const routed: CascadeEventData[] = [];
+    const detach = attachCascadeTriggers({ events, devices, platforms, route: (d) => routed.push(d), log });
+    events.emit('online', { deviceId: OTHER, at: 3, reason: 'register' });
+    events.emit('online', { deviceId: DEVICE, at: 3, reason: 'register' });
+    await until(() => routed.length >= 2, 'two ON actions');
+    events.emit('offline', { deviceId: DEVICE, at: 4, reason: 'unregister' });
+    await until(() => routed.length >= 4, 'two OFF actions');
+    await new Promise((r) => setTimeout(r, 20));
+    detach();
+    assert.deepEqual(
+      routed.map((d) => (d.kind === 'notify.catalog' ? [d.payload.event, d.payload.deviceId, d.payload.channel.deviceId, d.payload.channel.name ?? null, d.payload.channel.status ?? null] : d.kind)),
+      [
+        ['ON', DEVICE, C1, 'Gate', 'ON'],
+        ['ON', DEVICE, C2, 'Yard', 'ON'],
+        ['OFF', DEVICE, C1, 'Gate', 'OFF'],
+        ['OFF', DEVICE, C2, 'Yard', 'OFF'],
+      ],
+    );
+  });
+});

@@ -1,7 +1,10 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteDeviceRepository } from '../../src/devices/device-repository.sqlite.ts';
+import { FLUSH_MS } from '../../src/devices/registration-buffer.ts';
 import { openEmbeddedStore } from '../../src/storage/embedded-store.sqlite.ts';
 import { deviceRepositoryContract } from './device-repository.contract.ts';
 
@@ -17,4 +20,49 @@ deviceRepositoryContract('sqlite', async (limits) => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('sqlite device repository: registrations written behind (issue 11)', () => {
+  const ID = '34020000001320000001';
+  const reg = (at: number, remotePort = 5060) => ({ deviceId: ID, transport: 'UDP' as const, remoteIp: '10.0.0.1', remotePort, expiresSec: 3600, at });
+  const open = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vms-devices-wb-'));
+    const store = openEmbeddedStore(dir);
+    return { dir, store, repo: createSqliteDeviceRepository({ db: store.db }) };
+  };
+  const rows = (db: ReturnType<typeof openEmbeddedStore>['db']): number => (db.prepare('SELECT COUNT(*) AS n FROM gb_device').get() as { n: number }).n;
+
+  it('one transaction per batch: the row is read back at once, written within FLUSH_MS', async () => {
+    const { dir, store, repo } = open();
+    try {
+      const device = await repo.registerDevice(reg(1000));
+      assert.deepEqual([device.online, device.remotePort, device.registeredAt, device.charset], [true, 5060, 1000, 'GB2312']);
+      assert.equal(rows(store.db), 0, 'not written yet');
+      assert.deepEqual((await repo.getDevice(ID))?.remotePort, 5060);
+      await new Promise((r) => setTimeout(r, FLUSH_MS + 100));
+      assert.equal(rows(store.db), 1);
+    } finally {
+      await repo.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a later write is never overtaken: offline right after a registration stays offline; close() writes what is pending', async () => {
+    const { dir, store, repo } = open();
+    try {
+      await repo.registerDevice(reg(1000));
+      assert.deepEqual(await repo.markOffline([ID]), [ID]);
+      await new Promise((r) => setTimeout(r, FLUSH_MS + 100));
+      assert.equal((await repo.getDevice(ID))?.online, false);
+      await repo.registerDevice(reg(2000, 6000));
+      await repo.close();
+      const again = createSqliteDeviceRepository({ db: store.db });
+      assert.deepEqual([(await again.getDevice(ID))?.remotePort, (await again.getDevice(ID))?.online], [6000, true]);
+      await again.close();
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

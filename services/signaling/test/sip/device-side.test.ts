@@ -30,10 +30,18 @@ describe('device side over SIP', () => {
   let events: DeviceEvents;
   const seen: Seen = { online: [], offline: [], catalogChanged: [], alarm: [], mobilePosition: [], mediaStatus: [], snapshotFinished: [], upgradeResult: [], uplink: [] };
   let dev: FakeDevice;
+  let deviceReads = 0;
 
   before(async () => {
     const config = loadConfig([], { VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_PASSWORD: PASSWORD });
-    devices = createMemoryDeviceRepository();
+    const store = createMemoryDeviceRepository();
+    devices = {
+      ...store,
+      getDevice: (deviceId) => {
+        deviceReads++;
+        return store.getDevice(deviceId);
+      },
+    };
     events = createDeviceEvents(log);
     for (const name of Object.keys(seen) as (keyof Seen)[]) {
       events.on(name, (e) => {
@@ -72,6 +80,13 @@ describe('device side over SIP', () => {
     const again = await dev.register({ password: PASSWORD });
     assert.equal(again.status, 200);
     assert.equal(seen.online.length, 1, 'a refresh is not a new online event');
+  });
+
+  it('issue 11: a registration reads the device from the store once, on the authenticated leg (the challenge needs no read when the platform has a password)', async () => {
+    const before = deviceReads;
+    const res = await dev.register({ password: PASSWORD });
+    assert.equal(res.status, 200);
+    assert.equal(deviceReads - before, 1);
   });
 
   it('wrong password: 403; unknown device keepalive: 404; non-GB id: 400', async () => {

@@ -72,6 +72,12 @@ export function createMemoryPlatformRepository(initial: readonly UpstreamPlatfor
       }
       return out.sort((a, b) => byCode(a.platformId, b.platformId));
     },
+    async sharesOfDevice(deviceId, limit) {
+      open();
+      const out: ChannelShare[] = [];
+      for (const [platformId, m] of shares) for (const c of m.values()) if (c.deviceId === deviceId) out.push({ ...c, platformId });
+      return out.sort((a, b) => byCode(a.channelId, b.channelId) || byCode(a.platformId, b.platformId)).slice(0, limit);
+    },
     async forgetChannels(deviceId, channelId) {
       open();
       let removed = 0;

@@ -123,6 +123,14 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
         );
         return rows.map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }));
       }),
+    sharesOfDevice: (deviceId, limit) =>
+      run('sharesOfDevice', async () => {
+        const [rows] = await pool.query<ShareRecord[]>(
+          `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? ORDER BY channel_id, platform_id LIMIT ?`,
+          [deviceId, limit],
+        );
+        return rows.map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }));
+      }),
     forgetChannels: (deviceId, channelId) =>
       run('forgetChannels', async () => {
         const [res] =

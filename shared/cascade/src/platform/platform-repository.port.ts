@@ -29,6 +29,12 @@ export interface PlatformRepository {
    */
   sharesOf(deviceId: string, channelId: string): Promise<ChannelShare[]>;
   /**
+   * The shares of a device's channels, at most `limit` rows, ordered by channel id then platform id: the
+   * targets of its channels' ON/OFF when it comes online or goes offline. One indexed lookup, so a device
+   * nothing upstream receives (the usual case in a registration storm) costs one empty query.
+   */
+  sharesOfDevice(deviceId: string, limit: number): Promise<ChannelShare[]>;
+  /**
    * A channel (or, without `channelId`, every channel of a device) was deleted: drop its shares on
    * every platform. Call it after the DEL notify went out — sharesOf must still find the targets.
    */
