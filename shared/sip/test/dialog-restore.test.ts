@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialog, DialogTerminationReason } from '../src/dialog/dialog.ts';
 import type { SipRequest } from '../src/message/types.ts';
 import { startStack } from './support/stack-fixtures.ts';
@@ -47,6 +48,86 @@ describe('restoreDialog', () => {
       assert.equal(second.stats().dialogs, 0);
     } finally {
       await Promise.all([first.close(), second.close(), device.close()]);
+    }
+  });
+
+  it('re-INVITE from the restored UAS side: a target refresh to the new stack (Contact, CSeq + 1), ACKed; the peer BYEs the new stack', async () => {
+    const first = await startStack();
+    const second = await startStack();
+    const upstream = await startStack();
+    try {
+      let uas: Dialog | undefined;
+      first.onRequest('INVITE', (_req, ctx) => {
+        uas = ctx.accept({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
+      });
+      const { dialog: up } = await upstream.createUAC({
+        uri: `sip:34020000001320000001@127.0.0.1:${first.port}`,
+        headers: { From: '<sip:34010000002000000001@3401000000>', To: '<sip:34020000001320000001@3402000000>' },
+        body: SDP,
+        contentType: 'APPLICATION/SDP',
+        target: { host: '127.0.0.1', port: first.port, transport: 'udp' },
+      });
+      assert.ok(uas !== undefined);
+      await sleep(50); // the ACK reached the first stack
+      const saved = uas.snapshot;
+      await first.close(); // the crash
+
+      const reinvites: SipRequest[] = [];
+      up.on('request', (req, ctx) => {
+        reinvites.push(req);
+        // an upstream that follows the target refresh (RFC 3261 §12.2.2) sends there from now on
+        up.flow = undefined;
+        ctx.reply(200, { body: SDP, contentType: 'application/sdp' });
+      });
+      const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: upstream.port, localAddress: '127.0.0.1', localPort: second.port };
+      const restored = second.restoreDialog(saved, flow);
+      const res = await restored.reinvite({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
+      assert.equal(res.status, 200, res.reason);
+      const re = reinvites[0];
+      assert.ok(re !== undefined);
+      assert.equal(re.headers.get('Call-ID'), up.callId);
+      assert.equal(re.headers.get('CSeq'), `${(saved.localSeq ?? 0) + 1} INVITE`, 'the UAS side had sent nothing: its first request');
+      assert.match(re.headers.get('Contact') ?? '', new RegExp(`:${second.port}`));
+      assert.equal(up.remoteTarget.port, second.port, 'the upstream refreshed its remote target');
+      const ended = once(restored, 'terminated') as Promise<[DialogTerminationReason]>;
+      const byeRes = await up.request('BYE');
+      assert.equal(byeRes.status, 200, `${byeRes.reason} ${String(up.localSeq)} ${String(restored.remoteSeq)}`);
+      assert.deepEqual(await ended, ['bye']);
+    } finally {
+      await Promise.all([first.close(), second.close(), upstream.close()]);
+    }
+  });
+
+  it('a refused re-INVITE leaves the dialog as it was (RFC 3261 §14.1); its BYE still ends the peer\'s dialog', async () => {
+    const first = await startStack();
+    const second = await startStack();
+    const upstream = await startStack();
+    try {
+      let uas: Dialog | undefined;
+      first.onRequest('INVITE', (_req, ctx) => {
+        uas = ctx.accept({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
+      });
+      const { dialog: up } = await upstream.createUAC({
+        uri: `sip:34020000001320000001@127.0.0.1:${first.port}`,
+        headers: { From: '<sip:34010000002000000001@3401000000>', To: '<sip:34020000001320000001@3402000000>' },
+        body: SDP,
+        contentType: 'APPLICATION/SDP',
+        target: { host: '127.0.0.1', port: first.port, transport: 'udp' },
+      });
+      assert.ok(uas !== undefined);
+      await sleep(50);
+      const saved = uas.snapshot;
+      await first.close();
+      const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: upstream.port, localAddress: '127.0.0.1', localPort: second.port };
+      const restored = second.restoreDialog(saved, flow);
+      const res = await restored.reinvite({ body: SDP, contentType: 'application/sdp' }); // no listener: 488
+      assert.equal(res.status, 488);
+      assert.equal(restored.terminated, false);
+      const ended = once(up, 'terminated') as Promise<[DialogTerminationReason]>;
+      assert.equal((await restored.request('BYE')).status, 200);
+      assert.deepEqual(await ended, ['bye']);
+    } finally {
+      await Promise.all([first.close(), second.close(), upstream.close()]);
     }
   });
 });

@@ -23,6 +23,6 @@ export interface RequestContext {
   readonly finalSent: boolean;
   /** The To-tag used for every response but 100 (RFC 3261 §8.2.6.2). */
   readonly toTag: string;
-  /** Sends a response; throws SIP_ERR_INVALID_STATE after the final one (a 2xx to INVITE goes through accept()). */
+  /** Sends a response; throws SIP_ERR_INVALID_STATE after the final one (a 2xx to a dialog-creating INVITE goes through accept(); a re-INVITE's is sent once). */
   reply(status: number, opts?: ReplyOptions): SipResponse;
 }

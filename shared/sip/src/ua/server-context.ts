@@ -1,6 +1,7 @@
 import type { Dialog } from '../dialog/dialog.ts';
 import { createResponse, generateTag } from '../message/build.ts';
 import type { SipRequest, SipResponse } from '../message/types.ts';
+import { getTo } from '../message/accessors.ts';
 import { SipStatus } from '../status.ts';
 import type { ServerTransaction } from '../transaction/layer.ts';
 import type { Flow } from '../transport/flow.ts';
@@ -61,8 +62,9 @@ export class ServerCtx implements ServerContext {
   }
 
   reply(status: number, opts: ReplyOptions = {}): SipResponse {
-    if (this.request.method === 'INVITE' && status >= 200 && status < 300) {
-      // A 2xx to INVITE creates a dialog and must be retransmitted until ACKed (§13.3.1.4).
+    if (this.request.method === 'INVITE' && status >= 200 && status < 300 && !getTo(this.request).params.has('tag')) {
+      // A 2xx to INVITE creates a dialog and must be retransmitted until ACKed (§13.3.1.4). A re-INVITE's
+      // (To-tag present, §14.2) creates none: it is sent once here, a peer that misses it gives up at Timer B.
       throw new SipStackError('SIP_ERR_BAD_ARGUMENT', 'a 2xx to INVITE is sent with accept()');
     }
     return this.send(this.buildResponse(status, opts));
