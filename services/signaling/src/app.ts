@@ -267,6 +267,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         embedded: config.mysql === null ? embeddedDb() : null,
         routing,
         ...(broadcast === null ? {} : { deviceInvites: broadcast.onInvite }),
+        redis: cluster.redis,
       });
       cascade = c;
       closers.push(() => c.close());

@@ -28,6 +28,7 @@ import {
 } from '@vms/cascade';
 import { createSnGenerator } from '@vms/gb28181';
 import type { ServerContext, SipRequest, SipStack } from '@vms/sip';
+import type { RedisClient } from '@vms/cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { NodeTableReadResult } from '../cluster/node-tracker.ts';
@@ -54,6 +55,7 @@ import { chooseUpstreams } from './upstream-choice.ts';
 import { followUpstreamHealth, registrationOutcome } from './upstream-failover.ts';
 import type { RoutingWiring } from '../routing/routing-wiring.ts';
 import { UpstreamLiveViews } from './upstream-live.ts';
+import { openUpstreamContinuity } from './upstream-continuity.ts';
 import { UpstreamSubscriptions } from './upstream-subscriptions.ts';
 import { mysqlPoolLimits } from '../config/limits.ts';
 
@@ -84,6 +86,8 @@ export interface CascadeWiringDeps {
   readonly routing?: (Pick<RoutingWiring, 'published' | 'state' | 'now'> & Partial<Pick<RoutingWiring, 'health'>>) | undefined;
   /** INVITEs from devices (voice broadcast, sip/sip-broadcast.ts), tried first: true = taken. */
   readonly deviceInvites?: (req: SipRequest, ctx: ServerContext) => boolean;
+  /** Cluster: the upstream dialogs' snapshots (SPEC §11), recovered by the next leader after a crash. */
+  readonly redis?: RedisClient | null;
 }
 
 export interface CascadeStats {
@@ -280,6 +284,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
     if (e.type === 'became-leader') {
       void registrations.activate(); // FAIL-2: register at once
       void refreshKnown();
+      continuity.becameLeader(); // SPEC §11: the upstream views the previous leader held
     } else if (e.type === 'lost-leadership') {
       registrations.deactivate();
       messages.abortAll();
@@ -290,16 +295,21 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
 
   // CASC-6: the upstream's INVITEs for shared channels, served by the leader through the play path.
   const forwarder = createZlmRtpForwarder({ plane: d.media, clock: d.clock });
+  const source = createHttpLiveSource({ api: d.api, signingKey: d.config.auth.signingKey, clock: d.clock });
+  const isLeader = (): boolean => leadership.leader === instanceId;
+  const continuity = openUpstreamContinuity({ config: d.config, redis: d.redis ?? null, stack: d.sip, forwarder, probe: forwarder.probe, source, isLeader, clock: d.clock, log });
   const live = new UpstreamLiveViews({
     known: () => known,
     platforms,
     devices: d.devices,
-    isLeader: () => leadership.leader === instanceId,
-    source: createHttpLiveSource({ api: d.api, signingKey: d.config.auth.signingKey, clock: d.clock }),
+    isLeader,
+    source,
     forwarder,
     watch: { probe: forwarder.probe, clock: d.clock },
+    journal: continuity.journal,
     log,
   });
+  continuity.start(live);
   d.sip.onRequest('INVITE', (req, ctx) => (d.deviceInvites?.(req, ctx) === true ? undefined : live.onInvite(req, ctx)));
 
   return {
@@ -316,6 +326,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
       if (closed !== null) return;
       if (read.ok) leadership.observe(read.rows);
       else leadership.observeFailure(read.error);
+      continuity.onNodeRead(read);
     },
     observeStandalone() {
       if (closed === null) leadership.observe([]);
@@ -326,6 +337,7 @@ export async function openCascade(d: CascadeWiringDeps): Promise<CascadeWiring> 
       closed ??= (async () => {
         if (resyncTimer !== undefined) d.clock.clearTimeout(resyncTimer);
         stopFollowing();
+        await continuity.close(); // no recovery while closing
         await live.close(); // normally done already (closeLiveViews), while the control API answered
         registrations.deactivate(); // SPEC §6: stop upstream traffic first, no unregister
         messages.abortAll();

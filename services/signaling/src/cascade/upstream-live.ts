@@ -26,6 +26,9 @@ import type { Clock } from '../core/clock.ts';
 import type { DeviceRepository } from '../devices/device-repository.port.ts';
 import { StreamWatcher, type GoneReason, type StreamProbe } from './live-view-watch.ts';
 import type { HistoryAction, HistoryRequest, LiveSource, LiveViewer, RtpForwarder } from './upstream-live.port.ts';
+import { saveDialog } from '../media/saved-dialog.ts';
+import type { SessionJournal } from '../recovery/session-journal.ts';
+import { MAX_OFFER_BYTES, type UpstreamSnapshot } from './upstream-snapshot.ts';
 
 /** The media node must have the device's stream within this time after the play answered, ms. */
 export const STREAM_READY_TIMEOUT_MS = 10_000;
@@ -45,6 +48,17 @@ export interface UpstreamLiveOptions {
   readonly streamTimeoutMs?: number;
   /** Checks the forwarded streams on their media node; absent: a stream ending on its own is not noticed. */
   readonly watch?: { readonly probe: StreamProbe; readonly clock: Clock; readonly intervalMs?: number };
+  /** SPEC §11: snapshots of the accepted dialogs, so the next leader recovers them after a crash; absent = none. */
+  readonly journal?: { readonly journal: SessionJournal<UpstreamSnapshot>; readonly clock: Pick<Clock, 'now'> } | null;
+}
+
+/** A dialog taken over from a crashed leader's snapshot (upstream-recovery.ts): re-INVITEd, sending again. */
+export interface AdoptedView {
+  readonly snapshot: UpstreamSnapshot;
+  readonly dialog: Dialog;
+  readonly ssrc: string;
+  /** o= version of the SDP the re-INVITE carried. */
+  readonly sdpVersion: number;
 }
 
 type EndReason = DialogTerminationReason | GoneReason | 'closing';
@@ -60,6 +74,10 @@ interface UpstreamView {
   readonly ssrc: string;
   readonly dialog: Dialog;
   readonly log: Logger;
+  /** For the snapshot (SPEC §11). */
+  readonly offerSdp: string;
+  readonly sdpVersion: number;
+  readonly createdAt: number;
   ended: Promise<void> | null;
 }
 
@@ -189,8 +207,46 @@ export class UpstreamLiveViews {
       ssrc: offer.ssrc,
       dialog,
       log: vlog.child({ sessionId: viewer.sessionId, streamId: viewer.streamId, nodeId: viewer.mediaNodeId }),
+      offerSdp: req.body.toString('utf8'),
+      sdpVersion: 0,
+      createdAt: this.#o.journal?.clock.now() ?? 0,
       ended: null,
     };
+    this.#register(view);
+    view.log.info({ sendFrom: `${sending.address}:${sending.port}` }, 'upstream live view started');
+  }
+
+  /**
+   * SPEC §11: a view a crashed leader held, taken over by this leader once the upstream accepted the re-INVITE
+   * (upstream-recovery.ts): served from now on like one set up here. False (nothing done) when closing.
+   */
+  adopt(a: AdoptedView): boolean {
+    if (this.#closed || a.dialog.terminated) return false;
+    const s = a.snapshot;
+    const viewer: LiveViewer = { purpose: s.purpose, ...s.viewer };
+    const view: UpstreamView = {
+      callId: a.dialog.callId,
+      platformId: s.platformId,
+      channelId: s.channelId,
+      deviceId: s.deviceId,
+      tenantId: s.tenantId,
+      viewer,
+      ssrc: a.ssrc,
+      dialog: a.dialog,
+      log: this.#log.child({ platformId: s.platformId, channelId: s.channelId, callId: a.dialog.callId, deviceId: s.deviceId, sessionId: viewer.sessionId, streamId: viewer.streamId, nodeId: viewer.mediaNodeId }),
+      offerSdp: s.offerSdp,
+      sdpVersion: a.sdpVersion,
+      createdAt: s.createdAt,
+      ended: null,
+    };
+    this.#register(view);
+    view.log.info({ previousHolder: s.holder }, 'upstream live view recovered');
+    return true;
+  }
+
+  /** Listeners, stream check and snapshot of an accepted (or adopted) view. */
+  #register(view: UpstreamView): void {
+    const { dialog, viewer } = view;
     this.#views.set(dialog.id, view);
     dialog.on('ack', () => view.log.info('upstream live view acknowledged'));
     if (viewer.purpose === 'playback') {
@@ -203,7 +259,30 @@ export class UpstreamLiveViews {
     }
     dialog.on('terminated', (reason: DialogTerminationReason) => void this.#end(view, reason));
     this.#watcher?.watch(dialog.id, viewer.mediaNodeId, viewer.streamId);
-    view.log.info({ sendFrom: `${sending.address}:${sending.port}` }, 'upstream live view started');
+    this.#record(view);
+  }
+
+  /** SPEC §11: (re)writes the view's snapshot; never waits, never throws. */
+  #record(view: UpstreamView): void {
+    const j = this.#o.journal;
+    if (j == null) return;
+    if (Buffer.byteLength(view.offerSdp) > MAX_OFFER_BYTES) {
+      view.log.info('upstream offer too long to keep: this view does not survive a crash');
+      return;
+    }
+    const { platformId, channelId, deviceId, tenantId, viewer, offerSdp, sdpVersion, createdAt } = view;
+    j.journal.record({
+      platformId,
+      channelId,
+      deviceId,
+      tenantId,
+      purpose: viewer.purpose,
+      viewer: { sessionId: viewer.sessionId, streamId: viewer.streamId, mediaNodeId: viewer.mediaNodeId },
+      offerSdp,
+      sdpVersion,
+      createdAt,
+      dialog: saveDialog(view.dialog),
+    });
   }
 
   /** The upstream's MANSRTSP INFO on a playback (§9.8, Annex B): the owner's playback control, answered with its outcome. */
@@ -257,6 +336,8 @@ export class UpstreamLiveViews {
     view.ended ??= (async () => {
       this.#views.delete(view.dialog.id);
       this.#watcher?.unwatch(view.dialog.id);
+      // SPEC §11: the tombstone first, so a crash during the rest of the teardown brings nothing back
+      await this.#o.journal?.journal.ended(view.callId);
       // the stream gone, the media node stopped the sending and the owner ended the session: failures expected
       const quiet = reason === 'stream-gone' || reason === 'stream-restarted' || reason === 'media-node-unreachable';
       await this.#undo({ viewer: view.viewer, tenantId: view.tenantId, sending: { nodeId: view.viewer.mediaNodeId, streamId: view.viewer.streamId, ssrc: view.ssrc } }, view.log, quiet);

@@ -22,11 +22,14 @@ export function saveDialog(d: Dialog): SavedDialog {
   };
 }
 
-/** The UAC INVITE dialog state of a snapshot; throws the SIP parser's error on a bad name-addr or URI. */
-export function dialogStateOf(saved: SavedDialog): DialogState {
+/**
+ * The INVITE dialog state of a snapshot — ours as UAC (device dialogs) or as UAS (an upstream's INVITE, cascade);
+ * throws the SIP parser's error on a bad name-addr or URI.
+ */
+export function dialogStateOf(saved: SavedDialog, role: DialogState['role'] = 'uac'): DialogState {
   return {
     kind: 'invite',
-    role: 'uac',
+    role,
     callId: saved.callId,
     localTag: saved.localTag,
     remoteTag: saved.remoteTag,

@@ -6,15 +6,22 @@
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
-import type { SessionSnapshotStore } from './session-snapshots.port.ts';
+import type { DialogSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
 
-export type JournalEntry = Omit<SessionSnapshot, 'v' | 'holder' | 'run' | 'expiresAt'>;
+/** A snapshot kind the journal writes: versioned, with its holder, process run and expiry. */
+export interface JournaledSnapshot extends DialogSnapshot {
+  readonly v: 1;
+  readonly run: string;
+  readonly expiresAt: number;
+}
 
-export interface SessionJournal {
+export type JournalEntry<T extends JournaledSnapshot = SessionSnapshot> = Omit<T, 'v' | 'holder' | 'run' | 'expiresAt'>;
+
+export interface SessionJournal<T extends JournaledSnapshot = SessionSnapshot> {
   /** This process run: snapshots of an earlier run under the same instance id are orphans. */
   readonly run: string;
   /** The dialog was confirmed or changed: (re)write its snapshot. Never waits, never throws. */
-  record(e: JournalEntry): void;
+  record(e: JournalEntry<T>): void;
   /** The dialog ended: tombstone, snapshot and index entry gone (one step). Never rejects. */
   ended(callId: string): Promise<void>;
   /** Call-IDs journaled by this run and not ended. */
@@ -23,8 +30,8 @@ export interface SessionJournal {
   close(): Promise<void>;
 }
 
-export interface SessionJournalOptions {
-  readonly store: SessionSnapshotStore;
+export interface SessionJournalOptions<T extends JournaledSnapshot = SessionSnapshot> {
+  readonly store: SessionSnapshotStore<T>;
   readonly holder: string;
   readonly run: string;
   /** Snapshot TTL; renewed every third of it. */
@@ -33,9 +40,9 @@ export interface SessionJournalOptions {
   readonly log: Logger;
 }
 
-export function createSessionJournal(o: SessionJournalOptions): SessionJournal {
+export function createSessionJournal<T extends JournaledSnapshot = SessionSnapshot>(o: SessionJournalOptions<T>): SessionJournal<T> {
   const log = o.log.child({ component: 'session-journal' });
-  const live = new Map<string, JournalEntry>();
+  const live = new Map<string, JournalEntry<T>>();
   let failing = false;
   let timer: TimerHandle | null = null;
   let closed = false;
@@ -50,8 +57,8 @@ export function createSessionJournal(o: SessionJournalOptions): SessionJournal {
     failing = false;
     log.info('session snapshot writes work again');
   };
-  const write = (e: JournalEntry): void => {
-    const snapshot: SessionSnapshot = { v: 1, holder: o.holder, run: o.run, expiresAt: o.clock.now() + o.ttlMs, ...e };
+  const write = (e: JournalEntry<T>): void => {
+    const snapshot = { v: 1, holder: o.holder, run: o.run, expiresAt: o.clock.now() + o.ttlMs, ...e } as unknown as T;
     o.store.save(snapshot, o.ttlMs).then(ok, (err: unknown) => failed(err, 'save'));
   };
   const renew = (): void => {

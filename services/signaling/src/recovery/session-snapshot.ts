@@ -116,7 +116,8 @@ function match(o: Obj, k: string, re: RegExp, what: string): string {
 
 const EPOCH_MAX = 8.64e15;
 
-function parseDialog(v: unknown): SavedDialog {
+/** The saved dialog in `v` (any kind of snapshot); SnapshotFormatError naming the first bad field. */
+export function parseDialog(v: unknown): SavedDialog {
   const d = obj(v, 'dialog');
   const routeSet = d.routeSet;
   if (!Array.isArray(routeSet) || routeSet.length > 16) throw new SnapshotFormatError('dialog.routeSet', 'is not a list of at most 16 entries');

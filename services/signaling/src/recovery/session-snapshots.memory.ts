@@ -3,9 +3,14 @@
 // Redis (what is saved is what a reader gets back). Expiry judged on the clock passed in.
 import type { Clock } from '../core/clock.ts';
 import { parseSnapshot, serializeSnapshot } from './session-snapshot.ts';
-import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
+import type { SessionSnapshot } from './session-snapshot.ts';
+import type { DialogSnapshot, IndexedSnapshot, SessionSnapshotStore, SnapshotCodec } from './session-snapshots.port.ts';
 
 export function createMemorySessionSnapshots(clock: Pick<Clock, 'now'>): SessionSnapshotStore {
+  return createMemorySnapshotStore<SessionSnapshot>(clock, { serialize: serializeSnapshot, parse: parseSnapshot });
+}
+
+export function createMemorySnapshotStore<T extends DialogSnapshot>(clock: Pick<Clock, 'now'>, codec: SnapshotCodec<T>): SessionSnapshotStore<T> {
   const snaps = new Map<string, { json: string; until: number }>();
   const index = new Map<string, Set<string>>();
   const tombs = new Map<string, number>();
@@ -24,7 +29,7 @@ export function createMemorySessionSnapshots(clock: Pick<Clock, 'now'>): Session
       const k = key(s.holder, s.dialog.callId);
       const tomb = tombs.get(k);
       if (tomb !== undefined && tomb > clock.now()) return false;
-      snaps.set(k, { json: serializeSnapshot(s), until: clock.now() + ttlMs });
+      snaps.set(k, { json: codec.serialize(s), until: clock.now() + ttlMs });
       let set = index.get(s.holder);
       if (set === undefined) index.set(s.holder, (set = new Set()));
       set.add(s.dialog.callId);
@@ -47,7 +52,7 @@ export function createMemorySessionSnapshots(clock: Pick<Clock, 'now'>): Session
       return live(snaps, key(holder, callId)) !== undefined;
     },
     async list(holder, limit) {
-      const out: IndexedSnapshot[] = [];
+      const out: IndexedSnapshot<T>[] = [];
       const set = index.get(holder);
       for (const callId of [...(set ?? [])].slice(0, limit)) {
         const v = live(snaps, key(holder, callId));
@@ -57,7 +62,7 @@ export function createMemorySessionSnapshots(clock: Pick<Clock, 'now'>): Session
           continue;
         }
         try {
-          out.push({ callId, state: 'ok', snapshot: parseSnapshot(v.json) });
+          out.push({ callId, state: 'ok', snapshot: codec.parse(v.json) });
         } catch (err) {
           out.push({ callId, state: 'malformed', error: err as Error });
         }
@@ -73,5 +78,5 @@ export function createMemorySessionSnapshots(clock: Pick<Clock, 'now'>): Session
     async unlock(callId, by) {
       if (locks.get(callId)?.by === by) locks.delete(callId);
     },
-  } satisfies SessionSnapshotStore;
+  } satisfies SessionSnapshotStore<T>;
 }

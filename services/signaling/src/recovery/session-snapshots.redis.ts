@@ -5,7 +5,8 @@
 import type { RedisClient } from '@vms/cluster';
 import { MediaError } from '@vms/media';
 import { parseSnapshot, serializeSnapshot } from './session-snapshot.ts';
-import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
+import type { SessionSnapshot } from './session-snapshot.ts';
+import type { DialogSnapshot, IndexedSnapshot, SessionSnapshotStore, SnapshotCodec } from './session-snapshots.port.ts';
 
 // KEYS: snapshot, index, tombstone. ARGV: json, ttl ms, callId. 0 when tombstoned.
 const SAVE = `
@@ -46,7 +47,14 @@ const UNLOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
+const SESSION_CODEC: SnapshotCodec<SessionSnapshot> = { serialize: serializeSnapshot, parse: parseSnapshot };
+
 export function createRedisSessionSnapshots(client: RedisClient, prefix = 'vms:rec:'): SessionSnapshotStore {
+  return createRedisSnapshotStore(client, prefix, SESSION_CODEC);
+}
+
+/** The same store for another kind of dialog snapshot, under its own prefix (cascade: upstream dialogs). */
+export function createRedisSnapshotStore<T extends DialogSnapshot>(client: RedisClient, prefix: string, codec: SnapshotCodec<T>): SessionSnapshotStore<T> {
   const base = (holder: string): string => `${prefix}{${holder}}`;
   const keys = (holder: string, callId: string): [string, string, string] => [`${base(holder)}:s:${callId}`, `${base(holder)}:idx`, `${base(holder)}:t:${callId}`];
   const run = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
@@ -57,7 +65,7 @@ export function createRedisSessionSnapshots(client: RedisClient, prefix = 'vms:r
     }
   };
   return {
-    save: (s, ttlMs) => run('save', async () => (await client.eval(SAVE, 3, ...keys(s.holder, s.dialog.callId), serializeSnapshot(s), ttlMs, s.dialog.callId)) === 1),
+    save: (s, ttlMs) => run('save', async () => (await client.eval(SAVE, 3, ...keys(s.holder, s.dialog.callId), codec.serialize(s), ttlMs, s.dialog.callId)) === 1),
     renew: (holder, callIds, ttlMs) =>
       run('renew', async () => {
         await client.eval(RENEW, 1, `${base(holder)}:idx`, `${base(holder)}:s:`, ttlMs, ...callIds);
@@ -70,7 +78,7 @@ export function createRedisSessionSnapshots(client: RedisClient, prefix = 'vms:r
     list: (holder, limit) =>
       run('list', async () => {
         const flat = (await client.eval(LIST, 1, `${base(holder)}:idx`, `${base(holder)}:s:`, limit)) as (string | null)[];
-        const out: IndexedSnapshot[] = [];
+        const out: IndexedSnapshot<T>[] = [];
         for (let i = 0; i + 1 < flat.length; i += 2) {
           const callId = String(flat[i]);
           const json = flat[i + 1];
@@ -79,7 +87,7 @@ export function createRedisSessionSnapshots(client: RedisClient, prefix = 'vms:r
             continue;
           }
           try {
-            out.push({ callId, state: 'ok', snapshot: parseSnapshot(json) });
+            out.push({ callId, state: 'ok', snapshot: codec.parse(json) });
           } catch (err) {
             out.push({ callId, state: 'malformed', error: err as Error });
           }
@@ -96,5 +104,5 @@ export function createRedisSessionSnapshots(client: RedisClient, prefix = 'vms:r
       run('unlock', async () => {
         await client.eval(UNLOCK, 1, `${prefix}lock:${callId}`, by);
       }),
-  } satisfies SessionSnapshotStore;
+  } satisfies SessionSnapshotStore<T>;
 }

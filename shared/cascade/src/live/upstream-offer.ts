@@ -91,6 +91,8 @@ export interface UpstreamAnswerParams {
   readonly address: string;
   /** The port the media node sends from. */
   readonly port: number;
+  /** o= session version: 0 in the answer, one more in each re-INVITE's offer after it (RFC 3264 §8). */
+  readonly sessionVersion?: number;
   readonly offer: UpstreamOffer;
 }
 
@@ -101,7 +103,7 @@ export function buildUpstreamAnswer(p: UpstreamAnswerParams): string {
   if (offer.transport === 'tcp') attributes.push({ name: 'setup', value: 'active' }, { name: 'connection', value: 'new' });
   return buildSdp({
     version: '0',
-    origin: { username: p.channelId, sessionId: '0', sessionVersion: '0', netType: 'IN', addrType: 'IP4', address: p.address },
+    origin: { username: p.channelId, sessionId: '0', sessionVersion: String(p.sessionVersion ?? 0), netType: 'IN', addrType: 'IP4', address: p.address },
     sessionName: SESSION_NAMES[offer.purpose],
     connection: { netType: 'IN', addrType: 'IP4', address: p.address },
     timing:
