@@ -214,19 +214,29 @@ export class SimulatedDevice extends EventEmitter<SimulatedDeviceEvents> {
     return this.#closing;
   }
 
-  async #close(): Promise<void> {
+  /**
+   * Power loss (a reboot, a move to another platform address): nothing more is sent — no BYE, no unregister —,
+   * media stops and the stack closes, as when the camera loses power. Idempotent with close().
+   */
+  powerOff(): Promise<void> {
+    this.#closing ??= this.#close(true);
+    return this.#closing;
+  }
+
+  async #close(silent = false): Promise<void> {
     const was = this.#state;
     this.#state = 'closing';
     // Binding the stack is quick; the first REGISTER is not waited for (registration.stop() bounds it).
     if (was === 'starting') await this.#starting?.catch(() => undefined);
     this.#keepalive?.stop();
-    if (this.#registration !== undefined) {
+    if (silent) this.#registration?.halt();
+    else if (this.#registration !== undefined) {
       await settleWithin(this.options.clock, Promise.all([...this.#dialogs.values()].map((d) => d.destroy())), CLOSE_BYE_TIMEOUT_MS);
       await this.#registration?.stop();
     }
     for (const s of this.subscriptions) s.close();
     this.#closedSignal.resolve();
-    await settleWithin(this.options.clock, Promise.all(this.audioCalls.filter((c) => !c.ended).map((c) => c.hangUp())), CLOSE_BYE_TIMEOUT_MS);
+    if (!silent) await settleWithin(this.options.clock, Promise.all(this.audioCalls.filter((c) => !c.ended).map((c) => c.hangUp())), CLOSE_BYE_TIMEOUT_MS);
     await this.#stack?.close();
     for (const s of this.sessions) s.close('closed');
     await Promise.allSettled([...this.#pending]);

@@ -93,6 +93,13 @@ export class Registration extends EventEmitter<RegistrationEvents> {
    * Stops refreshing and removes the binding (Expires 0). Waits at most UNREGISTER_TIMEOUT_MS for a
    * REGISTER in flight and as long again for the unregistration; closing the stack ends what is left.
    */
+  /** Power loss: stops refreshing, sends nothing (the binding stays at the platform until it expires). */
+  halt(): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#cancel();
+  }
+
   async stop(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';

@@ -239,6 +239,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       });
       media = m;
       closers.push(() => m.close());
+      // OWN-4 with SPEC §11: a device that moved to another live instance takes its streams with it
+      if (cluster.mode === 'cluster') {
+        const off = cluster.recorder.onMoved(({ deviceId, newOwner }) => void m.sessions.onDeviceMoved(deviceId, newOwner));
+        closers.push(async () => off());
+      }
       // SPEC §11: the holders whose sessions are orphaned are the nodes out of the online window
       const recovery = m.recovery;
       if (recovery !== null) onNodeRead = (read) => read.ok && recovery.setGoneHolders(read.rows.filter((r) => !r.online).map((r) => r.code));

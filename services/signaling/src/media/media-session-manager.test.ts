@@ -90,19 +90,19 @@ function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () =>
     close: async () => {},
   };
   const invites: InviteRequest[] = [];
-  const dialogs: { bye: number; ended: ((r: string) => void)[] }[] = [];
+  const dialogs: { bye: number; dropped: number; ended: ((r: string) => void)[] }[] = [];
   /** Dialogs restored from snapshots, and the BYEs sent on them. */
   const restored: { callId: string; bye: number }[] = [];
   const signaling: MediaSignaling = {
     restore(_deviceId, saved) {
       const r = { callId: saved.callId, bye: 0 };
       restored.push(r);
-      return { callId: saved.callId, answer: Buffer.alloc(0), info: async () => 200, bye: async () => void r.bye++, onEnded: () => undefined, saved: () => saved };
+      return { callId: saved.callId, answer: Buffer.alloc(0), info: async () => 200, bye: async () => void r.bye++, onEnded: () => undefined, saved: () => saved, drop: () => undefined };
     },
     async invite(req) {
       invites.push(req);
       await answerInvite(req);
-      const d = { bye: 0, ended: [] as ((r: string) => void)[] };
+      const d = { bye: 0, dropped: 0, ended: [] as ((r: string) => void)[] };
       dialogs.push(d);
       const callId = `call-${invites.length}`;
       const dialog: MediaDialog = {
@@ -112,6 +112,7 @@ function setup(answerInvite: (req: InviteRequest) => Promise<void> = async () =>
         info: async () => 200,
         bye: async () => void d.bye++,
         onEnded: (l) => void d.ended.push(l),
+        drop: () => void d.dropped++,
       };
       return dialog;
     },
@@ -268,6 +269,7 @@ describe('media session manager: session continuity (SPEC §11)', () => {
       record: (e) => void events.push(`record ${e.dialog.callId} [${e.sessionIds.join(',')}]`),
       ended: async (callId) => void events.push(`ended ${callId} (byes so far ${t.dialogs[0]?.bye})`),
       has: () => false,
+      handOff: async (callId, to) => void events.push(`handOff ${callId} ${to}`),
       close: async () => undefined,
     };
     t = setup(async () => {}, { journal });
@@ -282,6 +284,36 @@ describe('media session manager: session continuity (SPEC §11)', () => {
       'ended call-1 (byes so far 0)',
     ]);
     assert.equal(t.dialogs[0]?.bye, 1);
+  });
+
+  it('the device moved to another live instance: its stream is handed off — no BYE, RTP server, SSRC, holder record and session ids kept for the new owner', async () => {
+    const events: string[] = [];
+    const journaled = new Set<string>();
+    const journal: SessionJournal = {
+      run: 'r',
+      record: (e) => void journaled.add(e.dialog.callId),
+      ended: async (callId) => void events.push(`ended ${callId}`),
+      has: (callId) => journaled.has(callId),
+      handOff: async (callId, to) => void events.push(`handOff ${callId} ${to}`),
+      close: async () => undefined,
+    };
+    const t = setup(async () => {}, { journal });
+    const a = await t.manager.startLive({ deviceId: DEV, channelId: CH, mode: 'udp' });
+    const callsBefore = t.calls.length;
+    await t.manager.onDeviceMoved(DEV, 'node-b');
+    assert.deepEqual(events, ['handOff call-1 node-b'], 'handed to the new owner, no tombstone');
+    assert.equal(t.dialogs[0]?.bye, 0, 'no BYE from the old owner');
+    assert.equal(t.dialogs[0]?.dropped, 1, 'the dialog is forgotten here');
+    assert.equal(t.calls.length, callsBefore, 'the RTP server stays open');
+    assert.equal(await t.ssrcs.reserve(NODE.id, a.ssrc), false, 'the SSRC stays held (the new owner adopts it)');
+    assert.deepEqual([...t.held.keys()], [`${NODE.id}/${a.streamId}`], 'holder record kept');
+    assert.equal(await t.directory.deviceOf(a.sessionId), DEV, 'the viewer session id stays routable');
+    assert.equal(t.manager.holds(NODE.id, a.streamId), false);
+    assert.equal(t.manager.stats.streams, 0);
+    // the dropped dialog ending later (the new owner's BYE from the snapshot) changes nothing here
+    for (const l of t.dialogs[0]?.ended ?? []) l('bye');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(events, ['handOff call-1 node-b']);
   });
 
   it('recover: BYE on the old dialog, then a new INVITE into the same RTP port and SSRC (no new RTP server); the viewers keep their session ids', async () => {

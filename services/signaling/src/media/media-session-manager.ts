@@ -38,6 +38,14 @@ export interface MediaSessionManager {
   onMediaStatus(e: { deviceId: string; callId: string; notifyType: string }): void;
   /** The device went offline here (unregister, expiry, keepalive timeout): its streams end, no BYE. */
   onDeviceGone(deviceId: string): void;
+  /**
+   * OWN-4 with SPEC §11: the device registered at `newOwner`, which takes its streams over. They are forgotten
+   * here without a BYE (the new owner ends the old dialog from the snapshot and INVITEs into the same stream id),
+   * the RTP servers stay open, SSRCs and stream-holder records stay for the new owner to adopt, the viewers'
+   * session ids stay routable (by device, to the new owner); each snapshot is handed to the new owner's index.
+   * Without a journal this is onDeviceGone (the streams end, nothing to hand over).
+   */
+  onDeviceMoved(deviceId: string, newOwner: string): Promise<void>;
   readonly stats: { readonly streams: number; readonly sessions: number };
   /**
    * SPEC §11 RECOVER: takes over a stream a crashed instance held, from its snapshot. The device (registered
@@ -220,6 +228,35 @@ export function createMediaSessionManager(d: MediaSessionManagerDeps): MediaSess
       for (const id of table.streamIds()) {
         if (table.stream(id)?.deviceId === deviceId) void endStream(id, 'device offline', false);
       }
+    },
+    async onDeviceMoved(deviceId, newOwner) {
+      const journal = d.journal;
+      if (journal == null) {
+        this.onDeviceGone(deviceId);
+        return;
+      }
+      const moved = table.streamIds().filter((id) => table.stream(id)?.deviceId === deviceId);
+      await Promise.all(
+        moved.map(async (id) => {
+          const s = table.stream(id);
+          if (s === undefined) return;
+          const callId = s.callId;
+          if (callId === null || !journal.has(callId)) {
+            // not established yet (no snapshot): nothing to take over, it ends here (no BYE: the device is elsewhere)
+            await endStream(id, 'device moved', false);
+            return;
+          }
+          const dialog = dialogs.get(id);
+          // removed before the dialog is dropped: its 'terminated' then finds no stream to end
+          s.state = 'ended';
+          table.removeStream(id);
+          plane.ledger.remove(id);
+          dialogs.delete(id);
+          dialog?.drop();
+          await journal.handOff(callId, newOwner);
+          log.info({ streamId: id, deviceId, callId, newOwner }, 'media stream handed off: the device moved');
+        }),
+      );
     },
     get stats() {
       return { streams: table.streamCount, sessions: table.sessionCount };

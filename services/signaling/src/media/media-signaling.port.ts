@@ -23,6 +23,8 @@ export interface MediaDialog {
   onEnded(listener: (reason: string) => void): void;
   /** The RFC 3261 §12 state now (CSeqs advance with INFO), for the session snapshot (SPEC §11). */
   saved(): SavedDialog;
+  /** Forgets the dialog here without a BYE: another instance took it over (SPEC §11, the device moved). */
+  drop(): void;
 }
 
 export interface MediaSignaling {

@@ -129,5 +129,7 @@ function wrapDialog(dialog: Dialog, answer: Buffer, deadline: InfoDeadline): Med
       listeners.push(listener);
     },
     saved: () => saveDialog(dialog),
+    // no BYE: the new owner ends this dialog from its snapshot; 'closed' reaches no onEnded listener
+    drop: () => dialog.closeSilently(),
   };
 }

@@ -46,7 +46,7 @@ export function createStreamRecovery(c: StreamContext, setup: StreamSetup): Reco
     if (old !== null) await byeOldDialog(old, slog);
     let adopted: boolean;
     try {
-      adopted = await plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, s.holder);
+      adopted = await plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, s.previousHolder ?? s.holder);
     } catch (err) {
       throw new MediaFailedError('SSRC adoption', isMediaError(err) ? err.code : 'error', { cause: err });
     }

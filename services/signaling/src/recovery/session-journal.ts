@@ -13,7 +13,11 @@ export interface JournaledSnapshot extends DialogSnapshot {
   readonly v: 1;
   readonly run: string;
   readonly expiresAt: number;
+  readonly previousHolder?: string;
 }
+
+/** The run of a handed-off snapshot: no process of its new holder wrote it, so its holder's scan takes it up. */
+export const HANDED_OFF_RUN = 'handed-off';
 
 export type JournalEntry<T extends JournaledSnapshot = SessionSnapshot> = Omit<T, 'v' | 'holder' | 'run' | 'expiresAt'>;
 
@@ -24,6 +28,13 @@ export interface SessionJournal<T extends JournaledSnapshot = SessionSnapshot> {
   record(e: JournalEntry<T>): void;
   /** The dialog ended: tombstone, snapshot and index entry gone (one step). Never rejects. */
   ended(callId: string): Promise<void>;
+  /**
+   * The device moved to `toHolder` while this instance is alive (OWN-4): the snapshot goes to that instance's
+   * index as an orphan of its own (run HANDED_OFF_RUN, previousHolder = this instance), then leaves this index
+   * — two steps (the indexes live on two Redis Cluster slots), in that order, so a crash between them leaves a
+   * duplicate that expires, never a lost session. No tombstone here: the dialog did not end. Never rejects.
+   */
+  handOff(callId: string, toHolder: string): Promise<void>;
   /** Call-IDs journaled by this run and not ended. */
   has(callId: string): boolean;
   /** Stops renewals; snapshots stay (to be recovered after a crash or by the next run). Idempotent. */
@@ -89,6 +100,20 @@ export function createSessionJournal<T extends JournaledSnapshot = SessionSnapsh
       } catch (err) {
         // the snapshot then expires with its TTL; until then a crash could see it as alive
         failed(err, 'end');
+      }
+    },
+    async handOff(callId, toHolder) {
+      const e = live.get(callId);
+      live.delete(callId);
+      if (e === undefined) return;
+      const moved = { ...e, v: 1, holder: toHolder, run: HANDED_OFF_RUN, expiresAt: o.clock.now() + o.ttlMs, previousHolder: o.holder } as unknown as T;
+      try {
+        await o.store.save(moved, o.ttlMs);
+        // a short tombstone: the entry must not come back under this holder, and nothing else ended
+        await o.store.end(o.holder, callId, 1000);
+        ok();
+      } catch (err) {
+        failed(err, 'hand-off');
       }
     },
     has: (callId) => live.has(callId),

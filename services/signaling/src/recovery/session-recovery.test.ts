@@ -66,7 +66,7 @@ function instance(store: SessionSnapshotStore, self: string, o: { ownedHere?: bo
       },
       holds: () => false,
     },
-    signaling: { restore: (_d, saved) => ({ callId: saved.callId, answer: Buffer.alloc(0), info: async () => 200, bye: async () => void calls.push(`bye ${saved.callId}`), onEnded: () => undefined, saved: () => saved }) },
+    signaling: { restore: (_d, saved) => ({ callId: saved.callId, answer: Buffer.alloc(0), info: async () => 200, bye: async () => void calls.push(`bye ${saved.callId}`), onEnded: () => undefined, saved: () => saved, drop: () => undefined }) },
     plane,
     holders: null,
     directory,

@@ -96,12 +96,14 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     // the device may still be sending on the old dialog: end it (RFC 3261 §15.1.1), the answer is not awaited
     if (d.reachable(s.deviceId)) void d.signaling.restore(s.deviceId, s.dialog)?.bye().catch((err: unknown) => slog.debug({ err }, 'old dialog BYE failed'));
     const node = d.plane.node(s.nodeId);
+    // a handed-off snapshot (the device moved): the instance that handed it off still holds SSRC and stream
+    const held = s.previousHolder ?? holder;
     // a stream running here under that id (recovered already, or a new play) keeps its RTP server and SSRC
     const inUse = d.sessions.holds(s.nodeId, s.streamId);
     if (node !== undefined && !inUse) {
       // a live stream id is per channel: a play started elsewhere since the crash may own the RTP server now
       const current = await d.holders?.holderOf(s.nodeId, s.streamId).catch(() => null);
-      if (current === undefined || current === null || current === holder) {
+      if (current === undefined || current === null || current === held) {
         await d.plane
           .client(node)
           .closeRtpServer(s.streamId)
@@ -115,7 +117,7 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
       }
     }
     try {
-      if (!inUse && (await d.plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, holder))) await d.plane.ssrcs.release(s.nodeId, s.allocatedSsrc);
+      if (!inUse && (await d.plane.ssrcs.adopt(s.nodeId, s.allocatedSsrc, held))) await d.plane.ssrcs.release(s.nodeId, s.allocatedSsrc);
     } catch (err) {
       slog.warn({ err, ssrc: s.allocatedSsrc }, 'SSRC of an orphaned stream not freed: it expires with its TTL');
     }

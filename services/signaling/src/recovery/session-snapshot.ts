@@ -56,6 +56,11 @@ export interface SessionSnapshot {
   /** Playback / download range, epoch ms. */
   readonly range: { readonly start: number; readonly end: number } | null;
   readonly speed: number;
+  /**
+   * Handed off (the device moved to the index's holder while this instance was alive): the instance that still
+   * holds the stream's SSRC and stream-holder record, taken over from it rather than from `holder`.
+   */
+  readonly previousHolder?: string;
 }
 
 export class SnapshotFormatError extends Error {
@@ -177,5 +182,6 @@ export function parseSnapshot(input: string): SessionSnapshot {
     expiresAt: int(o, 'expiresAt', 0, EPOCH_MAX),
     range,
     speed,
+    ...(o.previousHolder === undefined ? {} : { previousHolder: token(o, 'previousHolder') }),
   };
 }
