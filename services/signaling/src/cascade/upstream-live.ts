@@ -263,7 +263,7 @@ export class UpstreamLiveViews {
   }
 
   /** SPEC §11: (re)writes the view's snapshot; never waits, never throws. */
-  #record(view: UpstreamView): void {
+  #record(view: UpstreamView, ending = false): void {
     const j = this.#o.journal;
     if (j == null) return;
     if (Buffer.byteLength(view.offerSdp) > MAX_OFFER_BYTES) {
@@ -282,6 +282,7 @@ export class UpstreamLiveViews {
       sdpVersion,
       createdAt,
       dialog: saveDialog(view.dialog),
+      ...(ending ? { ending: true as const } : {}),
     });
   }
 
@@ -336,11 +337,13 @@ export class UpstreamLiveViews {
     view.ended ??= (async () => {
       this.#views.delete(view.dialog.id);
       this.#watcher?.unwatch(view.dialog.id);
-      // SPEC §11: the tombstone first, so a crash during the rest of the teardown brings nothing back
-      await this.#o.journal?.journal.ended(view.callId);
+      // SPEC §11: marked ending before the teardown (a crash during it leaves the next leader to finish it, never
+      // to re-INVITE), tombstoned once it is done
+      this.#record(view, true);
       // the stream gone, the media node stopped the sending and the owner ended the session: failures expected
       const quiet = reason === 'stream-gone' || reason === 'stream-restarted' || reason === 'media-node-unreachable';
       await this.#undo({ viewer: view.viewer, tenantId: view.tenantId, sending: { nodeId: view.viewer.mediaNodeId, streamId: view.viewer.streamId, ssrc: view.ssrc } }, view.log, quiet);
+      await this.#o.journal?.journal.ended(view.callId);
       view.log.info({ reason }, 'upstream live view ended');
     })();
     return view.ended;

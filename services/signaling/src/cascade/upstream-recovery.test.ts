@@ -151,6 +151,16 @@ describe('upstream recovery (SPEC §11 for CASC-6)', () => {
     await b.recovery.close();
   });
 
+  it('a view that was ending when its leader crashed (the upstream had sent BYE): the teardown is finished, no BYE, no re-INVITE', async () => {
+    const store = memory();
+    await store.save(snap('c1', { ending: true }), 60_000);
+    const b = leader(store, 'leader-b');
+    await b.recovery.scanNow();
+    assert.deepEqual(b.calls.sort(), ['leader-b leave v1', 'leader-b stop 0340100091']);
+    assert.deepEqual(b.outcomes, [{ outcome: 'released', reason: 'ended before the crash' }]);
+    await b.recovery.close();
+  });
+
   it('not the leader: nothing is touched', async () => {
     const store = memory();
     await store.save(snap('c1'), 60_000);

@@ -92,8 +92,8 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   };
 
   /** BYE from the snapshot, sending stopped, the viewer left, the entry ended. Never throws. */
-  const release = async (holder: string, s: UpstreamSnapshot, reason: string, dialog: Dialog | null, slog: Logger): Promise<void> => {
-    const dlg = dialog ?? restore(s, slog);
+  const release = async (holder: string, s: UpstreamSnapshot, reason: string, dialog: Dialog | null, slog: Logger, bye = true): Promise<void> => {
+    const dlg = bye ? (dialog ?? restore(s, slog)) : null;
     const ssrc = readSsrc(s);
     await Promise.all([
       dlg?.destroy().catch((err: unknown) => slog.debug({ err }, 'BYE to the upstream failed')),
@@ -102,7 +102,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
       d.source.stop({ purpose: s.purpose, ...s.viewer }, s.tenantId).catch((err: unknown) => slog.warn({ err }, 'leaving the stream of an orphaned upstream view failed')),
     ]);
     await d.store.end(holder, s.dialog.callId, d.lockTtlMs).catch((err: unknown) => slog.warn({ err }, 'upstream view entry not ended: it expires'));
-    slog.info({ reason }, 'orphaned upstream view released (BYE)');
+    slog.info({ reason }, bye ? 'orphaned upstream view released (BYE)' : 'orphaned upstream view teardown finished');
     d.onOutcome?.({ outcome: 'released', reason });
   };
 
@@ -196,7 +196,11 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
     const since = orphanSince.get(`${holder}\n${e.callId}`) ?? now;
     let done = false;
     try {
-      if (s.purpose !== 'live') {
+      if (s.ending === true) {
+        // the upstream (or the stream) had ended it: finish the crashed leader's teardown, no BYE, no re-INVITE
+        await release(holder, s, 'ended before the crash', null, slog, false);
+        done = true;
+      } else if (s.purpose !== 'live') {
         // a recording's position is the upstream's to ask for again
         await release(holder, s, 'upstream playback not resumed', null, slog);
         done = true;

@@ -34,6 +34,12 @@ export interface UpstreamSnapshot {
   readonly sdpVersion: number;
   readonly dialog: SavedDialog;
   readonly createdAt: number;
+  /**
+   * The view was ending (the upstream's BYE, a stream gone) when the snapshot was last written: a leader that
+   * crashed during the teardown leaves it to the next one to finish (stop the sending, leave the stream), never
+   * to re-INVITE.
+   */
+  readonly ending?: true;
 }
 
 function fail(field: string, why: string): never {
@@ -95,6 +101,7 @@ export function parseUpstreamSnapshot(input: string): UpstreamSnapshot {
     sdpVersion: int(o, 'sdpVersion', 2 ** 31 - 1),
     dialog: parseDialog(o.dialog),
     createdAt: int(o, 'createdAt', EPOCH_MAX),
+    ...(o.ending === true ? { ending: true as const } : {}),
   };
 }
 
