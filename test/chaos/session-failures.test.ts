@@ -57,12 +57,21 @@ chaosScenario(`kill -9 of an owner with ${CAMERAS} live sessions: recovered on t
   const lives: StartAnswer[] = [];
   for (const c of first) {
     const sync = await api(a, `/vms/device/catalog/sync?deviceId=${c.deviceId}`, { method: 'POST' });
-    run.check(sync.json.success === true, 'catalog sync failed');
+    if (sync.json.success !== true) throw new Error(`catalog sync refused: ${sync.bytes.toString().slice(0, 300)}`);
   }
-  await waitFor(async () => {
-    for (const c of first) if (((await api(a, `/vms/channels?deviceId=${c.deviceId}&size=10`)).json.data as { total?: number }).total !== 1) return false;
-    return true;
-  }, { timeoutMs: 20_000, description: 'channels stored' });
+  await waitFor(
+    async () => {
+      for (const c of first) {
+        const d = (await api(a, `/vms/channels?deviceId=${c.deviceId}&size=10`)).json.data as { total?: number; records?: unknown[] } | unknown[];
+        if ((Array.isArray(d) ? d.length : (d.total ?? d.records?.length ?? 0)) < 1) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 40_000, intervalMs: 200, description: 'channels stored' },
+  ).catch(async (err: unknown) => {
+    const c = first[0] as SimulatedDevice;
+    throw new Error(`channels not stored: ${(await api(a, `/vms/channels?deviceId=${c.deviceId}&size=10`)).bytes.toString().slice(0, 300)}`, { cause: err });
+  });
   for (const c of first) {
     const start = await api(b, `/vms/play/start?channelId=${c.channelIds[0] as string}`, { method: 'POST' }); // forwarded to node-a
     if (start.json.success !== true) throw new Error(`play refused: ${start.bytes.toString()}`);
