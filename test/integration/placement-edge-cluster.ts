@@ -18,7 +18,8 @@ export interface PlacementCluster {
   readonly stores: Stores;
   readonly shards: ReadonlyMap<string, Instance>;
   readonly edge: SipEdge;
-  readonly fleet: DeviceFleet;
+  /** null when started with `devices: 0` (the test brings its own). */
+  readonly fleet: DeviceFleet | null;
   readonly ids: readonly string[];
   /** ms the fleet took to start (every device's first REGISTER through the edge). */
   readonly startMs: number;
@@ -30,7 +31,18 @@ export interface PlacementCluster {
 export const placedAmong = (codes: readonly string[], id: string): string =>
   placeDevice(POLICY, codes.map((code): Shard => ({ code, sipHost: '', sipPort: 1, group: 'default', online: true, draining: false })), id)?.code ?? 'none';
 
-export async function startPlacementCluster(o: { devices: number; firstId: string; keepaliveS: number }): Promise<PlacementCluster> {
+export interface PlacementClusterOptions {
+  readonly devices: number;
+  readonly firstId: string;
+  readonly keepaliveS: number;
+  /** More environment for every shard, and for one shard (e.g. the port a media stand-in sends hooks to). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly shardEnv?: (code: string) => Readonly<Record<string, string>>;
+  /** The edge's transports; default UDP only. */
+  readonly edgeTransports?: readonly ('udp' | 'tcp')[];
+}
+
+export async function startPlacementCluster(o: PlacementClusterOptions): Promise<PlacementCluster> {
   const stores = await startStores();
   const shards = new Map<string, Instance>();
   const env = {
@@ -41,25 +53,29 @@ export async function startPlacementCluster(o: { devices: number; firstId: strin
     VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '0.5',
     VMS_PLACEMENT_REDIRECT: 'true',
     LOG_LEVEL: 'info',
+    ...o.env,
   };
-  for (const code of CODES) shards.set(code, await startInstance(stores, code, { env }));
+  for (const code of CODES) shards.set(code, await startInstance(stores, code, { env: { ...env, ...o.shardEnv?.(code) } }));
   await waitForOnline(shards.get('shard-c')!, [...CODES]);
   const source = createPolledShardSource({ registry: createMysqlNodeRegistry(stores.pool), onlineWindowMs: ONLINE_WINDOW_MS, pollMs: POLL_MS, log: silentLogger });
   await source.refresh();
-  const edge = await startEdge({ code: 'edge-1', bindHost: '127.0.0.1', host: '127.0.0.1', port: 0, transports: ['udp'], flowSecret: Buffer.alloc(32, 3), shards: source, log: silentLogger });
-  const fleet = createDeviceFleet({
-    server: { host: '127.0.0.1', port: edge.port, id: SERVER_ID },
-    firstDeviceId: o.firstId,
-    count: o.devices,
-    password: PASSWORD,
-    keepaliveIntervalS: o.keepaliveS,
-    registerRetryMs: 500,
-    startConcurrency: 30,
-  });
+  const edge = await startEdge({ code: 'edge-1', bindHost: '127.0.0.1', host: '127.0.0.1', port: 0, transports: o.edgeTransports ?? ['udp'], flowSecret: Buffer.alloc(32, 3), shards: source, log: silentLogger });
+  const fleet =
+    o.devices === 0
+      ? null
+      : createDeviceFleet({
+          server: { host: '127.0.0.1', port: edge.port, id: SERVER_ID },
+          firstDeviceId: o.firstId,
+          count: o.devices,
+          password: PASSWORD,
+          keepaliveIntervalS: o.keepaliveS,
+          registerRetryMs: 500,
+          startConcurrency: 30,
+        });
   const t0 = Date.now();
-  await fleet.start();
+  await fleet?.start();
   const startMs = Date.now() - t0;
-  const ids = fleet.devices.map((d) => d.deviceId);
+  const ids = fleet?.devices.map((d) => d.deviceId) ?? [];
   return {
     stores,
     shards,
@@ -69,7 +85,7 @@ export async function startPlacementCluster(o: { devices: number; firstId: strin
     startMs,
     owners: (list) => stores.redisClient.mget(...list.map((id) => ownershipKey(id))),
     async close() {
-      await fleet.close();
+      await fleet?.close();
       await edge.close();
       await Promise.all([...shards.values()].map((s) => s.proc.stop()));
       await stores.stop();

@@ -14,6 +14,9 @@ export interface EdgeConfig {
   readonly rules: readonly PlacementRule[];
   readonly maxRequestsPerSec: number;
   readonly perAddressRequestsPerSec: number;
+  readonly metricsHost: string;
+  /** 0 = no metrics endpoint. */
+  readonly metricsPort: number;
   readonly logLevel: string;
 }
 
@@ -75,6 +78,8 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
     rules,
     maxRequestsPerSec: int('VMS_EDGE_MAX_REQUESTS_PER_SEC', 20_000, 1, 10_000_000),
     perAddressRequestsPerSec: int('VMS_EDGE_PER_ADDRESS_REQUESTS_PER_SEC', 200, 1, 10_000_000),
+    metricsHost: str('VMS_EDGE_METRICS_HOST', '0.0.0.0'),
+    metricsPort: int('VMS_EDGE_METRICS_PORT', 9091, 0, 65535),
     logLevel: str('LOG_LEVEL', 'info'),
   };
   if (issues.length > 0) throw new EdgeConfigError(issues);

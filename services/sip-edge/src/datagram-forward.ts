@@ -57,8 +57,9 @@ export class Scan {
     readonly data: Buffer,
     readonly text: string,
   ) {}
-  /** A device request's code (From user), once read. */
+  /** A device request's code (From user) and method, once read. */
   deviceId = '';
+  method = '';
   /** End of the start line (its CRLF). */
   startEol = 0;
   /** Where the first Via line starts, where its value lies, and where the next line starts. */
@@ -167,6 +168,7 @@ export function readDeviceDatagram(data: Buffer): Scan | undefined {
   const deviceId = fromDeviceId(text, s.fromStart, s.fromEnd);
   if (deviceId === undefined) return undefined;
   s.deviceId = deviceId;
+  s.method = method;
   return s;
 }
 

@@ -3,9 +3,10 @@
 // edges behind one address work when they share the flow secret.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
 import { buildDatagramResponse, createResponse, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
+import { EdgeCounters, type ShedBound } from './counters.ts';
 import { forwardDeviceDatagram, forwardShardResponse, isResponseDatagram, readDeviceDatagram } from './datagram-forward.ts';
 import { FlowCodec, type DeviceFlowRef } from './flow-token.ts';
-import { forwardRequest, forwardResponse, type ForwardAction, type ForwardContext } from './forward.ts';
+import { FLOW_PARAM, forwardRequest, forwardResponse, SHARD_PARAM, type ForwardAction, type ForwardContext } from './forward.ts';
 import { AddressBuckets, TokenBucket } from './rate-limit.ts';
 import type { ShardSource } from './shard-source.ts';
 
@@ -45,6 +46,10 @@ export interface EdgeStats {
 export interface SipEdge {
   readonly port: number;
   stats(): Readonly<EdgeStats>;
+  /** The live counters (metrics.ts reads them at scrape time). */
+  readonly counters: EdgeCounters;
+  /** The shards as this edge last read them. */
+  readonly shards: ShardSource;
   close(): Promise<void>;
 }
 
@@ -60,6 +65,19 @@ const SHED_RETRY_AFTER_S = '5';
 export const UDP_RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
 const SHED_HEADERS: readonly [string, string][] = [['Retry-After', SHED_RETRY_AFTER_S]];
 
+/**
+ * Whether the top Route sends the request towards a device (a shard's request: Path, or the shard's side of
+ * a double Record-Route), read without parsing: `vms-f` before any `vms-s` (a device's in-dialog request has
+ * `vms-s` on top, the device's own entry below it).
+ */
+function towardsDevice(route: string | undefined): boolean {
+  if (route === undefined) return false;
+  const f = route.indexOf(`${FLOW_PARAM}=`);
+  if (f < 0) return false;
+  const s = route.indexOf(`${SHARD_PARAM}=`);
+  return s < 0 || f < s;
+}
+
 export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   const now = o.now ?? Date.now;
   const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log, udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES });
@@ -73,9 +91,11 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   const perRate = o.perAddressRequestsPerSec ?? DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC;
   const perAddress = new AddressBuckets(perRate, perRate * 2, o.maxAddresses ?? DEFAULT_MAX_ADDRESSES);
   const stats: EdgeStats = { toShard: 0, toDevice: 0, toVia: 0, replied: 0, shed: 0, dropped: 0, sendErrors: 0 };
+  const counters = new EdgeCounters();
 
   const sendFailed = (err: unknown): void => {
     stats.sendErrors++;
+    counters.sendErrors++;
     o.log.debug({ err }, 'edge send failed');
   };
   const deviceTarget = (ref: DeviceFlowRef): Flow =>
@@ -93,10 +113,19 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     switch (action.kind) {
       case 'to-shard':
         stats.toShard++;
+        counters.placed++;
+        counters.request(0, action.msg.method);
         transport.send(action.msg, { transport: 'udp', host: action.shard.sipHost, port: action.shard.sipPort }, undefined, { once: true }).catch(sendFailed);
+        return;
+      case 'to-shard-flow':
+        stats.toShard++;
+        counters.request(0, action.msg.method);
+        transport.send(action.msg, { transport: 'udp', host: action.ref.address, port: action.ref.port }, undefined, { once: true }).catch(sendFailed);
         return;
       case 'to-device': {
         stats.toDevice++;
+        if (action.msg.type === 'response') counters.response(1);
+        else counters.request(1, action.msg.method);
         const target = deviceTarget(action.ref);
         const send = action.msg.type === 'response' ? transport.sendResponse(action.msg, target, { once: true }) : transport.send(action.msg, target, undefined, { once: true });
         send.catch(sendFailed);
@@ -104,21 +133,26 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
       }
       case 'to-via':
         stats.toVia++;
+        counters.response(0);
         transport.sendResponse(action.msg, { ...flow, transport: 'udp' }, { once: true }).catch(sendFailed);
         return;
       case 'reply':
+        counters.refuse(action.refusal);
         if (msg.type === 'request') reply(msg, flow, action.status, action.headers);
         return;
       case 'drop':
         stats.dropped++;
+        counters.dropped++;
+        if (action.refusal !== undefined) counters.refuse(action.refusal);
         return;
     }
   };
 
-  /** Admission (the ceiling, then the per-address bound): one charge per request. */
-  const admit = (flow: Flow, fromShard: boolean): boolean => {
+  /** Admission (the ceiling, then the per-address bound): one charge per request; the bound hit, or null. */
+  const admit = (flow: Flow, fromShard: boolean): ShedBound | null => {
     const t = now();
-    return global.take(t) && (fromShard || perAddress.take(flow.remoteAddress, t));
+    if (!global.take(t)) return 'global';
+    return fromShard || perAddress.take(flow.remoteAddress, t) ? null : 'address';
   };
   /**
    * A datagram the byte path admitted or refused but left to the parsed path (its shape): the verdict,
@@ -131,13 +165,18 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     judged = undefined;
     if (isResponseDatagram(data)) {
       const out = forwardShardResponse(data, ctx);
-      if (out !== undefined) stats.toDevice++;
+      if (out !== undefined) {
+        stats.toDevice++;
+        counters.response(1);
+      }
       return out;
     }
     const request = readDeviceDatagram(data);
     if (request === undefined) return undefined; // the parsed path admits (or not) and decides
-    if (!admit(flow, false)) {
+    const refused = admit(flow, false);
+    if (refused !== null) {
       stats.shed++;
+      counters.shedBy(refused);
       // the 503 from the bytes too (the stack's stateless answer), so shedding stays cheaper than forwarding
       const peeked = peekDatagramRequest(data);
       const via = peeked === undefined || peeked.method === 'ACK' ? undefined : stampDatagramVia(peeked, flow, false);
@@ -150,7 +189,11 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     }
     const out = forwardDeviceDatagram(request, flow, ctx);
     if (out === undefined) judged = { flow, admitted: true };
-    else stats.toShard++;
+    else {
+      stats.toShard++;
+      counters.placed++;
+      counters.request(0, request.method);
+    }
     return out;
   };
 
@@ -167,9 +210,11 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
         return;
       }
       // Requests to devices come from shards through a signed Route: not charged to the shard's address.
-      const fromShard = msg.headers.get('Route')?.includes('vms-f=') === true;
-      if (verdict === undefined && !admit(flow, fromShard)) {
+      const fromShard = towardsDevice(msg.headers.get('Route'));
+      const refused = verdict === undefined ? admit(flow, fromShard) : null;
+      if (refused !== null) {
         stats.shed++;
+        counters.shedBy(refused);
         if (msg.method !== 'ACK') reply(msg, flow, SipStatus.ServiceUnavailable, [['Retry-After', SHED_RETRY_AFTER_S]]);
         return;
       }
@@ -177,6 +222,7 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     } catch (err) {
       // hostile input the transport let through (a header a forward needs does not parse): never thrown
       stats.dropped++;
+      counters.dropped++;
       o.log.debug({ err }, 'edge message dropped');
     }
   };
@@ -186,6 +232,8 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   return {
     port: transport.port,
     stats: () => ({ ...stats }),
+    counters,
+    shards: o.shards,
     close() {
       closing ??= (async () => {
         o.shards.close();

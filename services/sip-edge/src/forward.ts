@@ -8,7 +8,14 @@
 //    comes back to the edge, which sends it to that flow. A REGISTER also gets the edge's Path (RFC 3327):
 //    the shard's requests to the device carry it as Route.
 //  shard → device (a request whose top Route is the edge's, signed flow inside): Route popped, the edge's
-//    Via on top, sent to the device flow (the UDP address, or the TCP connection it came on).
+//    Via on top, sent to the device flow (the UDP address, or the TCP connection it came on). An initial
+//    INVITE or SUBSCRIBE is record-routed twice (RFC 3261 §16.6 step 4, RFC 5658 double record-routing):
+//    `vms-s` (the shard's flow, signed) above `vms-f` (the device's). The device (UAS) keeps the Record-Route
+//    in order, the shard (UAC) reversed (§12.1.1, §12.1.2), so each side's in-dialog requests arrive with
+//    the other side's entry on top: the direction is in the message, no dialog is kept (§16.12: both of
+//    our entries are popped).
+//  device → shard in a dialog (top Route `vms-s`): the edge's Via (device flow inside) on top, sent to the
+//    shard flow the Route names (BYE from a camera, NOTIFY in a subscription).
 //  responses: the edge's Via popped; with a flow in it → the device; without → the next Via (the shard),
 //    by `received`/`rport` (RFC 3581).
 import { hashString, placeDevice, type PlacementPolicy, type Shard } from '@vms/routing';
@@ -17,6 +24,7 @@ import {
   getFrom,
   getMaxForwards,
   getRouteSet,
+  getTo,
   getTopVia,
   SipHeaders,
   SipStatus,
@@ -26,10 +34,15 @@ import {
   type SipRequest,
   type SipResponse,
 } from '@vms/sip';
+import type { Refusal } from './counters.ts';
 import type { DeviceFlowRef, FlowCodec } from './flow-token.ts';
 
 /** The Via/Path/Route parameter carrying the signed device flow; the shards read the same name (SEC-1). */
 export const FLOW_PARAM = 'vms-f';
+/** The Record-Route parameter carrying the signed shard flow of a dialog (device → shard in-dialog requests). */
+export const SHARD_PARAM = 'vms-s';
+/** Dialog-creating requests a shard sends to a device (RFC 3261 §12.1, RFC 6665 §4.1): record-routed. */
+export const DIALOG_METHODS: ReadonlySet<string> = new Set(['INVITE', 'SUBSCRIBE']);
 /** Methods a GB/T 28181 device sends out of dialog (§9.1 register, §9.3–9.7 MESSAGE, §9.11 NOTIFY). */
 export const DEVICE_METHODS: ReadonlySet<string> = new Set(['REGISTER', 'MESSAGE', 'NOTIFY']);
 export const DEFAULT_MAX_FORWARDS = 70; // RFC 3261 §8.1.1.6
@@ -53,9 +66,11 @@ export interface ForwardContext {
 export type ForwardAction =
   | { readonly kind: 'to-shard'; readonly shard: Shard; readonly deviceId: string; readonly msg: SipRequest }
   | { readonly kind: 'to-device'; readonly ref: DeviceFlowRef; readonly msg: SipMessage }
+  /** A device's in-dialog request, to the shard flow its Record-Route entry names. */
+  | { readonly kind: 'to-shard-flow'; readonly ref: DeviceFlowRef; readonly msg: SipRequest }
   | { readonly kind: 'to-via'; readonly msg: SipResponse }
-  | { readonly kind: 'reply'; readonly status: number; readonly headers?: readonly [string, string][] }
-  | { readonly kind: 'drop'; readonly reason: string };
+  | { readonly kind: 'reply'; readonly status: number; readonly refusal: Refusal; readonly headers?: readonly [string, string][] }
+  | { readonly kind: 'drop'; readonly reason: string; readonly refusal?: Refusal };
 
 export const hostPart = (h: string): string => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
 
@@ -102,26 +117,54 @@ function withoutTop(headers: SipHeaders, name: 'Via' | 'Route'): SipHeaders {
   return out;
 }
 
+/** The headers with the top Route popped, and the next one too when it is also ours (double record-route). */
+function withoutOwnRoutes(req: SipRequest, ctx: ForwardContext): SipHeaders {
+  const headers = withoutTop(req.headers, 'Route');
+  const next = getRouteSet(req, 'Route')[1];
+  const ours = next !== undefined && (next.uri.params.has(FLOW_PARAM) || next.uri.params.has(SHARD_PARAM)) && next.uri.host.replace(/^\[|\]$/g, '') === ctx.self.host.replace(/^\[|\]$/g, '') && (next.uri.port ?? 5060) === ctx.self.port;
+  return ours ? withoutTop(headers, 'Route') : headers;
+}
+
+function recordRoute(self: EdgeSelf, name: string, token: string, tcp: boolean): string {
+  return `<sip:edge@${hostPart(self.host)}:${self.port};lr${tcp ? ';transport=tcp' : ''};${name}=${token}>`;
+}
+
 export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext): ForwardAction {
   const mf = getMaxForwards(req) ?? DEFAULT_MAX_FORWARDS;
-  if (mf <= 0) return { kind: 'reply', status: SipStatus.TooManyHops };
+  if (mf <= 0) return { kind: 'reply', status: SipStatus.TooManyHops, refusal: 'hops' };
   const route = getRouteSet(req, 'Route')[0];
+  const toShard = route?.uri.params.get(SHARD_PARAM);
+  if (toShard !== undefined) {
+    // device → shard inside a dialog this edge record-routed
+    const ref = toShard === null ? null : ctx.codec.decode(toShard);
+    if (ref === null || ref.transport !== 'udp') return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'flow_token' };
+    const token = ctx.codec.encode(deviceFlowOf(flow, ctx.self));
+    const headers = withoutOwnRoutes(req, ctx);
+    headers.prepend('Via', viaOf(ctx.self, branchFor(req, token), token));
+    headers.set('Max-Forwards', String(mf - 1));
+    return { kind: 'to-shard-flow', ref, msg: { ...req, headers } };
+  }
   const routed = route?.uri.params.get(FLOW_PARAM);
   if (routed !== undefined) {
-    // shard → device, through the Path this edge (or another holding the secret) recorded
+    // shard → device, through the Path (or Record-Route) this edge (or another holding the secret) recorded
     const ref = routed === null ? null : ctx.codec.decode(routed);
-    if (ref === null) return { kind: 'reply', status: SipStatus.Forbidden };
-    const headers = withoutTop(req.headers, 'Route');
+    if (routed === null || ref === null) return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'flow_token' };
+    const headers = withoutOwnRoutes(req, ctx);
     headers.prepend('Via', viaOf(ctx.self, branchFor(req, 'd'), null));
     headers.set('Max-Forwards', String(mf - 1));
+    if (DIALOG_METHODS.has(req.method) && getTo(req).params.get('tag') === undefined) {
+      // RFC 3261 §16.6 step 4: stay on the path of the dialog; the shard's flow is the packet's source
+      const shardToken = ctx.codec.encode({ transport: 'udp', address: flow.remoteAddress, port: flow.remotePort });
+      headers.prepend('Record-Route', `${recordRoute(ctx.self, SHARD_PARAM, shardToken, ref.transport === 'tcp')}, ${recordRoute(ctx.self, FLOW_PARAM, routed, false)}`);
+    }
     return { kind: 'to-device', ref, msg: { ...req, headers } };
   }
   if (req.method === 'ACK') return { kind: 'drop', reason: 'ACK outside a forwarded INVITE' };
-  if (!DEVICE_METHODS.has(req.method)) return { kind: 'reply', status: SipStatus.MethodNotAllowed, headers: [['Allow', [...DEVICE_METHODS].join(', ')]] };
+  if (!DEVICE_METHODS.has(req.method)) return { kind: 'reply', status: SipStatus.MethodNotAllowed, refusal: 'method', headers: [['Allow', [...DEVICE_METHODS].join(', ')]] };
   const deviceId = getFrom(req).uri.user;
-  if (deviceId === null || !GB_ID.test(deviceId)) return { kind: 'reply', status: SipStatus.Forbidden };
+  if (deviceId === null || !GB_ID.test(deviceId)) return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'not_a_device' };
   const shard = placeDevice(ctx.policy, ctx.shards(), deviceId);
-  if (shard === null) return { kind: 'reply', status: SipStatus.ServiceUnavailable, headers: [['Retry-After', '10']] };
+  if (shard === null) return { kind: 'reply', status: SipStatus.ServiceUnavailable, refusal: 'no_shard', headers: [['Retry-After', '10']] };
   const token = ctx.codec.encode(deviceFlowOf(flow, ctx.self));
   const headers = req.headers.clone();
   headers.prepend('Via', viaOf(ctx.self, branchFor(req, token), token));
@@ -145,5 +188,5 @@ export function forwardResponse(res: SipResponse, ctx: ForwardContext): ForwardA
   const token = top.params.get(FLOW_PARAM);
   if (token === undefined || token === null) return { kind: 'to-via', msg };
   const ref = ctx.codec.decode(token);
-  return ref === null ? { kind: 'drop', reason: 'flow token not ours' } : { kind: 'to-device', ref, msg };
+  return ref === null ? { kind: 'drop', reason: 'flow token not ours', refusal: 'flow_token' } : { kind: 'to-device', ref, msg };
 }

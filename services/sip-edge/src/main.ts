@@ -3,6 +3,7 @@ import { createMysqlNodeRegistry, createMysqlPool } from '@vms/cluster';
 import { pino } from 'pino';
 import { EdgeConfigError, loadEdgeConfig } from './config.ts';
 import { startEdge } from './edge.ts';
+import { createEdgeMetrics, startMetricsServer } from './metrics.ts';
 import { createPolledShardSource } from './shard-source.ts';
 
 async function main(): Promise<void> {
@@ -22,12 +23,13 @@ async function main(): Promise<void> {
   const shards = createPolledShardSource({ registry, onlineWindowMs: config.onlineWindowMs, pollMs: config.pollMs, log });
   await shards.refresh();
   const edge = await startEdge({ ...config, shards, log });
+  const metrics = config.metricsPort === 0 ? null : await startMetricsServer(createEdgeMetrics({ counters: edge.counters, shards }), { host: config.metricsHost, port: config.metricsPort });
+  if (metrics !== null) log.info({ port: metrics.port, host: config.metricsHost }, 'sip edge metrics listening');
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    void edge
-      .close()
+    void Promise.all([edge.close(), metrics?.close()])
       .then(() => pool.end())
       .finally(() => process.exit(0));
   };

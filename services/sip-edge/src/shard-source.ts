@@ -3,14 +3,28 @@
 // progress: placement skips both, so a dead shard's devices are re-placed at their next message after
 // its last heartbeat leaves the window. A failed read keeps the last good listing (FAIL-4).
 import type { NodeRegistry, NodeRow } from '@vms/cluster';
-import type { Shard } from '@vms/routing';
+import { isEligibleShard, type Shard } from '@vms/routing';
 
 export interface ShardSource {
   /** The last good listing (empty before the first read). */
   current(): readonly Shard[];
   /** Reads now; resolves after the read (errors are kept, not thrown). */
   refresh(): Promise<void>;
+  /**
+   * Times the set of shards placement may pick (online, not draining, per group) changed since start: each
+   * change re-places the devices of the shards that left or the share a new one takes.
+   */
+  changes(): number;
   close(): void;
+}
+
+/** The eligible shards as one comparable string (group, code, address), in a stable order. */
+export function eligibleSignature(shards: readonly Shard[]): string {
+  return shards
+    .filter(isEligibleShard)
+    .map((s) => `${s.group}/${s.code}@${s.sipHost}:${s.sipPort}`)
+    .sort()
+    .join(',');
 }
 
 export interface ShardLog {
@@ -21,6 +35,9 @@ export const shardOf = (r: NodeRow): Shard => ({ code: r.code, sipHost: r.sipHos
 
 export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindowMs: number; pollMs: number; log: ShardLog }): ShardSource {
   let shards: readonly Shard[] = [];
+  let signature = '';
+  let changes = 0;
+  let read0 = true;
   let failing = false;
   let closed = false;
   let inFlight: Promise<void> | null = null;
@@ -30,6 +47,10 @@ export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindo
       .then(
         (rows) => {
           shards = rows.map(shardOf);
+          const next = eligibleSignature(shards);
+          if (next !== signature && !read0) changes++;
+          signature = next;
+          read0 = false;
           failing = false;
         },
         (err: unknown) => {
@@ -47,6 +68,7 @@ export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindo
   return {
     current: () => shards,
     refresh: read,
+    changes: () => changes,
     close() {
       closed = true;
       clearInterval(timer);
@@ -56,5 +78,5 @@ export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindo
 
 /** A fixed list (tests, or a deployment without a node table): every shard online, none draining. */
 export function createStaticShardSource(shards: readonly Shard[]): ShardSource {
-  return { current: () => shards, refresh: async () => undefined, close: () => undefined };
+  return { current: () => shards, refresh: async () => undefined, changes: () => 0, close: () => undefined };
 }

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { compilePlacementRules, type Shard } from '@vms/routing';
 import { getRouteSet, getVias, parseSipMessage, type Flow, type SipRequest, type SipResponse } from '@vms/sip';
 import { FlowCodec } from '../src/flow-token.ts';
-import { FLOW_PARAM, forwardRequest, forwardResponse, type ForwardContext } from '../src/forward.ts';
+import { FLOW_PARAM, forwardRequest, forwardResponse, SHARD_PARAM, type ForwardContext } from '../src/forward.ts';
 
 const codec = new FlowCodec(Buffer.alloc(32, 1));
 const shards: Shard[] = [
@@ -121,7 +121,7 @@ Content-Length: 0
 
   it('a Route with a forged flow (a device trying to make the edge send elsewhere): 403, nothing sent', () => {
     const forged = `${Buffer.from('u|203.0.113.9|53|').toString('base64url')}.AAAAAAAAAAAAAAAA`;
-    assert.deepEqual(forwardRequest(request('MESSAGE', `Route: <sip:edge@192.0.2.1:5060;lr;${FLOW_PARAM}=${forged}>\n`), deviceFlow, ctx), { kind: 'reply', status: 403 });
+    assert.deepEqual(forwardRequest(request('MESSAGE', `Route: <sip:edge@192.0.2.1:5060;lr;${FLOW_PARAM}=${forged}>\n`), deviceFlow, ctx), { kind: 'reply', status: 403, refusal: 'flow_token' });
   });
 
   it('refuses what a device has no business sending through the edge', () => {
@@ -137,7 +137,7 @@ Content-Length: 0
   it('no eligible shard: 503 with Retry-After', () => {
     live = shards.map((s) => ({ ...s, draining: true }));
     try {
-      assert.deepEqual(forwardRequest(request('REGISTER'), deviceFlow, ctx), { kind: 'reply', status: 503, headers: [['Retry-After', '10']] });
+      assert.deepEqual(forwardRequest(request('REGISTER'), deviceFlow, ctx), { kind: 'reply', status: 503, refusal: 'no_shard', headers: [['Retry-After', '10']] });
     } finally {
       live = shards;
     }
@@ -155,5 +155,115 @@ Content-Length: 0
 
 `) as SipResponse;
     assert.equal(forwardResponse(res, ctx).kind, 'drop');
+  });
+
+  describe('dialogs (RFC 3261 §12, §16.6 step 4, §16.12; RFC 5658 double record-route)', () => {
+    const devToken = codec.encode({ transport: 'udp', address: '198.51.100.7', port: 40001 });
+    const invite = (extraTo = ''): SipRequest =>
+      parse(`INVITE sip:34020000001310000001@192.0.2.1:5060 SIP/2.0
+Via: SIP/2.0/UDP 10.0.0.1:5061;branch=z9hG4bK-inv-1;rport=5061;received=10.0.0.1
+Route: <sip:edge@192.0.2.1:5060;lr;${FLOW_PARAM}=${devToken}>
+From: <sip:34020000002000000001@3402000000>;tag=9
+To: <sip:34020000001310000001@3402000000>${extraTo}
+Call-ID: inv1@10.0.0.1
+CSeq: 1 INVITE
+Contact: <sip:34020000002000000001@10.0.0.1:5061>
+Max-Forwards: 70
+Content-Length: 0
+
+`) as SipRequest;
+
+    it("the shard's INVITE: to the device flow, two Record-Route entries of the edge on top (shard flow, then device flow)", () => {
+      const out = forwardRequest(invite(), shardFlow, ctx);
+      assert.equal(out.kind, 'to-device');
+      if (out.kind !== 'to-device') return;
+      assert.deepEqual(out.ref, { transport: 'udp', address: '198.51.100.7', port: 40001 });
+      assert.equal(out.msg.headers.get('Route'), undefined);
+      const rr = getRouteSet(out.msg as SipRequest, 'Record-Route');
+      assert.equal(rr.length, 2);
+      assert.deepEqual([rr[0]?.uri.host, rr[0]?.uri.port, rr[0]?.uri.params.has('lr')], ['192.0.2.1', 5060, true]);
+      assert.deepEqual(codec.decode(rr[0]?.uri.params.get(SHARD_PARAM) ?? ''), { transport: 'udp', address: '10.0.0.1', port: 5061 }, 'the shard flow: the packet source');
+      assert.equal(rr[1]?.uri.params.get(FLOW_PARAM), devToken);
+      assert.deepEqual(getVias(out.msg).map((v) => v.host), ['192.0.2.1', '10.0.0.1']);
+    });
+
+    it('a re-INVITE (To tag) is not record-routed again (§12.2: the route set is fixed)', () => {
+      const out = forwardRequest(invite(';tag=7'), shardFlow, ctx);
+      assert.equal(out.kind, 'to-device');
+      if (out.kind === 'to-device') assert.equal(out.msg.headers.get('Record-Route'), undefined);
+    });
+
+    const rrOf = (): [string, string] => {
+      const out = forwardRequest(invite(), shardFlow, ctx);
+      if (out.kind !== 'to-device') throw new Error('not forwarded');
+      const rr = out.msg.headers.getLines('Record-Route').join(', ');
+      const [a, b] = rr.split(/,\s*(?=<)/);
+      return [a ?? '', b ?? ''];
+    };
+    const inDialog = (method: string, routes: string, via: string): SipRequest =>
+      parse(`${method} sip:x@192.0.2.99:5060 SIP/2.0
+Via: ${via}
+Route: ${routes}
+From: <sip:a@3402000000>;tag=1
+To: <sip:b@3402000000>;tag=2
+Call-ID: inv1@10.0.0.1
+CSeq: 2 ${method}
+Max-Forwards: 70
+Content-Length: 0
+
+`) as SipRequest;
+
+    it("the shard's BYE (route set = Record-Route reversed): to the device, both edge entries popped", () => {
+      const [rrShard, rrDevice] = rrOf();
+      const out = forwardRequest(inDialog('BYE', `${rrDevice}, ${rrShard}`, 'SIP/2.0/UDP 10.0.0.1:5061;branch=z9hG4bK-bye-1'), shardFlow, ctx);
+      assert.equal(out.kind, 'to-device');
+      if (out.kind !== 'to-device') return;
+      assert.deepEqual(out.ref, { transport: 'udp', address: '198.51.100.7', port: 40001 });
+      assert.equal(out.msg.headers.get('Route'), undefined, 'no edge entry left for the device');
+      assert.equal(out.msg.headers.get('Record-Route'), undefined);
+    });
+
+    it("the device's BYE (route set = Record-Route in order): to the shard flow of the dialog, with the device flow in the edge Via", () => {
+      const [rrShard, rrDevice] = rrOf();
+      const out = forwardRequest(inDialog('BYE', `${rrShard}, ${rrDevice}`, 'SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bK-dbye-1'), deviceFlow, ctx);
+      assert.equal(out.kind, 'to-shard-flow');
+      if (out.kind !== 'to-shard-flow') return;
+      assert.deepEqual(out.ref, { transport: 'udp', address: '10.0.0.1', port: 5061 });
+      assert.equal(out.msg.headers.get('Route'), undefined);
+      const vias = getVias(out.msg);
+      assert.deepEqual(codec.decode(vias[0]?.params.get(FLOW_PARAM) ?? ''), { transport: 'udp', address: '198.51.100.7', port: 40001 });
+      assert.equal(vias[1]?.params.get('branch'), 'z9hG4bK-dbye-1');
+      // the shard's 200 comes back to the device
+      const res = parse(`SIP/2.0 200 OK
+Via: ${out.msg.headers.getLines('Via').join(', ')}
+From: <sip:a@3402000000>;tag=1
+To: <sip:b@3402000000>;tag=2
+Call-ID: inv1@10.0.0.1
+CSeq: 2 BYE
+Content-Length: 0
+
+`) as SipResponse;
+      const back = forwardResponse(res, ctx);
+      assert.equal(back.kind, 'to-device');
+      if (back.kind === 'to-device') assert.deepEqual(back.ref, { transport: 'udp', address: '198.51.100.7', port: 40001 });
+    });
+
+    it('an unsigned shard flow in a Route (a device steering the edge to an address of its choice): 403', () => {
+      const forged = `${Buffer.from('u|203.0.113.9|53|').toString('base64url')}.AAAAAAAAAAAAAAAA`;
+      const out = forwardRequest(inDialog('BYE', `<sip:edge@192.0.2.1:5060;lr;${SHARD_PARAM}=${forged}>`, 'SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bK-x'), deviceFlow, ctx);
+      assert.deepEqual(out, { kind: 'reply', status: 403, refusal: 'flow_token' });
+    });
+
+    it('a device on TCP: the entry the device uses says transport=tcp', () => {
+      const tcpToken = codec.encode({ transport: 'tcp', address: '198.51.100.7', port: 40001, connectionId: 5, edge: 'edge-1' });
+      const req = invite();
+      req.headers.set('Route', `<sip:edge@192.0.2.1:5060;lr;${FLOW_PARAM}=${tcpToken}>`);
+      const out = forwardRequest(req, shardFlow, ctx);
+      assert.equal(out.kind, 'to-device');
+      if (out.kind !== 'to-device') return;
+      const rr = getRouteSet(out.msg as SipRequest, 'Record-Route');
+      assert.equal(rr[0]?.uri.params.get('transport'), 'tcp');
+      assert.equal(rr[1]?.uri.params.has('transport'), false);
+    });
   });
 });

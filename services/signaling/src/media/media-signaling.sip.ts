@@ -52,7 +52,12 @@ export function createSipMediaSignaling(o: SipMediaSignalingOptions): MediaSigna
         const r = await o.stack.createUAC(
           {
             uri: `sip:${req.channelId}@${hostPart(flow.remoteAddress)}:${flow.remotePort}${flow.transport === 'tcp' ? ';transport=tcp' : ''}`,
-            headers: { From: from, To: `<sip:${req.channelId}@${o.sip.realm}>`, Subject: req.subject },
+            // Issue 14: behind a SIP edge, the Path it recorded is the route (RFC 3327 §5); the edge
+            // record-routes the dialog, so ACK, INFO and BYE follow the route set (RFC 3261 §12.1.2)
+            headers:
+              session.path === null
+                ? { From: from, To: `<sip:${req.channelId}@${o.sip.realm}>`, Subject: req.subject }
+                : { From: from, To: `<sip:${req.channelId}@${o.sip.realm}>`, Subject: req.subject, Route: session.path },
             body: req.sdp,
             contentType: SDP_CONTENT_TYPE,
             target: flow,

@@ -199,6 +199,8 @@ export class DeviceSubscriptions {
         To: `<sip:${h.deviceId}@${this.#o.sip.realm}>`,
         Event: EVENT[h.kind],
         Expires: String(this.#t.expiresS),
+        // Issue 14: behind a SIP edge, through the Path it recorded (RFC 3327 §5)
+        ...(session.path === null ? {} : { Route: session.path }),
       },
       body: this.#body(h, session),
       contentType: MANSCDP_CONTENT_TYPE,

@@ -1,0 +1,125 @@
+// Live view and playback of a device placed behind the SIP edge (issue 14; RFC 3261 §12.1.2, §16.6 step 4,
+// §16.12): real redis-server, mariadbd, three signaling processes, the edge, the ZLM stand-in (NOT
+// ZLMediaKit, hooks to shard-a) and a simulated camera pointed at the edge, placed on shard-a. The shard's
+// INVITE goes out through the Path the edge recorded; the edge record-routes the dialog (its flow tokens,
+// nothing kept), so the ACK, the MANSRTSP INFO and the BYE from the shard reach the camera's flow, and the
+// camera's own BYE reaches the shard that holds the dialog.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
+import { freePort, waitFor } from '@vms/harness';
+import { COUNTED_METHODS } from '@vms/sip-edge';
+import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
+import { mediaNodesEnv, startStandIn, syncChannels, type StartAnswer } from './media-e2e-fixture.ts';
+import { CODES, PASSWORD, placedAmong, startPlacementCluster, type PlacementCluster } from './placement-edge-cluster.ts';
+import { api, logLines, SERVER_ID, type Instance } from './routing-cluster.ts';
+
+let zlm: ZlmStandIn;
+let c: PlacementCluster;
+let camera: SimulatedDevice;
+let channel: string;
+// the first code from here that placement puts on shard-a (the shard the stand-in's hooks reach)
+const DEV = (() => {
+  for (let i = 0; ; i++) {
+    const id = `340200000013204${String(i).padStart(5, '0')}`;
+    if (placedAmong(CODES, id) === 'shard-a') return id;
+  }
+})();
+
+const shard = (code: string): Instance => c.shards.get(code)!;
+const post = async <T>(code: string, path: string): Promise<{ success: boolean; data: T; raw: string }> => {
+  const r = await api(shard(code), path, { method: 'POST', timeoutMs: 20_000 });
+  return { success: r.json.success === true, data: r.json.data as T, raw: r.bytes.toString() };
+};
+/** Requests the edge forwarded in one direction, for one method. */
+const forwarded = (direction: 0 | 1, method: (typeof COUNTED_METHODS)[number]): number => c.edge.counters.requests[direction]![COUNTED_METHODS.indexOf(method)]!;
+
+before(async () => {
+  const hookPort = await freePort();
+  zlm = await startStandIn(hookPort);
+  c = await startPlacementCluster({
+    devices: 0,
+    firstId: DEV,
+    keepaliveS: 20,
+    env: { VMS_MEDIA_NODES: mediaNodesEnv(zlm) },
+    shardEnv: (code): Record<string, string> => (code === 'shard-a' ? { SERVER_PORT: String(hookPort), VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${hookPort}` } : {}),
+  });
+  camera = createSimulatedDevice({
+    server: { host: '127.0.0.1', port: c.edge.port, id: SERVER_ID },
+    deviceId: DEV,
+    password: PASSWORD,
+    channels: 1,
+    fps: 25,
+    keyFrameBytes: 2000,
+    deltaFrameBytes: 400,
+    keepaliveIntervalS: 20,
+    utcOffsetMinutes: 480,
+  });
+  await camera.start();
+  await waitFor(async () => (await c.owners([DEV]))[0] === 'shard-a', { timeoutMs: 20_000, intervalMs: 100, description: `${DEV} registered on shard-a through the edge` });
+  await syncChannels({ api: async (m, p) => (await api(shard('shard-b'), p, { method: m, timeoutMs: 20_000 })).json as never }, DEV, 1);
+  channel = camera.channelIds[0] as string;
+});
+
+after(async () => {
+  await camera?.close();
+  await c?.close();
+  await zlm?.close();
+});
+
+describe('a camera behind the SIP edge: dialogs through the edge', () => {
+  it('live view started on shard-b: the owner (shard-a) INVITEs through the edge, RTP at the media node; stop on shard-c → BYE at the camera through the edge', async () => {
+    const invites = forwarded(1, 'INVITE');
+    const start = await post<StartAnswer>('shard-b', `/vms/play/start?channelId=${channel}`);
+    assert.equal(start.success, true, start.raw);
+    await waitFor(() => logLines(shard('shard-a'), 'media stream established').length === 1, { timeoutMs: 5000, description: 'shard-a sent the INVITE' });
+    assert.equal(logLines(shard('shard-b'), 'media stream established').length, 0, 'shard-b does not hold the device');
+    assert.equal(forwarded(1, 'INVITE'), invites + 1, 'the INVITE went through the edge');
+    const dev = camera.sessions.find((s) => s.kind === 'Play');
+    assert.ok(dev !== undefined, 'the camera received the INVITE');
+    await waitFor(() => forwarded(1, 'ACK') >= 1, { timeoutMs: 5000, description: 'the ACK for the 200 through the edge (route set)' });
+    await waitFor(() => (zlm.stats(start.data.streamId)?.rtpPackets ?? 0) > 0, { timeoutMs: 10_000, description: 'RTP at the media node' });
+
+    const byes = forwarded(1, 'BYE');
+    const stop = await post('shard-c', `/vms/play/stop?sessionId=${start.data.sessionId}`);
+    assert.equal(stop.success, true, stop.raw);
+    await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'BYE at the camera' });
+    assert.equal(forwarded(1, 'BYE'), byes + 1, 'the BYE went through the edge');
+    await waitFor(() => zlm.stats(start.data.streamId) === undefined, { timeoutMs: 3000, description: 'RTP server closed' });
+  });
+
+  it("the camera's own BYE reaches the shard holding the dialog through the edge: the session ends there", async () => {
+    const start = await post<StartAnswer>('shard-c', `/vms/play/start?channelId=${channel}`);
+    assert.equal(start.success, true, start.raw);
+    await waitFor(() => (zlm.stats(start.data.streamId)?.rtpPackets ?? 0) > 0, { timeoutMs: 10_000, description: 'RTP at the media node' });
+    const dev = camera.sessions.filter((s) => s.kind === 'Play').at(-1);
+    assert.ok(dev !== undefined && dev.state !== 'closed');
+    const byes = forwarded(0, 'BYE');
+    dev.close('media-closed'); // the camera hangs up: BYE along its route set (the edge's vms-s entry on top)
+    await waitFor(() => logLines(shard('shard-a'), 'media stream ended').some((l) => l.streamId === start.data.streamId && String(l.reason).startsWith('device ended the dialog')), {
+      timeoutMs: 5000,
+      description: 'shard-a ended the stream on the camera BYE',
+    });
+    assert.equal(forwarded(0, 'BYE'), byes + 1, 'the BYE went device → shard through the edge');
+    await waitFor(() => zlm.stats(start.data.streamId) === undefined, { timeoutMs: 3000, description: 'RTP server closed' });
+    const again = await post('shard-b', `/vms/play/stop?sessionId=${start.data.sessionId}`);
+    assert.equal(again.success, false, 'the session is gone');
+  });
+
+  it('playback started on shard-b: pause / resume go as MANSRTSP INFO in the dialog through the edge and are answered', async () => {
+    const q = encodeURIComponent;
+    const pb = await post<StartAnswer>('shard-b', `/vms/playback/start?channelId=${channel}&startTime=${q('2026-11-30T08:00:00+08:00')}&endTime=${q('2026-11-30T09:00:00+08:00')}`);
+    assert.equal(pb.success, true, pb.raw);
+    await waitFor(() => (zlm.stats(pb.data.streamId)?.rtpPackets ?? 0) > 0, { timeoutMs: 10_000, description: 'playback RTP' });
+    const dev = camera.sessions.filter((s) => s.kind === 'Playback').at(-1);
+    assert.ok(dev !== undefined);
+    for (const action of ['pause', 'resume']) {
+      const r = await post<{ cseq: number }>('shard-c', `/vms/playback/control?sessionId=${pb.data.sessionId}&action=${action}`);
+      assert.equal(r.success, true, r.raw);
+    }
+    assert.equal(dev.infos.length, 2, 'both INFOs reached the camera');
+    assert.equal(forwarded(1, 'INFO'), 2);
+    assert.equal((await post('shard-b', `/vms/playback/stop?sessionId=${pb.data.sessionId}`)).success, true);
+    await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'BYE at the camera' });
+  });
+});
