@@ -96,9 +96,12 @@ function branchFor(req: SipRequest, salt: string): string {
   return branchFrom(getTopVia(req).params.get('branch') ?? `${req.headers.get('Call-ID') ?? ''}|${req.headers.get('CSeq') ?? ''}`, salt);
 }
 
-/** The edge's Via value (formatVia's shape, written directly: the datagram path writes the same one). */
-export function viaOf(self: EdgeSelf, branch: string, token: string | null): string {
-  return `SIP/2.0/UDP ${hostPart(self.host)}:${self.port};branch=${branch}${token === null ? '' : `;${FLOW_PARAM}=${token}`}`;
+/**
+ * The edge's Via value (formatVia's shape, written directly: the datagram path writes the same one); towards
+ * a device on TCP it says TCP, so the answer comes back on that connection (RFC 3261 §18.2.2).
+ */
+export function viaOf(self: EdgeSelf, branch: string, token: string | null, transport: 'udp' | 'tcp' = 'udp'): string {
+  return `SIP/2.0/${transport === 'tcp' ? 'TCP' : 'UDP'} ${hostPart(self.host)}:${self.port};branch=${branch}${token === null ? '' : `;${FLOW_PARAM}=${token}`}`;
 }
 
 /** The headers with the first value of `name` removed (other hops and other headers in order). */
@@ -150,7 +153,7 @@ export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext)
     const ref = routed === null ? null : ctx.codec.decode(routed);
     if (routed === null || ref === null) return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'flow_token' };
     const headers = withoutOwnRoutes(req, ctx);
-    headers.prepend('Via', viaOf(ctx.self, branchFor(req, 'd'), null));
+    headers.prepend('Via', viaOf(ctx.self, branchFor(req, 'd'), null, ref.transport));
     headers.set('Max-Forwards', String(mf - 1));
     if (DIALOG_METHODS.has(req.method) && getTo(req).params.get('tag') === undefined) {
       // RFC 3261 §16.6 step 4: stay on the path of the dialog; the shard's flow is the packet's source

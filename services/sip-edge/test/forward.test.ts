@@ -264,6 +264,7 @@ Content-Length: 0
       const rr = getRouteSet(out.msg as SipRequest, 'Record-Route');
       assert.equal(rr[0]?.uri.params.get('transport'), 'tcp');
       assert.equal(rr[1]?.uri.params.has('transport'), false);
+      assert.equal(getVias(out.msg)[0]?.transport, 'TCP', 'the device answers on its connection (RFC 3261 §18.2.2)');
     });
   });
 });

@@ -3,11 +3,14 @@
 // ZLMediaKit, hooks to shard-a) and a simulated camera pointed at the edge, placed on shard-a. The shard's
 // INVITE goes out through the Path the edge recorded; the edge record-routes the dialog (its flow tokens,
 // nothing kept), so the ACK, the MANSRTSP INFO and the BYE from the shard reach the camera's flow, and the
-// camera's own BYE reaches the shard that holds the dialog.
+// camera's own BYE reaches the shard that holds the dialog. A second camera speaks TCP to the edge (UDP
+// between edge and shards): the shard reaches it back on that same connection (the flow token names it).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { freePort, waitFor } from '@vms/harness';
+import { SIP_CHANNELS, type MessageInEvent } from '@vms/sip';
 import { COUNTED_METHODS } from '@vms/sip-edge';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
 import { mediaNodesEnv, startStandIn, syncChannels, type StartAnswer } from './media-e2e-fixture.ts';
@@ -19,12 +22,14 @@ let c: PlacementCluster;
 let camera: SimulatedDevice;
 let channel: string;
 // the first code from here that placement puts on shard-a (the shard the stand-in's hooks reach)
-const DEV = (() => {
-  for (let i = 0; ; i++) {
+const placedOn = (code: string, from: number): string => {
+  for (let i = from; ; i++) {
     const id = `340200000013204${String(i).padStart(5, '0')}`;
-    if (placedAmong(CODES, id) === 'shard-a') return id;
+    if (placedAmong(CODES, id) === code) return id;
   }
-})();
+};
+const DEV = placedOn('shard-a', 0);
+const TCP_DEV = placedOn('shard-b', 500);
 
 const shard = (code: string): Instance => c.shards.get(code)!;
 const post = async <T>(code: string, path: string): Promise<{ success: boolean; data: T; raw: string }> => {
@@ -42,6 +47,7 @@ before(async () => {
     firstId: DEV,
     keepaliveS: 20,
     env: { VMS_MEDIA_NODES: mediaNodesEnv(zlm) },
+    edgeTransports: ['udp', 'tcp'],
     shardEnv: (code): Record<string, string> => (code === 'shard-a' ? { SERVER_PORT: String(hookPort), VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${hookPort}` } : {}),
   });
   camera = createSimulatedDevice({
@@ -121,5 +127,65 @@ describe('a camera behind the SIP edge: dialogs through the edge', () => {
     assert.equal(forwarded(1, 'INFO'), 2);
     assert.equal((await post('shard-b', `/vms/playback/stop?sessionId=${pb.data.sessionId}`)).success, true);
     await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'BYE at the camera' });
+  });
+});
+
+describe('a camera on TCP to the edge', () => {
+  let tcpCamera: SimulatedDevice;
+  // what the TCP camera's stack received from the edge, by connection
+  const received: MessageInEvent[] = [];
+  const onIn = (m: unknown): void => {
+    const e = m as MessageInEvent;
+    if (e.flow.transport === 'tcp' && e.flow.remotePort === c.edge.port) received.push(e);
+  };
+  let keepalives = 0;
+
+  before(async () => {
+    diagnosticsChannel.subscribe(SIP_CHANNELS.messageIn, onIn);
+    tcpCamera = createSimulatedDevice({
+      server: { host: '127.0.0.1', port: c.edge.port, id: SERVER_ID },
+      transport: 'tcp',
+      deviceId: TCP_DEV,
+      password: PASSWORD,
+      channels: 1,
+      keepaliveIntervalS: 1,
+      utcOffsetMinutes: 480,
+    });
+    tcpCamera.on('keepalive', (status) => {
+      if (status === 200) keepalives++;
+    });
+    await tcpCamera.start();
+  });
+
+  after(async () => {
+    diagnosticsChannel.unsubscribe(SIP_CHANNELS.messageIn, onIn);
+    await tcpCamera?.close();
+  });
+
+  it('REGISTER (401, digest, 200) and keepalives over TCP, placed on shard-b', async () => {
+    await waitFor(async () => (await c.owners([TCP_DEV]))[0] === 'shard-b', { timeoutMs: 20_000, intervalMs: 100, description: `${TCP_DEV} registered on shard-b` });
+    await waitFor(() => keepalives >= 2, { timeoutMs: 10_000, description: 'two keepalives answered 200 over TCP' });
+    const statuses = received.filter((e) => e.message.type === 'response').map((e) => (e.message.type === 'response' ? e.message.status : 0));
+    assert.ok(statuses.includes(401) && statuses.includes(200), `answers on the TCP connection: ${statuses.join(',')}`);
+  });
+
+  it('a control MESSAGE from another instance and an INVITE reach the camera on the connection it opened', async () => {
+    const info = await api(shard('shard-c'), `/vms/device/info?deviceId=${TCP_DEV}`, { timeoutMs: 20_000 });
+    assert.equal(info.json.success, true, info.bytes.toString());
+    assert.equal((info.json.data as { deviceId?: string }).deviceId, TCP_DEV);
+    await syncChannels({ api: async (m, p) => (await api(shard('shard-a'), p, { method: m, timeoutMs: 20_000 })).json as never }, TCP_DEV, 1);
+
+    const start = await post<StartAnswer>('shard-a', `/vms/play/start?channelId=${tcpCamera.channelIds[0] as string}`);
+    assert.equal(start.success, true, start.raw);
+    await waitFor(() => (zlm.stats(start.data.streamId)?.rtpPackets ?? 0) > 0, { timeoutMs: 10_000, description: 'RTP at the media node' });
+    const dev = tcpCamera.sessions.find((s) => s.kind === 'Play');
+    assert.ok(dev !== undefined);
+    assert.equal((await post('shard-c', `/vms/play/stop?sessionId=${start.data.sessionId}`)).success, true);
+    await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'BYE at the TCP camera' });
+
+    const requests = received.filter((e) => e.message.type === 'request').map((e) => (e.message.type === 'request' ? e.message.method : ''));
+    for (const m of ['MESSAGE', 'INVITE', 'ACK', 'BYE']) assert.ok(requests.includes(m), `${m} arrived over TCP: ${requests.join(',')}`);
+    const connections = new Set(received.map((e) => e.flow.connectionId));
+    assert.equal(connections.size, 1, 'one TCP connection, the one the camera opened');
   });
 });
