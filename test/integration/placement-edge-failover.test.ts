@@ -55,6 +55,7 @@ describe('devices through the SIP edge: trust and failover', () => {
     const movers = c.ids.filter((_, i) => before[i] === dead);
     const stayers = c.ids.filter((_, i) => before[i] !== dead);
     assert.ok(movers.length > 0);
+    const changes = c.edge.shards.changes();
     const t0 = Date.now();
     await c.shards.get(dead)!.proc.kill();
     // gone from the node table one online window after its last beat, read by the edge within a poll; then
@@ -68,6 +69,7 @@ describe('devices through the SIP edge: trust and failover', () => {
       description: `${movers.length} devices of ${dead} re-placed on ${survivors.join(', ')}`,
     });
     const took = Date.now() - t0;
+    assert.ok(c.edge.shards.changes() > changes, 'the edge counted the placement change (vms_edge_placement_changes_total)');
     assert.deepEqual(await c.owners(stayers), before.filter((o) => o !== dead), 'no device of a live shard moved');
     process.stdout.write(`# ${movers.length} devices of a killed shard back online in ${took} ms (window ${ONLINE_WINDOW_MS} ms + poll ${POLL_MS} ms + keepalive ${KEEPALIVE_S} s + registration)\n`);
     await waitForOnline(c.shards.get('shard-a')!, survivors);
