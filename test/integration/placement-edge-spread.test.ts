@@ -1,7 +1,8 @@
-// Device placement through the SIP edge (issue 14), the spread: 300 device simulators pointed at the edge's
-// one address register (digest) on the three shards exactly as placement decides, within ±10 % of even, and
-// a control asked on any instance reaches a device through the edge (Path → Route → the device's flow). The
-// edge's /metrics is scraped: what went through, the shards it sees.
+// Device placement through the SIP edge (issue 14), the spread: 1,000 SIPp devices (one SIPp process,
+// test/sipp/edge/device.xml) pointed at the edge's one address register (digest) on the three shards exactly
+// as placement decides, within ±10 % of even, and a control asked on any instance reaches a device through
+// the edge (Path → Route → the device's flow; SIPp answers it with device-ooc.xml). The edge's /metrics is
+// scraped: what went through, the shards it sees.
 // Failover, SEC-1 behind the edge and the 2022 redirect: placement-edge-failover.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -10,13 +11,13 @@ import { createEdgeMetrics, startMetricsServer } from '@vms/sip-edge';
 import { api } from './routing-cluster.ts';
 import { CODES, placedAmong, startPlacementCluster, type PlacementCluster } from './placement-edge-cluster.ts';
 
-const DEVICES = 300;
+const DEVICES = 1000;
 let c: PlacementCluster;
 
 before(async () => {
   // keepalives every 20 s: this file is about registration and spread
-  c = await startPlacementCluster({ devices: DEVICES, firstId: '34020000001320100000', keepaliveS: 20 });
-  process.stdout.write(`# ${DEVICES} devices started through the edge in ${c.startMs} ms\n`);
+  c = await startPlacementCluster({ devices: DEVICES, firstId: '34020000001320100000', keepaliveS: 20, kind: 'sipp' });
+  process.stdout.write(`# ${DEVICES} SIPp devices registered through the edge in ${c.startMs} ms\n`);
 });
 
 after(async () => {
