@@ -109,6 +109,7 @@ describe('cascade bus on a real Redis', () => {
 
     await redis.restart();
     const receivedBefore = b.got.length;
+    const publishedBefore = a.bus.stats().published;
     // publish until the re-subscribed receiver hears one: at most once, so earlier tries may be lost
     await waitFor(
       async () => {
@@ -121,7 +122,9 @@ describe('cascade bus on a real Redis', () => {
     assert.ok(got.kind === 'notify.alarm');
     assert.equal(got.payload.alarm.alarmTime, '2026-01-01T08:00:00');
     assert.equal(b.problems.filter((p) => p.kind === 'subscriber-down').length, 1, 'one report per outage');
-    assert.ok(a.bus.stats().published >= 2);
+    // the attempt the receiver heard was published (earlier tries may have been dropped or lost; the
+    // first one after the restart is often heard already, so no count of lost tries is certain)
+    assert.ok(a.bus.stats().published > publishedBefore, 'the heard publish counted as published');
   });
 
   it('Redis down when the bus is created: it subscribes once Redis is up', async () => {
