@@ -93,7 +93,6 @@ describe('upstream live views survive the leader (SPEC §11 for CASC-6)', () => 
     const reinvites: { view: number; req: SipRequest; fromPort: number; at: number }[] = [];
     kept.on('request', (req, ctx) => {
       reinvites.push({ view: 0, req, fromPort: ctx.flow.remotePort, at: Date.now() });
-      kept.flow = undefined; // RFC 3261 §12.2.2: in-dialog requests go to the refreshed remote target from now on
       ctx.reply(200, { body: offer(sinks[0]!.port, SSRCS[0]), contentType: 'application/sdp' });
     });
     refused.on('request', (req, ctx) => {

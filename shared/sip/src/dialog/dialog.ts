@@ -8,6 +8,7 @@ import type { SipLogger } from '../transport/logger.ts';
 import { SipStackError, SipTimeoutError } from '../errors.ts';
 import { getContacts, getCSeq } from '../message/accessors.ts';
 import { headerEntries, type HeaderInput } from '../message/header-input.ts';
+import { formatUri } from '../message/uri.ts';
 import type { RequestContext } from '../ua/request-context.ts';
 import { AckWait } from './ack-wait.ts';
 import { acceptInDialogRequest, createInDialogRequest, stateId, type DialogKind, type DialogRole, type DialogState } from './dialog-state.ts';
@@ -223,9 +224,16 @@ export class Dialog extends EventEmitter<DialogEvents> {
 
   /** @internal A request within this dialog; `ctx` answers it through its server transaction. */
   handleRequest(req: SipRequest, ctx: RequestContext): void {
+    const target = this.state.remoteTarget;
     if (acceptInDialogRequest(this.state, req) === 'out-of-order') {
       ctx.reply(SipStatus.ServerInternalError, { reason: 'CSeq Out Of Order' }); // §12.2.2
       return;
+    }
+    // §12.2.2: a target refresh with another Contact moved the peer (e.g. a new cascade leader re-INVITEs a
+    // view the crashed one held, SPEC §11). A pinned flow would keep sending to where the peer was: pin the
+    // one the refresh came over instead, as the dialog's first flow was the one it was set up over.
+    if (this.flow !== undefined && this.state.remoteTarget !== target && formatUri(this.state.remoteTarget) !== formatUri(target)) {
+      this.flow = ctx.flow;
     }
     if (req.method === 'BYE') {
       ctx.reply(SipStatus.OK);
