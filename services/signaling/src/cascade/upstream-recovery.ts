@@ -24,6 +24,7 @@ import type { StreamProbe } from './live-view-watch.ts';
 import type { LiveSource, RtpForwarder } from './upstream-live.port.ts';
 import type { AdoptedView } from './upstream-live.ts';
 import type { UpstreamSnapshot } from './upstream-snapshot.ts';
+import { createScanLoop, runJobs, type RecoveryScanLoop, type ScanLoopView } from '../recovery/scan-loop.ts';
 
 /** Index entries read per holder and scan. */
 const LIST_LIMIT = 1000;
@@ -56,16 +57,7 @@ export interface UpstreamRecoveryDeps {
   readonly onOutcome?: (o: UpstreamRecoveryOutcome) => void;
 }
 
-export interface UpstreamRecovery {
-  /** The node codes out of the online window at the last node-table read. */
-  setGoneHolders(codes: readonly string[]): void;
-  scanSoon(): void;
-  /** One scan that starts after the call, awaited (tests). */
-  scanNow(): Promise<void>;
-  start(): void;
-  /** Stops the timer and waits for the running scan. Idempotent. */
-  close(): Promise<void>;
-}
+export type UpstreamRecovery = RecoveryScanLoop;
 
 /** Where the upstream was reached: its address as seen when the dialog was set up (RFC 3261 §18.2.2). */
 function flowOf(s: UpstreamSnapshot): Flow {
@@ -75,12 +67,7 @@ function flowOf(s: UpstreamSnapshot): Flow {
 export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecovery {
   const log = d.log.child({ component: 'upstream-recovery' });
   const reinviteMs = d.reinviteTimeoutMs ?? REINVITE_TIMEOUT_MS;
-  let gone: string[] = [];
   let orphanSince = new Map<string, number>();
-  let timer: TimerHandle | null = null;
-  let running: Promise<void> | null = null;
-  let again = false;
-  let closed = false;
 
   const restore = (s: UpstreamSnapshot, slog: Logger): Dialog | null => {
     try {
@@ -215,12 +202,12 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
     }
   };
 
-  const scan = async (): Promise<void> => {
+  const scan = async (loop: ScanLoopView): Promise<void> => {
     if (!d.isLeader()) return;
     const now = d.clock.now();
     const seen = new Map<string, number>();
     const queue: (() => Promise<void>)[] = [];
-    for (const holder of new Set([...gone.filter((c) => c !== d.self), d.self])) {
+    for (const holder of new Set([...loop.gone.filter((c) => c !== d.self), d.self])) {
       let entries: IndexedSnapshot<UpstreamSnapshot>[];
       try {
         entries = await d.store.list(holder, LIST_LIMIT);
@@ -236,63 +223,10 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
       }
     }
     orphanSince = seen;
-    const workers = Array.from({ length: Math.min(MAX_PARALLEL, queue.length) }, async () => {
-      for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
-        if (closed || !d.isLeader()) return;
-        await job().catch((err: unknown) => log.warn({ err }, 'orphaned upstream view step failed: next scan'));
-      }
-    });
-    await Promise.all(workers);
+    await runJobs(queue, MAX_PARALLEL, () => loop.closed || !d.isLeader(), log, 'orphaned upstream view step failed: next scan');
   };
 
-  const runScan = (): Promise<void> => {
-    if (running !== null) {
-      again = true;
-      return running;
-    }
-    running = scan()
-      .catch((err: unknown) => log.warn({ err }, 'upstream recovery scan failed'))
-      .finally(() => {
-        running = null;
-        if (again && !closed) {
-          again = false;
-          void runScan();
-        }
-      });
-    return running;
-  };
-
-  const tick = (): void => {
-    timer = null;
-    if (closed) return;
-    void runScan().finally(() => {
-      if (!closed && timer === null) timer = d.clock.setTimeout(tick, d.scanPeriodMs);
-    });
-  };
-
-  return {
-    setGoneHolders(codes) {
-      const fresh = codes.some((c) => !gone.includes(c));
-      gone = [...codes];
-      if (fresh) this.scanSoon();
-    },
-    scanSoon() {
-      if (!closed) void runScan();
-    },
-    async scanNow() {
-      while (running !== null) await running;
-      await runScan();
-    },
-    start() {
-      if (timer === null && !closed) timer = d.clock.setTimeout(tick, 0);
-    },
-    async close() {
-      closed = true;
-      if (timer !== null) d.clock.clearTimeout(timer);
-      timer = null;
-      await running;
-    },
-  };
+  return createScanLoop({ clock: d.clock, scanPeriodMs: d.scanPeriodMs, log, failureMessage: 'upstream recovery scan failed' }, scan);
 }
 
 /** The upstream's y=, or null when the saved offer does not read. */

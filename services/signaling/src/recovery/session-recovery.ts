@@ -13,7 +13,7 @@
 import type { MediaNode } from '@vms/media';
 import type { Logger } from 'pino';
 import type { SessionDirectory } from '../cluster/device-index.port.ts';
-import type { Clock, TimerHandle } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import type { MediaPlane } from '../media/media-plane.ts';
 import type { MediaSessionManager } from '../media/media-session-manager.ts';
 import type { MediaSignaling } from '../media/media-signaling.port.ts';
@@ -21,6 +21,7 @@ import type { StreamHolderDirectory } from '../media/stream-holders.port.ts';
 import { decideMedia, decideOrphan, type MediaView } from './recovery-decision.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
 import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
+import { createScanLoop, runJobs, type RecoveryScanLoop, type ScanLoopView } from './scan-loop.ts';
 
 /** Index entries read per holder and scan. */
 export const LIST_LIMIT = 1000;
@@ -53,27 +54,12 @@ export interface SessionRecoveryDeps {
   readonly onOutcome?: (o: RecoveryOutcome) => void;
 }
 
-export interface SessionRecovery {
-  /** The node codes out of the online window at the last node-table read (self excluded by the caller or here). */
-  setGoneHolders(codes: readonly string[]): void;
-  /** A scan as soon as the running one (if any) ends; coalesced. */
-  scanSoon(): void;
-  /** One scan that starts after the call, awaited (tests). */
-  scanNow(): Promise<void>;
-  start(): void;
-  /** Stops the timer and waits for the running scan. Idempotent. */
-  close(): Promise<void>;
-}
+export type SessionRecovery = RecoveryScanLoop;
 
 export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
   const log = d.log.child({ component: 'session-recovery' });
-  let gone: string[] = [];
   /** holder/callId → when this instance first saw it orphaned. */
   let orphanSince = new Map<string, number>();
-  let timer: TimerHandle | null = null;
-  let running: Promise<void> | null = null;
-  let again = false;
-  let closed = false;
 
   const mediaView = async (node: MediaNode | undefined, streamId: string): Promise<MediaView> => {
     if (node === undefined) return { kind: 'absent' };
@@ -183,11 +169,11 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     }
   };
 
-  const scan = async (): Promise<void> => {
+  const scan = async (loop: ScanLoopView): Promise<void> => {
     const now = d.clock.now();
     const seen = new Map<string, number>();
     const queue: (() => Promise<void>)[] = [];
-    for (const holder of new Set([...gone.filter((c) => c !== d.self), d.self])) {
+    for (const holder of new Set([...loop.gone.filter((c) => c !== d.self), d.self])) {
       let entries: IndexedSnapshot[];
       try {
         entries = await d.store.list(holder, LIST_LIMIT);
@@ -204,62 +190,8 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
       }
     }
     orphanSince = seen; // entries gone from the indexes are forgotten here too
-    const workers = Array.from({ length: Math.min(MAX_PARALLEL, queue.length) }, async () => {
-      for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
-        if (closed) return;
-        await job().catch((err: unknown) => log.warn({ err }, 'orphaned session step failed: next scan'));
-      }
-    });
-    await Promise.all(workers);
+    await runJobs(queue, MAX_PARALLEL, () => loop.closed, log, 'orphaned session step failed: next scan');
   };
 
-  const runScan = (): Promise<void> => {
-    if (running !== null) {
-      again = true;
-      return running;
-    }
-    running = scan()
-      .catch((err: unknown) => log.warn({ err }, 'session recovery scan failed'))
-      .finally(() => {
-        running = null;
-        if (again && !closed) {
-          again = false;
-          void runScan();
-        }
-      });
-    return running;
-  };
-
-  const tick = (): void => {
-    timer = null;
-    if (closed) return;
-    void runScan().finally(() => {
-      if (!closed && timer === null) timer = d.clock.setTimeout(tick, d.scanPeriodMs);
-    });
-  };
-
-  return {
-    setGoneHolders(codes) {
-      const fresh = codes.some((c) => !gone.includes(c));
-      gone = [...codes];
-      if (fresh) this.scanSoon();
-    },
-    scanSoon() {
-      if (!closed) void runScan();
-    },
-    async scanNow() {
-      // a scan that starts after this call (one already running may have read the indexes before)
-      while (running !== null) await running;
-      await runScan();
-    },
-    start() {
-      if (timer === null && !closed) timer = d.clock.setTimeout(tick, 0);
-    },
-    async close() {
-      closed = true;
-      if (timer !== null) d.clock.clearTimeout(timer);
-      timer = null;
-      await running;
-    },
-  };
+  return createScanLoop({ clock: d.clock, scanPeriodMs: d.scanPeriodMs, log, failureMessage: 'session recovery scan failed' }, scan);
 }
