@@ -141,6 +141,9 @@ describe('web console in chromium', () => {
       { timeoutMs: 5000, description: 'PTZCmd left at the device' },
     );
     await waitFor(() => nvr.controls.some((c) => c.targetId === channel && c.ptz?.command.kind === 'stop'), { timeoutMs: 5000, description: 'PTZ stop on release' });
+    // the stop reached the camera after the move it stops (the console sends one command at a time)
+    const ptzKinds = nvr.controls.filter((c) => c.targetId === channel && c.ptz !== undefined).map((c) => c.ptz?.command.kind);
+    assert.ok(ptzKinds.lastIndexOf('stop') > ptzKinds.indexOf('move'), `stop after move at the device: ${JSON.stringify(ptzKinds)}`);
     await page.locator('#ptz-status', { hasText: 'sent stop' }).waitFor();
 
     // live view: play started through the API (INVITE at the device, RTP at the media node), URLs shown

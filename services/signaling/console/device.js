@@ -185,13 +185,19 @@ const PAD = [
 function ptzPad(channelId) {
   const speed = h('input#ptz-speed', { type: 'number', min: 1, max: 255, value: 128, size: 4 });
   const status = h('div#ptz-status', {}, '');
-  const send = async (command) => {
-    try {
-      await api('POST', `/vms/ptz/control?${q({ channelId, command, speed: speed.value })}`);
-      status.replaceChildren(h('span.ok', {}, `sent ${command}`));
-    } catch (err) {
-      status.replaceChildren(failure(err));
-    }
+  // One command at a time, in the order pressed: a quick press-and-release must not let "stop" reach the
+  // camera before the move it stops (the camera would keep moving), and the status shows the last one.
+  let queue = Promise.resolve();
+  const send = (command) => {
+    queue = queue.then(async () => {
+      try {
+        await api('POST', `/vms/ptz/control?${q({ channelId, command, speed: speed.value })}`);
+        status.replaceChildren(h('span.ok', {}, `sent ${command}`));
+      } catch (err) {
+        status.replaceChildren(failure(err));
+      }
+    });
+    return queue;
   };
   const button = ([command, glyph]) => {
     let held = false;
