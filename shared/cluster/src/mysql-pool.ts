@@ -99,6 +99,13 @@ const timed = (sql: Sql, deadline: number): Sql => {
 
 const isTimeout = (err: unknown): boolean => mysqlErrorCode(err) === 'PROTOCOL_SEQUENCE_TIMEOUT';
 
+/** The error of a statement still unanswered at its deadline, with the code mysql2 gives its own timeouts. */
+function statementOverdue(): Error {
+  const err = new Error('MySQL statement unanswered at its deadline') as Error & { code: string };
+  err.code = 'PROTOCOL_SEQUENCE_TIMEOUT';
+  return err;
+}
+
 /** `pool` with every statement and every wait for a connection bounded (see the header). */
 export function boundPool(pool: Pool, o: { statementTimeoutMs: number; queueLimit: number; connectionLimit: number }): Pool {
   /**
@@ -137,14 +144,27 @@ export function boundPool(pool: Pool, o: { statementTimeoutMs: number; queueLimi
     });
   };
 
-  /** One statement on `conn`; a timed-out connection is destroyed (the pool opens a fresh one). */
+  /**
+   * One statement on `conn`; a timed-out connection is destroyed (the pool opens a fresh one).
+   * mysql2's own `timeout` starts only when its command starts: `execute` first sends a PREPARE (on a
+   * connection that has not prepared this text yet) with no timeout at all, so against a hung server
+   * (SIGSTOP) it waited forever. The deadline here covers the whole call, PREPARE included.
+   */
   const run = async (conn: PoolConnection, method: 'query' | 'execute', sql: Sql, values: unknown, deadline: number): Promise<unknown> => {
+    let timer: NodeJS.Timeout | undefined;
     try {
       const fn = conn[method].bind(conn) as unknown as Runner;
-      return await (values === undefined ? fn(timed(sql, deadline)) : fn(timed(sql, deadline), values));
+      const call = values === undefined ? fn(timed(sql, deadline)) : fn(timed(sql, deadline), values);
+      call.catch(() => undefined); // settles after the deadline when the overdue timer wins
+      const overdue = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(statementOverdue()), Math.max(1, deadline - performance.now()));
+      });
+      return await Promise.race([call, overdue]);
     } catch (err) {
       if (isTimeout(err)) conn.destroy();
       throw err;
+    } finally {
+      clearTimeout(timer);
     }
   };
 
