@@ -8,7 +8,7 @@
  * each caller at most `statementTimeoutMs`, not a hang, and the pool heals when it answers again:
  *  - each statement (`query`, `execute`, and on a borrowed connection also `beginTransaction`,
  *    `commit`, `rollback`) gets mysql2's per-command `timeout` unless it names its own, and its
- *    deadline also covers waiting for a connection;
+ *    deadline also covers waiting for a connection and an `execute`'s PREPARE (mysql2 times neither);
  *  - a connection whose statement timed out is destroyed, never returned to the pool (its answer may
  *    still arrive and would be read as the next statement's);
  *  - at most `queueLimit` callers wait for a connection; more are refused at once (POOL_QUEUE_FULL);
