@@ -1,7 +1,9 @@
-// Multi-row statements of the MySQL device store: keepalive batches (OWN-5) and catalog upserts.
+// Multi-row statements of the MySQL device store: registration batches (registration-batches.ts),
+// keepalive batches (OWN-5) and catalog upserts.
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { CHANNEL_COLUMNS, channelValues } from './device-rows.ts';
-import type { ChannelInput, DeviceId } from './device.types.ts';
+import { CHANNEL_COLUMNS, channelValues, DEVICE_COLUMNS, deviceFromRow } from './device-rows.ts';
+import type { DeviceRow } from './device-rows.mysql.ts';
+import { DEFAULT_TENANT, type ChannelInput, type Device, type DeviceId, type DeviceRegistration } from './device.types.ts';
 
 /** Rows per multi-row statement. */
 const CHUNK = 500;
@@ -10,6 +12,31 @@ function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
   return out;
+}
+
+/**
+ * Upserts the registrations in order (a later one of the same device wins: MySQL applies the rows of one
+ * INSERT in order) and reads their rows back, in one statement each per 500. keepalive_at never goes back.
+ */
+export async function writeRegistrations(pool: Pool, batch: readonly DeviceRegistration[]): Promise<Map<DeviceId, Device>> {
+  const devices = new Map<DeviceId, Device>();
+  for (const part of chunks(batch)) {
+    const values = part.map((r) => {
+      const at = new Date(r.at);
+      return [r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, at, at, r.expiresSec, 1, at, at];
+    });
+    await pool.query(
+      'INSERT INTO gb_device (device_id, tenant_id, transport, remote_ip, remote_port, registered_at, keepalive_at, expires_sec, online, created_at, updated_at) ' +
+        'VALUES ? ON DUPLICATE KEY UPDATE transport = VALUES(transport), remote_ip = VALUES(remote_ip), ' +
+        'remote_port = VALUES(remote_port), registered_at = VALUES(registered_at), ' +
+        'keepalive_at = GREATEST(COALESCE(keepalive_at, VALUES(keepalive_at)), VALUES(keepalive_at)), ' +
+        'expires_sec = VALUES(expires_sec), online = 1, updated_at = VALUES(updated_at)',
+      [values],
+    );
+    const [rows] = await pool.query<DeviceRow[]>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id IN (?)`, [[...new Set(part.map((r) => r.deviceId))]]);
+    for (const row of rows) devices.set(row.device_id, deviceFromRow(row));
+  }
+  return devices;
 }
 
 /** One UPDATE per 500 devices; keepalive_at only moves forward (a late batch never rewinds it). */

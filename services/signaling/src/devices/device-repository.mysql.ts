@@ -1,11 +1,13 @@
 // MySQL/MariaDB device store (mysql2/promise pool). Schema: deploy/sql/V001__devices.sql.
 // Keepalives go through a write-behind buffer flushed every `keepaliveFlushMs` (OWN-5); reads and
-// scans overlay or flush it, so callers never see a stale keepalive.
+// scans overlay or flush it, so callers never see a stale keepalive. Registrations arriving together
+// are written in one batch, each still waiting for its own write (registration-batches.ts).
 import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import type { Clock } from '../core/clock.ts';
 import { DeviceNotFoundError, StorageError, VmsError } from '../errors/catalog.ts';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
-import { writeKeepalives } from './device-batches.mysql.ts';
+import { writeKeepalives, writeRegistrations } from './device-batches.mysql.ts';
+import { createRegistrationBatches } from './registration-batches.ts';
 import { removeChannelRows, replaceChannelRows, upsertChannelRows } from './channel-writes.mysql.ts';
 import { CHANNEL_COLUMNS, channelFromRow, DEVICE_COLUMNS, deviceFromRow } from './device-rows.ts';
 import type { ChannelRow, CountRow, DeviceRow } from './device-rows.mysql.ts';
@@ -78,24 +80,14 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
     if ((await selectDevice(conn, deviceId, true)) === null) throw new DeviceNotFoundError(deviceId);
   };
 
+  // Registrations arriving together share one upsert and one read-back (registration-batches.ts).
+  const registrations = createRegistrationBatches({ write: (batch) => writeRegistrations(pool, batch) });
+
   let closed: Promise<void> | null = null;
 
   return {
     registerDevice: (r) =>
-      guard('registerDevice', async () => {
-        const at = new Date(r.at);
-        await pool.query(
-          'INSERT INTO gb_device (device_id, tenant_id, transport, remote_ip, remote_port, registered_at, keepalive_at, expires_sec, online, created_at, updated_at) ' +
-            'VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON DUPLICATE KEY UPDATE transport = VALUES(transport), remote_ip = VALUES(remote_ip), ' +
-            'remote_port = VALUES(remote_port), registered_at = VALUES(registered_at), ' +
-            'keepalive_at = GREATEST(COALESCE(keepalive_at, VALUES(keepalive_at)), VALUES(keepalive_at)), ' +
-            'expires_sec = VALUES(expires_sec), online = 1, updated_at = VALUES(updated_at)',
-          [r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, at, at, r.expiresSec, at, at],
-        );
-        const device = await selectDevice(pool, r.deviceId);
-        if (device === null) throw new DeviceNotFoundError(r.deviceId);
-        return device;
-      }),
+      guard('registerDevice', async () => withPending(await registrations.register(r))),
 
     provisionDevice: (p, atMs) =>
       guard('provisionDevice', async () => {
@@ -282,7 +274,7 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
       }),
 
     close() {
-      closed ??= keepalives.close();
+      closed ??= registrations.drained().then(() => keepalives.close());
       return closed;
     },
   } satisfies DeviceRepository;

@@ -54,6 +54,39 @@ describe('MySQL device repository', () => {
     }
   });
 
+  it('a registration storm shares statements, each registration answered with its own row', async () => {
+    const pool = await freshDatabase(db);
+    let statements = 0;
+    const counted = new Proxy(pool, {
+      get(target, prop) {
+        const v: unknown = Reflect.get(target, prop, target);
+        if (prop === 'query' || prop === 'execute') return (...args: unknown[]) => (statements++, (v as (...a: unknown[]) => unknown).apply(target, args));
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    try {
+      const repo = createMysqlDeviceRepository({ pool: counted, keepaliveFlushMs: 60_000 });
+      const at = Date.UTC(2024, 5, 1, 12, 0, 0);
+      const ids = Array.from({ length: 1000 }, (_, i) => `3402000000132${String(i).padStart(7, '0')}`);
+      // every device once, and the first hundred a second time from another port (the later one wins)
+      const storm = [...ids.map((id, i) => ({ id, port: 5060 + (i % 1000) })), ...ids.slice(0, 100).map((id) => ({ id, port: 6000 }))];
+      const devices = await Promise.all(storm.map(({ id, port }) => repo.registerDevice({ deviceId: id, transport: 'UDP', remoteIp: '10.0.0.9', remotePort: port, expiresSec: 3600, at })));
+      assert.equal(devices.length, 1100);
+      for (const [i, d] of devices.entries()) {
+        assert.equal(d.deviceId, storm[i]?.id);
+        assert.equal(d.online, true);
+      }
+      assert.ok(statements <= 20, `1,100 registrations in ${statements} statements (two per registration before)`);
+      const [rows] = await pool.query('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1');
+      assert.deepEqual(rows, [{ n: 1000 }]);
+      assert.equal((await repo.getDevice(ids[5] ?? ''))?.remotePort, 6000, 'the later registration of a device wins');
+      assert.equal((await repo.getDevice(ids[500] ?? ''))?.remotePort, 5560);
+      await repo.close();
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('stores times in UTC DATETIME(3) columns', async () => {
     const pool = await freshDatabase(db);
     try {
