@@ -1,7 +1,7 @@
 // @vms/test: the integration-test harness. Real servers as local processes, ports from the OS,
 // temp dirs and processes cleaned up on teardown and, failing that, at process exit.
 export { freePort, freePorts, type FreePortOptions } from './ports.ts';
-export { waitFor, sleep, WaitTimeoutError, type WaitForOptions } from './wait.ts';
+export { waitFor, sleep, timed, WaitTimeoutError, type WaitForOptions } from './wait.ts';
 export { tmpDir, type TmpDir } from './tmp.ts';
 export { cleanupNow } from './cleanup.ts';
 export { binarySearchDirs, findBinary, findBinaryIn, MissingBinaryError, requireBinary, requireBinaryIn } from './binaries.ts';

@@ -54,3 +54,14 @@ export async function waitFor<T>(
 export function sleep(ms: number): Promise<void> {
   return delay(ms);
 }
+
+/** How long `p` took to settle, and its error if it rejected (for bounds on failing calls). */
+export async function timed(p: Promise<unknown>): Promise<{ ms: number; error: unknown }> {
+  const t0 = performance.now();
+  try {
+    await p;
+    return { ms: performance.now() - t0, error: undefined };
+  } catch (error) {
+    return { ms: performance.now() - t0, error };
+  }
+}

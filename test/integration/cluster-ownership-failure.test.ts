@@ -11,20 +11,10 @@ import {
   type OwnershipStore,
   type RedisClient,
 } from '@vms/cluster';
-import { startRedis, startRedisCluster, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/harness';
+import { startRedis, startRedisCluster, timed, waitFor, type RedisClusterHandle, type RedisServer } from '@vms/harness';
 
 const isUnavailable = (err: unknown): boolean =>
   err instanceof OwnershipUnavailableError && err.code === 'CLUSTER_ERR_REDIS_UNAVAILABLE';
-
-async function timed<T>(p: Promise<T>): Promise<{ ms: number; error: unknown }> {
-  const t0 = performance.now();
-  try {
-    await p;
-    return { ms: performance.now() - t0, error: undefined };
-  } catch (error) {
-    return { ms: performance.now() - t0, error };
-  }
-}
 
 describe('ownership with a single Redis going away (FAIL-3)', () => {
   let redis: RedisServer;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import { createMysqlPool, isTransientMysqlError } from '@vms/cluster';
-import { startMariaDb, waitFor, type MariaDbServer } from '@vms/harness';
+import { startMariaDb, timed, waitFor, type MariaDbServer } from '@vms/harness';
 
 const STATEMENT_TIMEOUT_MS = 800;
 
@@ -30,16 +30,6 @@ after(async () => {
 function select42(method: 'execute' | 'query'): Promise<unknown> {
   const sql = `SELECT ? + 1 AS n /* ${method} */`;
   return method === 'execute' ? pool.execute(sql, [41]) : pool.query(sql, [41]);
-}
-
-async function timed(p: Promise<unknown>): Promise<{ ms: number; error: unknown }> {
-  const t0 = performance.now();
-  try {
-    await p;
-    return { ms: performance.now() - t0, error: undefined };
-  } catch (error) {
-    return { ms: performance.now() - t0, error };
-  }
 }
 
 describe('bounded MySQL pool, server SIGSTOPped', () => {
