@@ -7,7 +7,7 @@ import pino from 'pino';
 import { FakeClock } from '../core/clock.ts';
 import { createMemorySnapshotStore } from '../recovery/session-snapshots.memory.ts';
 import type { SessionSnapshotStore } from '../recovery/session-snapshots.port.ts';
-import { createUpstreamRecovery, type UpstreamRecoveryOutcome } from './upstream-recovery.ts';
+import { createUpstreamRecovery, judgeReinviteAnswer, type UpstreamRecoveryOutcome } from './upstream-recovery.ts';
 import { parseUpstreamSnapshot, serializeUpstreamSnapshot, UPSTREAM_SNAPSHOT_CODEC, type UpstreamSnapshot } from './upstream-snapshot.ts';
 
 const CHANNEL = '34020000001310000001';
@@ -112,6 +112,18 @@ describe('upstream recovery (SPEC §11 for CASC-6)', () => {
     await b.recovery.close();
   });
 
+  it('the upstream no longer has the dialog (481 to the re-INVITE): no BYE, sending stopped, viewer left, entry ended', async () => {
+    const store = memory();
+    await store.save(snap('c1'), 60_000);
+    const b = leader(store, 'leader-b', { answer: 481 });
+    await b.recovery.scanNow();
+    assert.deepEqual(b.calls.slice(3).sort(), ['leader-b leave v1', 'leader-b stop 0340100091']);
+    assert.deepEqual(b.adopted, []);
+    assert.deepEqual(b.outcomes, [{ outcome: 'released', reason: 'upstream dialog gone' }]);
+    assert.equal((await store.list('leader-a', 10)).length, 0);
+    await b.recovery.close();
+  });
+
   it('re-INVITE unanswered: BYE after the bound (8 s), not at Timer B', async () => {
     const store = memory();
     await store.save(snap('c1'), 60_000);
@@ -169,6 +181,19 @@ describe('upstream recovery (SPEC §11 for CASC-6)', () => {
     assert.equal(b.calls.length, 0);
     assert.equal((await store.list('leader-a', 10)).length, 1);
     await b.recovery.close();
+  });
+});
+
+describe('judgeReinviteAnswer', () => {
+  it('2xx adopts; 481/408 release without BYE (RFC 3261 §12.2.1.2); any other refusal or no answer releases with BYE', () => {
+    assert.deepEqual(judgeReinviteAnswer(200), { kind: 'adopt' });
+    assert.deepEqual(judgeReinviteAnswer(299), { kind: 'adopt' });
+    assert.deepEqual(judgeReinviteAnswer(481), { kind: 'release', reason: 'upstream dialog gone', bye: false });
+    assert.deepEqual(judgeReinviteAnswer(408), { kind: 'release', reason: 'upstream dialog gone', bye: false });
+    assert.deepEqual(judgeReinviteAnswer(488), { kind: 'release', reason: 'upstream re-INVITE refused', bye: true });
+    assert.deepEqual(judgeReinviteAnswer(0), { kind: 'release', reason: 'upstream re-INVITE refused', bye: true });
+    assert.deepEqual(judgeReinviteAnswer(180), { kind: 'release', reason: 'upstream re-INVITE refused', bye: true });
+    assert.deepEqual(judgeReinviteAnswer(null), { kind: 'release', reason: 'upstream re-INVITE unanswered', bye: true });
   });
 });
 

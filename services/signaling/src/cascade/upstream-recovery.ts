@@ -10,12 +10,13 @@
 //   re-INVITE refused or unanswered within REINVITE_TIMEOUT_MS, a playback or download (not resumed), the stream
 //   gone past the give-up time →
 //       released: BYE from the snapshot (the upstream re-requests if it still wants the channel), sending
-//       stopped, the viewer's play session left. Nothing half-open.
+//       stopped, the viewer's play session left. Nothing half-open. A 481 or 408 to the re-INVITE says the
+//       upstream has no such dialog any more: the same, without the BYE (judgeReinviteAnswer).
 // The entry is ended (tombstone) either way; an entry the upstream ended before the crash has no snapshot left
 // (the tombstone is written before the teardown, upstream-live.ts), so nothing is brought back.
 // Bounded: index reads are limited, MAX_PARALLEL entries at once, each recovered or released within give-up.
 import { readUpstreamOffer, buildUpstreamAnswer } from '@vms/cascade';
-import type { Dialog, Flow, SipStack } from '@vms/sip';
+import { SipStatus, type Dialog, type Flow, type SipStack } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import { dialogStateOf } from '../media/saved-dialog.ts';
@@ -33,6 +34,19 @@ const MAX_PARALLEL = 8;
 /** The upstream must answer the re-INVITE within this time, or it gets a BYE (below INVITE Timer B, 32 s). */
 export const REINVITE_TIMEOUT_MS = 8000;
 const SDP_CONTENT_TYPE = 'application/sdp';
+
+/** What the upstream's answer to the recovery re-INVITE means for the view (null: unanswered in time). */
+export type ReinviteVerdict = { readonly kind: 'adopt' } | { readonly kind: 'release'; readonly reason: string; readonly bye: boolean };
+
+export function judgeReinviteAnswer(status: number | null): ReinviteVerdict {
+  if (status === null) return { kind: 'release', reason: 'upstream re-INVITE unanswered', bye: true };
+  if (status >= 200 && status < 300) return { kind: 'adopt' };
+  // RFC 3261 §12.2.1.2: 481 (or 408) — the upstream has no such dialog any more (it restarted, or ended it while
+  // the leader was dead and its BYE was lost): nothing to BYE, only our side to let go
+  if (status === SipStatus.CallTransactionDoesNotExist || status === SipStatus.RequestTimeout) return { kind: 'release', reason: 'upstream dialog gone', bye: false };
+  // 488 and the like (RFC 3261 §14.2: no session modification): the dialog is alive, end it cleanly
+  return { kind: 'release', reason: 'upstream re-INVITE refused', bye: true };
+}
 
 export type UpstreamRecoveryOutcome = { readonly outcome: 'recovered' } | { readonly outcome: 'released' | 'forgotten'; readonly reason: string };
 
@@ -81,6 +95,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   /** BYE from the snapshot, sending stopped, the viewer left, the entry ended. Never throws. */
   const release = async (holder: string, s: UpstreamSnapshot, reason: string, dialog: Dialog | null, slog: Logger, bye = true): Promise<void> => {
     const dlg = bye ? (dialog ?? restore(s, slog)) : null;
+    const byeSent = dlg !== null && !dlg.terminated;
     const ssrc = readSsrc(s);
     await Promise.all([
       dlg?.destroy().catch((err: unknown) => slog.debug({ err }, 'BYE to the upstream failed')),
@@ -89,7 +104,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
       d.source.stop({ purpose: s.purpose, ...s.viewer }, s.tenantId).catch((err: unknown) => slog.warn({ err }, 'leaving the stream of an orphaned upstream view failed')),
     ]);
     await d.store.end(holder, s.dialog.callId, d.lockTtlMs).catch((err: unknown) => slog.warn({ err }, 'upstream view entry not ended: it expires'));
-    slog.info({ reason }, bye ? 'orphaned upstream view released (BYE)' : 'orphaned upstream view teardown finished');
+    slog.info({ reason, bye: byeSent }, 'orphaned upstream view released');
     d.onOutcome?.({ outcome: 'released', reason });
   };
 
@@ -154,9 +169,10 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
     const body = buildUpstreamAnswer({ channelId: s.channelId, address: sending.address, port: sending.port, offer, sessionVersion: sdpVersion });
     const t0 = d.clock.now();
     const status = await reinvite(dialog, body, slog);
-    if (status === null || status < 200 || status >= 300) {
-      slog.info({ status }, 'upstream did not take the re-INVITE: BYE');
-      await release(holder, s, status === null ? 'upstream re-INVITE unanswered' : 'upstream re-INVITE refused', dialog, slog);
+    const verdict = judgeReinviteAnswer(status);
+    if (verdict.kind === 'release') {
+      slog.info({ status }, 'upstream did not take the re-INVITE');
+      await release(holder, s, verdict.reason, dialog, slog, verdict.bye);
       return true;
     }
     if (!d.views.adopt({ snapshot: s, dialog, ssrc: offer.ssrc, sdpVersion })) {
