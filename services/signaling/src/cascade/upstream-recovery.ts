@@ -8,7 +8,7 @@
 //       route set) carrying this instance's Contact — a target refresh (RFC 3261 §12.2, §14.1) — and the new
 //       sending address. 2xx: the view is served here from now on (UpstreamLiveViews.adopt).
 //   re-INVITE refused or unanswered within REINVITE_TIMEOUT_MS, a playback or download (not resumed), the stream
-//   gone past the give-up time →
+//   absent from its media node at two scans (or the node silent for five), nothing recovered by the give-up →
 //       released: BYE from the snapshot (the upstream re-requests if it still wants the channel), sending
 //       stopped, the viewer's play session left. Nothing half-open. A 481 or 408 to the re-INVITE says the
 //       upstream has no such dialog any more: the same, without the BYE (judgeReinviteAnswer).
@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import { dialogStateOf } from '../media/saved-dialog.ts';
 import type { SessionSnapshotStore, IndexedSnapshot } from '../recovery/session-snapshots.port.ts';
-import type { StreamProbe } from './live-view-watch.ts';
+import { INITIAL_WATCH, judgeStream, STREAM_CHECK_MS, type GoneReason, type StreamObservation, type StreamProbe, type WatchState } from './live-view-watch.ts';
 import type { LiveSource, RtpForwarder } from './upstream-live.port.ts';
 import type { AdoptedView } from './upstream-live.ts';
 import type { UpstreamSnapshot } from './upstream-snapshot.ts';
@@ -47,6 +47,19 @@ export function judgeReinviteAnswer(status: number | null): ReinviteVerdict {
   // 488 and the like (RFC 3261 §14.2: no session modification): the dialog is alive, end it cleanly
   return { kind: 'release', reason: 'upstream re-INVITE refused', bye: true };
 }
+
+interface Orphan {
+  readonly since: number;
+  stream: WatchState;
+  /** Clock time of the last observation counted in `stream`. */
+  judgedAt?: number;
+}
+
+const GONE_REASONS: Readonly<Record<GoneReason, string>> = {
+  'stream-gone': 'stream gone from the media node',
+  'stream-restarted': 'stream restarted on the media node',
+  'media-node-unreachable': 'media node unreachable',
+};
 
 export type UpstreamRecoveryOutcome = { readonly outcome: 'recovered' } | { readonly outcome: 'released' | 'forgotten'; readonly reason: string };
 
@@ -81,7 +94,8 @@ function flowOf(s: UpstreamSnapshot): Flow {
 export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecovery {
   const log = d.log.child({ component: 'upstream-recovery' });
   const reinviteMs = d.reinviteTimeoutMs ?? REINVITE_TIMEOUT_MS;
-  let orphanSince = new Map<string, number>();
+  /** Per orphaned entry (holder + Call-ID): when this instance first saw it, and what the media node said since. */
+  let orphans = new Map<string, Orphan>();
 
   const restore = (s: UpstreamSnapshot, slog: Logger): Dialog | null => {
     try {
@@ -127,16 +141,32 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   };
 
   /** True when done with the entry (recovered or released), false to look again at the next scan. */
-  const recover = async (holder: string, s: UpstreamSnapshot, slog: Logger): Promise<boolean> => {
-    let present: boolean;
+  const recover = async (holder: string, s: UpstreamSnapshot, orphan: Orphan, slog: Logger): Promise<boolean> => {
+    let seen: StreamObservation;
     try {
-      present = (await d.probe(s.viewer.mediaNodeId, s.viewer.streamId)).kind === 'present';
+      seen = await d.probe(s.viewer.mediaNodeId, s.viewer.streamId);
     } catch (err) {
-      slog.info({ err }, 'media node not asked about an orphaned upstream view: next scan');
+      slog.info({ err }, 'media node not asked about an orphaned upstream view');
+      seen = { kind: 'unreachable' };
+    }
+    // the same verdict as the live leader's stream check (live-view-watch.ts), one observation per scan: a stream
+    // absent at two scans is gone for good — the device side re-INVITEs only into a stream the media node still
+    // has (recovery-decision.ts decideMedia), so nothing will bring it back — and a media node that does not
+    // answer for STREAM_UNREACHABLE_CHECKS scans takes its streams with it; either way the upstream gets its BYE
+    // now, not at the give-up. Observations closer than the live check's period (two coalesced scans) count once.
+    const now = d.clock.now();
+    if (seen.kind !== 'present' && orphan.judgedAt !== undefined && now - orphan.judgedAt < STREAM_CHECK_MS) return false;
+    const judged = judgeStream(orphan.stream, seen);
+    orphan.stream = judged.state;
+    orphan.judgedAt = now;
+    if (judged.gone !== null) {
+      await release(holder, s, GONE_REASONS[judged.gone], null, slog);
+      return true;
+    }
+    if (seen.kind !== 'present') {
+      slog.info({ seen: seen.kind }, 'stream of an orphaned upstream view not on its media node: next scan');
       return false;
     }
-    // the device side may still be recovering the stream (its own snapshot): wait for it, until give-up
-    if (!present) return false;
     let offer;
     try {
       offer = readUpstreamOffer(s.offerSdp);
@@ -196,7 +226,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
     if (!(await d.store.lock(e.callId, d.self, d.lockTtlMs))) return; // another instance is on it
     if (!(await d.store.exists(holder, e.callId))) return;
     const slog = log.child({ holder, callId: e.callId, platformId: s.platformId, channelId: s.channelId, streamId: s.viewer.streamId });
-    const since = orphanSince.get(`${holder}\n${e.callId}`) ?? now;
+    const orphan = orphans.get(`${holder}\n${e.callId}`) ?? { since: now, stream: INITIAL_WATCH };
     let done = false;
     try {
       if (s.ending === true) {
@@ -207,11 +237,11 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
         // a recording's position is the upstream's to ask for again
         await release(holder, s, 'upstream playback not resumed', null, slog);
         done = true;
-      } else if (now - since >= d.giveUpMs) {
+      } else if (now - orphan.since >= d.giveUpMs) {
         await release(holder, s, 'not recovered in time', null, slog);
         done = true;
       } else {
-        done = await recover(holder, s, slog);
+        done = await recover(holder, s, orphan, slog);
       }
     } finally {
       if (!done) await d.store.unlock(e.callId, d.self).catch(() => undefined);
@@ -221,7 +251,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   const scan = async (loop: ScanLoopView): Promise<void> => {
     if (!d.isLeader()) return;
     const now = d.clock.now();
-    const seen = new Map<string, number>();
+    const seen = new Map<string, Orphan>();
     const queue: (() => Promise<void>)[] = [];
     for (const holder of new Set([...loop.gone.filter((c) => c !== d.self), d.self])) {
       let entries: IndexedSnapshot<UpstreamSnapshot>[];
@@ -234,11 +264,11 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
       for (const e of entries) {
         if (holder === d.self && e.state === 'ok' && e.snapshot.run === d.run) continue; // ours, alive
         const key = `${holder}\n${e.callId}`;
-        seen.set(key, orphanSince.get(key) ?? now);
+        seen.set(key, orphans.get(key) ?? { since: now, stream: INITIAL_WATCH });
         queue.push(() => work(holder, e, now));
       }
     }
-    orphanSince = seen;
+    orphans = seen;
     await runJobs(queue, MAX_PARALLEL, () => loop.closed || !d.isLeader(), log, 'orphaned upstream view step failed: next scan');
   };
 
