@@ -7,7 +7,7 @@ import pino from 'pino';
 import { FakeClock } from '../core/clock.ts';
 import { createMemorySnapshotStore } from '../recovery/session-snapshots.memory.ts';
 import type { SessionSnapshotStore } from '../recovery/session-snapshots.port.ts';
-import { createUpstreamRecovery, type UpstreamRecoveryOutcome } from './upstream-recovery.ts';
+import { createUpstreamRecovery, judgeReinviteAnswer, type UpstreamRecoveryOutcome } from './upstream-recovery.ts';
 import { parseUpstreamSnapshot, serializeUpstreamSnapshot, UPSTREAM_SNAPSHOT_CODEC, type UpstreamSnapshot } from './upstream-snapshot.ts';
 
 const CHANNEL = '34020000001310000001';
@@ -32,7 +32,7 @@ const snap = (callId: string, over: Partial<UpstreamSnapshot> = {}): UpstreamSna
 
 type Answer = number | 'never';
 
-function leader(store: SessionSnapshotStore<UpstreamSnapshot>, self: string, o: { answer?: Answer; present?: boolean; isLeader?: boolean; clock?: FakeClock } = {}) {
+function leader(store: SessionSnapshotStore<UpstreamSnapshot>, self: string, o: { answer?: Answer; present?: boolean; unreachable?: boolean; isLeader?: boolean; clock?: FakeClock } = {}) {
   const clock = o.clock ?? new FakeClock(10_000);
   const calls: string[] = [];
   const outcomes: UpstreamRecoveryOutcome[] = [];
@@ -59,7 +59,10 @@ function leader(store: SessionSnapshotStore<UpstreamSnapshot>, self: string, o: 
       start: async (_n, r) => (calls.push(`${self} send ${r.ssrc} to ${r.dstAddress}:${r.dstPort}`), { address: '127.0.0.1', port: 50_000 }),
       stop: async (_n, _s, ssrc) => void calls.push(`${self} stop ${ssrc}`),
     },
-    probe: async () => ((o.present ?? true) ? { kind: 'present', aliveSecond: 5 } : { kind: 'absent' }),
+    probe: async () => {
+      if (o.unreachable === true) throw new Error('media node does not answer');
+      return (o.present ?? true) ? { kind: 'present', aliveSecond: 5 } : { kind: 'absent' };
+    },
     source: { stop: async (v) => void calls.push(`${self} leave ${v.sessionId}`) },
     views: { adopt: (a) => (adopted.push(a.dialog.callId), true) },
     giveUpMs: 30_000,
@@ -112,6 +115,18 @@ describe('upstream recovery (SPEC §11 for CASC-6)', () => {
     await b.recovery.close();
   });
 
+  it('the upstream no longer has the dialog (481 to the re-INVITE): no BYE, sending stopped, viewer left, entry ended', async () => {
+    const store = memory();
+    await store.save(snap('c1'), 60_000);
+    const b = leader(store, 'leader-b', { answer: 481 });
+    await b.recovery.scanNow();
+    assert.deepEqual(b.calls.slice(3).sort(), ['leader-b leave v1', 'leader-b stop 0340100091']);
+    assert.deepEqual(b.adopted, []);
+    assert.deepEqual(b.outcomes, [{ outcome: 'released', reason: 'upstream dialog gone' }]);
+    assert.equal((await store.list('leader-a', 10)).length, 0);
+    await b.recovery.close();
+  });
+
   it('re-INVITE unanswered: BYE after the bound (8 s), not at Timer B', async () => {
     const store = memory();
     await store.save(snap('c1'), 60_000);
@@ -127,11 +142,43 @@ describe('upstream recovery (SPEC §11 for CASC-6)', () => {
     await b.recovery.close();
   });
 
-  it('the stream not (yet) on its media node: waits scan after scan, released at give-up', async () => {
+  it('the stream absent from its media node at two scans: gone for good (the device side never re-INVITEs into an absent stream), BYE then, not at the give-up', async () => {
     const store = memory();
     await store.save(snap('c1'), 60_000);
     const clock = new FakeClock(10_000);
     const b = leader(store, 'leader-b', { present: false, clock });
+    await b.recovery.scanNow();
+    assert.equal(b.calls.length, 0, 'one miss may be a race: nothing yet');
+    clock.advance(5000);
+    await b.recovery.scanNow();
+    assert.ok(b.calls.includes('leader-b BYE c1') && b.calls.includes('leader-b leave v1'));
+    assert.ok(!b.calls.some((x) => x.includes('re-INVITE')));
+    assert.deepEqual(b.outcomes, [{ outcome: 'released', reason: 'stream gone from the media node' }]);
+    assert.equal((await store.list('leader-a', 10)).length, 0);
+    await b.recovery.close();
+  });
+
+  it('the media node does not answer: waits, released after five scans without an answer', async () => {
+    const store = memory();
+    await store.save(snap('c1'), 60_000);
+    const clock = new FakeClock(10_000);
+    const b = leader(store, 'leader-b', { unreachable: true, clock });
+    for (let i = 0; i < 4; i++) {
+      await b.recovery.scanNow();
+      clock.advance(5000);
+    }
+    assert.equal(b.calls.length, 0);
+    await b.recovery.scanNow();
+    assert.ok(b.calls.includes('leader-b BYE c1'));
+    assert.deepEqual(b.outcomes, [{ outcome: 'released', reason: 'media node unreachable' }]);
+    await b.recovery.close();
+  });
+
+  it('nothing settled by the give-up: released then', async () => {
+    const store = memory();
+    await store.save(snap('c1'), 60_000);
+    const clock = new FakeClock(10_000);
+    const b = leader(store, 'leader-b', { unreachable: true, clock });
     await b.recovery.scanNow();
     assert.equal(b.calls.length, 0);
     clock.advance(30_000);
@@ -169,6 +216,19 @@ describe('upstream recovery (SPEC §11 for CASC-6)', () => {
     assert.equal(b.calls.length, 0);
     assert.equal((await store.list('leader-a', 10)).length, 1);
     await b.recovery.close();
+  });
+});
+
+describe('judgeReinviteAnswer', () => {
+  it('2xx adopts; 481/408 release without BYE (RFC 3261 §12.2.1.2); any other refusal or no answer releases with BYE', () => {
+    assert.deepEqual(judgeReinviteAnswer(200), { kind: 'adopt' });
+    assert.deepEqual(judgeReinviteAnswer(299), { kind: 'adopt' });
+    assert.deepEqual(judgeReinviteAnswer(481), { kind: 'release', reason: 'upstream dialog gone', bye: false });
+    assert.deepEqual(judgeReinviteAnswer(408), { kind: 'release', reason: 'upstream dialog gone', bye: false });
+    assert.deepEqual(judgeReinviteAnswer(488), { kind: 'release', reason: 'upstream re-INVITE refused', bye: true });
+    assert.deepEqual(judgeReinviteAnswer(0), { kind: 'release', reason: 'upstream re-INVITE refused', bye: true });
+    assert.deepEqual(judgeReinviteAnswer(180), { kind: 'release', reason: 'upstream re-INVITE refused', bye: true });
+    assert.deepEqual(judgeReinviteAnswer(null), { kind: 'release', reason: 'upstream re-INVITE unanswered', bye: true });
   });
 });
 

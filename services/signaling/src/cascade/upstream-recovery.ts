@@ -8,19 +8,20 @@
 //       route set) carrying this instance's Contact — a target refresh (RFC 3261 §12.2, §14.1) — and the new
 //       sending address. 2xx: the view is served here from now on (UpstreamLiveViews.adopt).
 //   re-INVITE refused or unanswered within REINVITE_TIMEOUT_MS, a playback or download (not resumed), the stream
-//   gone past the give-up time →
+//   absent from its media node at two scans (or the node silent for five), nothing recovered by the give-up →
 //       released: BYE from the snapshot (the upstream re-requests if it still wants the channel), sending
-//       stopped, the viewer's play session left. Nothing half-open.
+//       stopped, the viewer's play session left. Nothing half-open. A 481 or 408 to the re-INVITE says the
+//       upstream has no such dialog any more: the same, without the BYE (judgeReinviteAnswer).
 // The entry is ended (tombstone) either way; an entry the upstream ended before the crash has no snapshot left
 // (the tombstone is written before the teardown, upstream-live.ts), so nothing is brought back.
 // Bounded: index reads are limited, MAX_PARALLEL entries at once, each recovered or released within give-up.
 import { readUpstreamOffer, buildUpstreamAnswer } from '@vms/cascade';
-import type { Dialog, Flow, SipStack } from '@vms/sip';
+import { SipStatus, type Dialog, type Flow, type SipStack } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import { dialogStateOf } from '../media/saved-dialog.ts';
 import type { SessionSnapshotStore, IndexedSnapshot } from '../recovery/session-snapshots.port.ts';
-import type { StreamProbe } from './live-view-watch.ts';
+import { INITIAL_WATCH, judgeStream, STREAM_CHECK_MS, type GoneReason, type StreamObservation, type StreamProbe, type WatchState } from './live-view-watch.ts';
 import type { LiveSource, RtpForwarder } from './upstream-live.port.ts';
 import type { AdoptedView } from './upstream-live.ts';
 import type { UpstreamSnapshot } from './upstream-snapshot.ts';
@@ -33,6 +34,32 @@ const MAX_PARALLEL = 8;
 /** The upstream must answer the re-INVITE within this time, or it gets a BYE (below INVITE Timer B, 32 s). */
 export const REINVITE_TIMEOUT_MS = 8000;
 const SDP_CONTENT_TYPE = 'application/sdp';
+
+/** What the upstream's answer to the recovery re-INVITE means for the view (null: unanswered in time). */
+export type ReinviteVerdict = { readonly kind: 'adopt' } | { readonly kind: 'release'; readonly reason: string; readonly bye: boolean };
+
+export function judgeReinviteAnswer(status: number | null): ReinviteVerdict {
+  if (status === null) return { kind: 'release', reason: 'upstream re-INVITE unanswered', bye: true };
+  if (status >= 200 && status < 300) return { kind: 'adopt' };
+  // RFC 3261 §12.2.1.2: 481 (or 408) — the upstream has no such dialog any more (it restarted, or ended it while
+  // the leader was dead and its BYE was lost): nothing to BYE, only our side to let go
+  if (status === SipStatus.CallTransactionDoesNotExist || status === SipStatus.RequestTimeout) return { kind: 'release', reason: 'upstream dialog gone', bye: false };
+  // 488 and the like (RFC 3261 §14.2: no session modification): the dialog is alive, end it cleanly
+  return { kind: 'release', reason: 'upstream re-INVITE refused', bye: true };
+}
+
+interface Orphan {
+  readonly since: number;
+  stream: WatchState;
+  /** Clock time of the last observation counted in `stream`. */
+  judgedAt?: number;
+}
+
+const GONE_REASONS: Readonly<Record<GoneReason, string>> = {
+  'stream-gone': 'stream gone from the media node',
+  'stream-restarted': 'stream restarted on the media node',
+  'media-node-unreachable': 'media node unreachable',
+};
 
 export type UpstreamRecoveryOutcome = { readonly outcome: 'recovered' } | { readonly outcome: 'released' | 'forgotten'; readonly reason: string };
 
@@ -67,7 +94,8 @@ function flowOf(s: UpstreamSnapshot): Flow {
 export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecovery {
   const log = d.log.child({ component: 'upstream-recovery' });
   const reinviteMs = d.reinviteTimeoutMs ?? REINVITE_TIMEOUT_MS;
-  let orphanSince = new Map<string, number>();
+  /** Per orphaned entry (holder + Call-ID): when this instance first saw it, and what the media node said since. */
+  let orphans = new Map<string, Orphan>();
 
   const restore = (s: UpstreamSnapshot, slog: Logger): Dialog | null => {
     try {
@@ -81,6 +109,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   /** BYE from the snapshot, sending stopped, the viewer left, the entry ended. Never throws. */
   const release = async (holder: string, s: UpstreamSnapshot, reason: string, dialog: Dialog | null, slog: Logger, bye = true): Promise<void> => {
     const dlg = bye ? (dialog ?? restore(s, slog)) : null;
+    const byeSent = dlg !== null && !dlg.terminated;
     const ssrc = readSsrc(s);
     await Promise.all([
       dlg?.destroy().catch((err: unknown) => slog.debug({ err }, 'BYE to the upstream failed')),
@@ -89,7 +118,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
       d.source.stop({ purpose: s.purpose, ...s.viewer }, s.tenantId).catch((err: unknown) => slog.warn({ err }, 'leaving the stream of an orphaned upstream view failed')),
     ]);
     await d.store.end(holder, s.dialog.callId, d.lockTtlMs).catch((err: unknown) => slog.warn({ err }, 'upstream view entry not ended: it expires'));
-    slog.info({ reason }, bye ? 'orphaned upstream view released (BYE)' : 'orphaned upstream view teardown finished');
+    slog.info({ reason, bye: byeSent }, 'orphaned upstream view released');
     d.onOutcome?.({ outcome: 'released', reason });
   };
 
@@ -112,16 +141,32 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   };
 
   /** True when done with the entry (recovered or released), false to look again at the next scan. */
-  const recover = async (holder: string, s: UpstreamSnapshot, slog: Logger): Promise<boolean> => {
-    let present: boolean;
+  const recover = async (holder: string, s: UpstreamSnapshot, orphan: Orphan, slog: Logger): Promise<boolean> => {
+    let seen: StreamObservation;
     try {
-      present = (await d.probe(s.viewer.mediaNodeId, s.viewer.streamId)).kind === 'present';
+      seen = await d.probe(s.viewer.mediaNodeId, s.viewer.streamId);
     } catch (err) {
-      slog.info({ err }, 'media node not asked about an orphaned upstream view: next scan');
+      slog.info({ err }, 'media node not asked about an orphaned upstream view');
+      seen = { kind: 'unreachable' };
+    }
+    // the same verdict as the live leader's stream check (live-view-watch.ts), one observation per scan: a stream
+    // absent at two scans is gone for good — the device side re-INVITEs only into a stream the media node still
+    // has (recovery-decision.ts decideMedia), so nothing will bring it back — and a media node that does not
+    // answer for STREAM_UNREACHABLE_CHECKS scans takes its streams with it; either way the upstream gets its BYE
+    // now, not at the give-up. Observations closer than the live check's period (two coalesced scans) count once.
+    const now = d.clock.now();
+    if (seen.kind !== 'present' && orphan.judgedAt !== undefined && now - orphan.judgedAt < STREAM_CHECK_MS) return false;
+    const judged = judgeStream(orphan.stream, seen);
+    orphan.stream = judged.state;
+    orphan.judgedAt = now;
+    if (judged.gone !== null) {
+      await release(holder, s, GONE_REASONS[judged.gone], null, slog);
+      return true;
+    }
+    if (seen.kind !== 'present') {
+      slog.info({ seen: seen.kind }, 'stream of an orphaned upstream view not on its media node: next scan');
       return false;
     }
-    // the device side may still be recovering the stream (its own snapshot): wait for it, until give-up
-    if (!present) return false;
     let offer;
     try {
       offer = readUpstreamOffer(s.offerSdp);
@@ -154,9 +199,10 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
     const body = buildUpstreamAnswer({ channelId: s.channelId, address: sending.address, port: sending.port, offer, sessionVersion: sdpVersion });
     const t0 = d.clock.now();
     const status = await reinvite(dialog, body, slog);
-    if (status === null || status < 200 || status >= 300) {
-      slog.info({ status }, 'upstream did not take the re-INVITE: BYE');
-      await release(holder, s, status === null ? 'upstream re-INVITE unanswered' : 'upstream re-INVITE refused', dialog, slog);
+    const verdict = judgeReinviteAnswer(status);
+    if (verdict.kind === 'release') {
+      slog.info({ status }, 'upstream did not take the re-INVITE');
+      await release(holder, s, verdict.reason, dialog, slog, verdict.bye);
       return true;
     }
     if (!d.views.adopt({ snapshot: s, dialog, ssrc: offer.ssrc, sdpVersion })) {
@@ -180,7 +226,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
     if (!(await d.store.lock(e.callId, d.self, d.lockTtlMs))) return; // another instance is on it
     if (!(await d.store.exists(holder, e.callId))) return;
     const slog = log.child({ holder, callId: e.callId, platformId: s.platformId, channelId: s.channelId, streamId: s.viewer.streamId });
-    const since = orphanSince.get(`${holder}\n${e.callId}`) ?? now;
+    const orphan = orphans.get(`${holder}\n${e.callId}`) ?? { since: now, stream: INITIAL_WATCH };
     let done = false;
     try {
       if (s.ending === true) {
@@ -191,11 +237,11 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
         // a recording's position is the upstream's to ask for again
         await release(holder, s, 'upstream playback not resumed', null, slog);
         done = true;
-      } else if (now - since >= d.giveUpMs) {
+      } else if (now - orphan.since >= d.giveUpMs) {
         await release(holder, s, 'not recovered in time', null, slog);
         done = true;
       } else {
-        done = await recover(holder, s, slog);
+        done = await recover(holder, s, orphan, slog);
       }
     } finally {
       if (!done) await d.store.unlock(e.callId, d.self).catch(() => undefined);
@@ -205,7 +251,7 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
   const scan = async (loop: ScanLoopView): Promise<void> => {
     if (!d.isLeader()) return;
     const now = d.clock.now();
-    const seen = new Map<string, number>();
+    const seen = new Map<string, Orphan>();
     const queue: (() => Promise<void>)[] = [];
     for (const holder of new Set([...loop.gone.filter((c) => c !== d.self), d.self])) {
       let entries: IndexedSnapshot<UpstreamSnapshot>[];
@@ -218,11 +264,11 @@ export function createUpstreamRecovery(d: UpstreamRecoveryDeps): UpstreamRecover
       for (const e of entries) {
         if (holder === d.self && e.state === 'ok' && e.snapshot.run === d.run) continue; // ours, alive
         const key = `${holder}\n${e.callId}`;
-        seen.set(key, orphanSince.get(key) ?? now);
+        seen.set(key, orphans.get(key) ?? { since: now, stream: INITIAL_WATCH });
         queue.push(() => work(holder, e, now));
       }
     }
-    orphanSince = seen;
+    orphans = seen;
     await runJobs(queue, MAX_PARALLEL, () => loop.closed || !d.isLeader(), log, 'orphaned upstream view step failed: next scan');
   };
 
