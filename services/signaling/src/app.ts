@@ -25,7 +25,9 @@ import { createMemoryReportStore } from './reports/report-store.memory.ts';
 import { createMysqlReportStore } from './reports/report-store.mysql.ts';
 import type { ReportStore } from './reports/report-store.port.ts';
 import { httpLimits, mysqlPoolLimits } from './config/limits.ts';
-import type { QueryTimeouts } from './sip/query-timeouts.ts';
+import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './sip/query-timeouts.ts';
+import type { SipBroadcast } from './sip/sip-broadcast.ts';
+import { openAudioContinuity } from './recovery/audio-continuity.ts';
 import type { DeviceControlService } from './control/device-control.port.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { createMysqlDeviceRepository } from './devices/device-repository.mysql.ts';
@@ -251,8 +253,37 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     // Cascade (SPEC §6): upstream platforms, leadership, the leader's upstream registrations. Opened
     // after the SIP side, so it closes first: registrations stop before the stack does.
     // Voice broadcast (GB/T 28181 §9.12): the device's audio INVITE is answered with the media node's side.
-    const broadcast = side !== null && media !== undefined ? side.openBroadcast(createZlmAudioSender(media.plane)) : null;
-    if (broadcast !== null) closers.push(() => broadcast.close());
+    // SPEC §11: its dialogs are journaled and recovered by the device's next owner (recovery/audio-continuity.ts).
+    let broadcast: SipBroadcast | null = null;
+    if (side !== null && media !== undefined) {
+      const audio = openAudioContinuity({
+        config,
+        redis: cluster.redis,
+        stack: side.stack,
+        flows: side.flows,
+        events,
+        plane: media.plane,
+        ...(cluster.mode === 'cluster' ? { ownedHere: (deviceId: string) => cluster.recorder.isLocallyOwned(deviceId) } : {}),
+        inviteWaitMs: deps.queryTimeouts?.deviceInfoMs ?? DEFAULT_QUERY_TIMEOUTS.deviceInfoMs,
+        clock,
+        log,
+      });
+      closers.push(() => audio.close()); // after the broadcast's close (closers run in reverse)
+      const sender = createZlmAudioSender(media.plane);
+      const b = side.openBroadcast(sender, audio.journal);
+      broadcast = b;
+      closers.push(() => b.close());
+      audio.start(b, sender);
+      if (cluster.mode === 'cluster') {
+        const off = cluster.recorder.onMoved(({ deviceId, newOwner }) => void b.onDeviceMoved(deviceId, newOwner));
+        closers.push(async () => off());
+      }
+      const previous = onNodeRead;
+      onNodeRead = (read) => {
+        audio.onNodeRead(read);
+        previous?.(read);
+      };
+    }
     let cascade: CascadeWiring | null = null;
     let controlApi: FastifyInstance | null = null; // the upstream's live view plays through it (CASC-6)
     if (side !== null && media !== undefined) {

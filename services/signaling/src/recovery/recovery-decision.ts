@@ -10,11 +10,14 @@
 // A recovery that fails (device refuses, media node down) is tried again at the next scan, until step 2.
 // The give-up clock starts when this instance first saw the entry orphaned, so a session is recovered or
 // released within node online window + one scan period + give-up.
-import type { IndexedSnapshot } from './session-snapshots.port.ts';
+import type { DialogSnapshot, IndexedSnapshot } from './session-snapshots.port.ts';
 
-export interface OrphanFacts {
+/** Any snapshot kind with a purpose: device media dialogs (live, playback, download), audio (talk, broadcast). */
+type PurposeSnapshot = DialogSnapshot & { readonly purpose: string };
+
+export interface OrphanFacts<T extends PurposeSnapshot = PurposeSnapshot> {
   readonly now: number;
-  readonly entry: IndexedSnapshot;
+  readonly entry: IndexedSnapshot<T>;
   /** When this instance first saw the entry orphaned. */
   readonly orphanSince: number;
   readonly giveUpAfterMs: number;
@@ -30,7 +33,7 @@ export type OrphanStep =
   | { readonly kind: 'release'; readonly reason: 'not recovered in time' | 'download not resumed' }
   | { readonly kind: 'wait' };
 
-export function decideOrphan(f: OrphanFacts): OrphanStep {
+export function decideOrphan<T extends PurposeSnapshot>(f: OrphanFacts<T>): OrphanStep {
   if (f.entry.state !== 'ok') return { kind: 'forget', reason: f.entry.state };
   // a download is a file transfer with a range: a new INVITE would restart it, so it ends cleanly instead
   if (f.entry.snapshot.purpose === 'download') return { kind: 'release', reason: 'download not resumed' };

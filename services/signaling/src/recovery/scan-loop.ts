@@ -4,6 +4,7 @@
 // and the jobs a scan finds worked on with a bounded number at once.
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
+import type { DialogSnapshot, IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
 
 export interface RecoveryScanLoop {
   /** The node codes out of the online window at the last node-table read; a new one scans at once. */
@@ -101,4 +102,48 @@ export async function runJobs(queue: (() => Promise<void>)[], parallel: number, 
     }
   });
   await Promise.all(workers);
+}
+
+/** An index entry a scan found orphaned, and since when this instance has seen it so (the give-up clock). */
+export interface OrphanEntry<T extends DialogSnapshot> {
+  readonly holder: string;
+  readonly entry: IndexedSnapshot<T>;
+  readonly since: number;
+}
+
+/**
+ * A scan's reading of the indexes: those of the gone holders and this instance's own, whose entries of another
+ * process run (an earlier run, or handed off to it by a moving device) are orphans too; at most `limit` per holder.
+ * Remembers when each entry was first seen orphaned (entries gone from the indexes are forgotten).
+ */
+export function createOrphanReader<T extends DialogSnapshot & { readonly run: string }>(o: {
+  readonly store: Pick<SessionSnapshotStore<T>, 'list'>;
+  readonly self: string;
+  readonly run: string;
+  readonly limit: number;
+  readonly log: Logger;
+}): (loop: ScanLoopView, now: number) => Promise<OrphanEntry<T>[]> {
+  let firstSeen = new Map<string, number>();
+  return async (loop, now) => {
+    const seen = new Map<string, number>();
+    const out: OrphanEntry<T>[] = [];
+    for (const holder of new Set([...loop.gone.filter((c) => c !== o.self), o.self])) {
+      let entries: IndexedSnapshot<T>[];
+      try {
+        entries = await o.store.list(holder, o.limit);
+      } catch (err) {
+        o.log.warn({ err, holder }, 'snapshot index not read: next scan');
+        continue;
+      }
+      for (const entry of entries) {
+        if (holder === o.self && entry.state === 'ok' && entry.snapshot.run === o.run) continue; // ours, alive
+        const key = `${holder}\n${entry.callId}`;
+        const since = firstSeen.get(key) ?? now;
+        seen.set(key, since);
+        out.push({ holder, entry, since });
+      }
+    }
+    firstSeen = seen;
+    return out;
+  };
 }

@@ -33,6 +33,8 @@ import { createMemoryReportStore } from '../reports/report-store.memory.ts';
 import type { ReportStore } from '../reports/report-store.port.ts';
 import type { LimitSettings } from '../config/config.types.ts';
 import { deviceLimits, sipStackLimits } from '../config/limits.ts';
+import type { AudioSnapshot } from '../recovery/audio-snapshot.ts';
+import type { SessionJournal } from '../recovery/session-journal.ts';
 
 export interface DeviceSideOptions {
   readonly sip: SipSettings;
@@ -68,7 +70,7 @@ export interface DeviceSide {
   /** Presets, cruise, scan, configuration and the 2022 commands (commands/device-commands.port.ts). */
   readonly commands: SipDeviceCommands;
   /** Voice broadcast over `sender` (the media plane); the caller closes it and routes device INVITEs to it. */
-  openBroadcast(sender: AudioSender): SipBroadcast;
+  openBroadcast(sender: AudioSender, journal?: SessionJournal<AudioSnapshot> | null): SipBroadcast;
   readonly flows: DeviceFlows;
   readonly scanner: OfflineScanner;
   /** The platform's catalog / alarm / position subscriptions to its devices (GB/T 28181 §9.11). */
@@ -179,7 +181,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     stack,
     control,
     commands,
-    openBroadcast: (sender) => createSipBroadcast({ side: deps, exchange, sender, serverId: o.sip.serverId, inviteWaitMs: timeouts.deviceInfoMs }),
+    openBroadcast: (sender, journal) => createSipBroadcast({ side: deps, exchange, sender, serverId: o.sip.serverId, inviteWaitMs: timeouts.deviceInfoMs, journal }),
     flows,
     scanner,
     subscriptions,

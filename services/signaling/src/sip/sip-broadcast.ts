@@ -15,6 +15,11 @@
 // 488 to its INVITE and 4607 to the caller. One audio session (broadcast or talk) per channel, at
 // most MAX_AUDIO_SESSIONS per instance; BYE from either side, the device going offline or the
 // instance closing ends it and releases the node's sender (and with it the received stream).
+//
+// Session continuity (SPEC §11): with a journal, each accepted audio dialog is snapshotted (recovery/
+// audio-snapshot.ts) and ending it — BYE either side, stop, device offline, closing — writes the tombstone
+// before the sender is stopped, so a crash right after a stop never brings it back; a device that moves to
+// another live instance (OWN-4) has its sessions handed off there without a BYE (recovery/audio-recovery.ts).
 import { buildBroadcastNotify, buildSdp, parseSdp, RESULT_ERROR, type ResultResponse } from '@vms/gb28181';
 import { getFrom, SipStatus, type Dialog, type ServerContext, type SipRequest } from '@vms/sip';
 import type { ChannelRef } from '../control/device-control.port.ts';
@@ -23,6 +28,9 @@ import type { TimerHandle } from '../core/clock.ts';
 import type { DeviceExchange } from './device-exchange.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import { talkStreamId } from '../media/talk-stream.ts';
+import { saveDialog } from '../media/saved-dialog.ts';
+import type { AudioSnapshot } from '../recovery/audio-snapshot.ts';
+import type { SessionJournal } from '../recovery/session-journal.ts';
 
 /** G.711 A-law, RFC 3551 static payload type 8: what GB/T 28181 §9.12 devices take. */
 export const PT_PCMA = 8;
@@ -81,13 +89,28 @@ export interface SipBroadcast {
   /** Ends the channel's session of that mode (404 when there is none). */
   stop(channelId: string, mode?: AudioMode): Promise<void>;
   list(deviceId: string, mode?: AudioMode): readonly BroadcastView[];
+  /** An audio session with the channel is running or being set up here. */
+  busy(channelId: string): boolean;
+  /** OWN-4 with SPEC §11: the device is owned by `newOwner` now; its sessions are handed there, no BYE. */
+  onDeviceMoved(deviceId: string, newOwner: string): Promise<void>;
   /** For the stack's INVITE handler: true when the INVITE is a device's broadcast answer (handled). */
   onInvite(req: SipRequest, ctx: ServerContext): boolean;
   close(): Promise<void>;
 }
 
-export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceExchange; sender: AudioSender; serverId: string; inviteWaitMs: number }): SipBroadcast {
+export interface SipBroadcastOptions {
+  readonly side: DeviceSideDeps;
+  readonly exchange: DeviceExchange;
+  readonly sender: AudioSender;
+  readonly serverId: string;
+  readonly inviteWaitMs: number;
+  /** Session continuity (SPEC §11); absent: nothing outlives this process. */
+  readonly journal?: SessionJournal<AudioSnapshot> | null;
+}
+
+export function createSipBroadcast(o: SipBroadcastOptions): SipBroadcast {
   const { side, exchange, sender } = o;
+  const journal = o.journal ?? null;
   const log = side.log.child({ component: 'broadcast' });
   const waiting = new Map<string, Expectation>();
   const live = new Map<string, Live>();
@@ -95,6 +118,8 @@ export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceEx
   const end = async (l: Live, why: string): Promise<void> => {
     if (live.get(l.view.channelId) !== l) return;
     live.delete(l.view.channelId);
+    // SPEC §11: the tombstone before the teardown, so a crash from here on never resurrects the session
+    await journal?.ended(l.dialog.callId);
     await sender.stop(l.source, l.view.ssrc).catch((err: unknown) => log.warn({ err, channelId: l.view.channelId }, 'stopping the broadcast audio failed'));
     log.info({ mode: l.view.mode, deviceId: l.view.deviceId, channelId: l.view.channelId, why }, 'audio session ended');
   };
@@ -146,6 +171,18 @@ export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceEx
     const l: Live = { view, dialog, source: e.source };
     live.set(view.channelId, l);
     dialog.once('terminated', (reason) => void end(l, String(reason)));
+    journal?.record({
+      purpose: view.mode,
+      deviceId: view.deviceId,
+      channelId: view.channelId,
+      source: e.source,
+      ssrc: view.ssrc,
+      deviceAudio: { host, port: audio.port },
+      sendPort: from.port,
+      ...(deviceStream === undefined ? {} : { receiveStreamId: deviceStream.stream }),
+      dialog: saveDialog(dialog),
+      createdAt: view.startedAt,
+    });
     log.info({ mode: view.mode, deviceId: view.deviceId, channelId: view.channelId, ssrc: view.ssrc, deviceAudio: view.deviceAudio }, 'audio session started');
     return view;
   };
@@ -183,6 +220,25 @@ export function createSipBroadcast(o: { side: DeviceSideDeps; exchange: DeviceEx
       const ending = end(l, 'stopped');
       await l.dialog.destroy().catch((err: unknown) => log.debug({ err }, 'BYE to the device failed'));
       await ending;
+    },
+
+    busy: (channelId) => waiting.has(channelId) || live.has(channelId),
+
+    async onDeviceMoved(deviceId, newOwner) {
+      const moved = [...live.values()].filter((l) => l.view.deviceId === deviceId);
+      await Promise.all(
+        moved.map(async (l) => {
+          live.delete(l.view.channelId);
+          l.dialog.closeSilently(); // the new owner ends or re-establishes it from the snapshot
+          if (journal === null) {
+            await sender.stop(l.source, l.view.ssrc).catch((err: unknown) => log.warn({ err, channelId: l.view.channelId }, 'stopping the broadcast audio failed'));
+            log.info({ mode: l.view.mode, deviceId, channelId: l.view.channelId, why: 'device moved' }, 'audio session ended');
+            return;
+          }
+          await journal.handOff(l.dialog.callId, newOwner);
+          log.info({ mode: l.view.mode, deviceId, channelId: l.view.channelId, newOwner }, 'audio session handed off: the device moved');
+        }),
+      );
     },
 
     list: (deviceId, mode = 'broadcast') => [...live.values()].filter((l) => l.view.deviceId === deviceId && l.view.mode === mode).map((l) => l.view),
