@@ -21,7 +21,7 @@ import type { StreamHolderDirectory } from '../media/stream-holders.port.ts';
 import { decideMedia, decideOrphan, type MediaView } from './recovery-decision.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
 import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
-import { createScanLoop, runJobs, type RecoveryScanLoop, type ScanLoopView } from './scan-loop.ts';
+import { createOrphanReader, createScanLoop, runJobs, type RecoveryScanLoop, type ScanLoopView } from './scan-loop.ts';
 
 /** Index entries read per holder and scan. */
 export const LIST_LIMIT = 1000;
@@ -58,8 +58,6 @@ export type SessionRecovery = RecoveryScanLoop;
 
 export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
   const log = d.log.child({ component: 'session-recovery' });
-  /** holder/callId → when this instance first saw it orphaned. */
-  let orphanSince = new Map<string, number>();
 
   const mediaView = async (node: MediaNode | undefined, streamId: string): Promise<MediaView> => {
     if (node === undefined) return { kind: 'absent' };
@@ -137,9 +135,7 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     }
   };
 
-  const work = async (holder: string, e: IndexedSnapshot, now: number): Promise<void> => {
-    const key = `${holder}\n${e.callId}`;
-    const since = orphanSince.get(key) ?? now;
+  const work = async (holder: string, e: IndexedSnapshot, since: number, now: number): Promise<void> => {
     const step = decideOrphan({
       now,
       entry: e,
@@ -169,27 +165,10 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     }
   };
 
+  const orphans = createOrphanReader<SessionSnapshot>({ store: d.store, self: d.self, run: d.run, limit: LIST_LIMIT, log });
   const scan = async (loop: ScanLoopView): Promise<void> => {
     const now = d.clock.now();
-    const seen = new Map<string, number>();
-    const queue: (() => Promise<void>)[] = [];
-    for (const holder of new Set([...loop.gone.filter((c) => c !== d.self), d.self])) {
-      let entries: IndexedSnapshot[];
-      try {
-        entries = await d.store.list(holder, LIST_LIMIT);
-      } catch (err) {
-        log.warn({ err, holder }, 'session index not read: next scan');
-        continue;
-      }
-      for (const e of entries) {
-        // own entries of this run are live sessions, not orphans
-        if (holder === d.self && e.state === 'ok' && e.snapshot.run === d.run) continue;
-        const key = `${holder}\n${e.callId}`;
-        seen.set(key, orphanSince.get(key) ?? now);
-        queue.push(() => work(holder, e, now));
-      }
-    }
-    orphanSince = seen; // entries gone from the indexes are forgotten here too
+    const queue = (await orphans(loop, now)).map((o) => () => work(o.holder, o.entry, o.since, now));
     await runJobs(queue, MAX_PARALLEL, () => loop.closed, log, 'orphaned session step failed: next scan');
   };
 
