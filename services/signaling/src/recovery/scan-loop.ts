@@ -1,8 +1,8 @@
-// The periodic scan the recoveries run (device sessions: session-recovery.ts; talk/broadcast: audio-recovery.ts; upstream views held by a
-// crashed leader: cascade/upstream-recovery.ts): one scan at a time, a request during a scan coalesced
-// into one more after it, the next period armed when a scan ends, a newly gone holder scanned at once,
-// the orphans a scan reads (gone holders' indexes and its own entries of another run: createOrphanReader), and
-// the jobs a scan finds worked on with a bounded number at once.
+// The periodic scan the recoveries run (device sessions: session-recovery.ts; talk and broadcast:
+// audio-recovery.ts; upstream views held by a crashed leader: cascade/upstream-recovery.ts): one scan at a
+// time, a request during a scan coalesced into one more after it, the next period armed when a scan ends, a
+// newly gone holder scanned at once, the orphans a scan reads (the gone holders' indexes and its own entries
+// of another run: createOrphanReader), and the jobs a scan finds worked on with a bounded number at once.
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { DialogSnapshot, IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
