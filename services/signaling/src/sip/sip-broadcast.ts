@@ -228,13 +228,15 @@ export function createSipBroadcast(o: SipBroadcastOptions): SipBroadcast {
       const moved = [...live.values()].filter((l) => l.view.deviceId === deviceId);
       await Promise.all(
         moved.map(async (l) => {
-          live.delete(l.view.channelId);
-          l.dialog.closeSilently(); // the new owner ends or re-establishes it from the snapshot
           if (journal === null) {
-            await sender.stop(l.source, l.view.ssrc).catch((err: unknown) => log.warn({ err, channelId: l.view.channelId }, 'stopping the broadcast audio failed'));
-            log.info({ mode: l.view.mode, deviceId, channelId: l.view.channelId, why: 'device moved' }, 'audio session ended');
+            // nobody to hand it to: ended here as for a device gone offline (BYE attempted, sender released)
+            const ending = end(l, 'device moved');
+            await l.dialog.destroy().catch(() => undefined);
+            await ending;
             return;
           }
+          live.delete(l.view.channelId);
+          l.dialog.closeSilently(); // the new owner ends or re-establishes it from the snapshot
           await journal.handOff(l.dialog.callId, newOwner);
           log.info({ mode: l.view.mode, deviceId, channelId: l.view.channelId, newOwner }, 'audio session handed off: the device moved');
         }),
