@@ -93,9 +93,9 @@ describe('session continuity of a talk: the device moves between live instances 
       for (const [n, i] of [['a', a], ['b', b]] as const) console.log(n, i.proc.output().split('\n').filter((l) => /moved|handed|orphan|audio|owned by another/.test(l)).slice(-20).join('\n'));
       throw err;
     });
-    console.log(`talk move: the device's audio back on ${stream} ${backAt - movedAt} ms after it left node-a (default timings)`);
-
     await eventually(() => logLines(a, 'audio session handed off: the device moved').length === 1, 'node-a handed the talk off');
+    const handedAt = Number(logLines(a, 'audio session handed off: the device moved')[0]?.time);
+    console.log(`talk move: the device's audio back on ${stream} ${backAt - movedAt} ms after it left node-a (handed off by node-a after ${handedAt - movedAt} ms; default timings)`);
     assert.equal(logLines(a, 'audio session ended').length, 0, 'node-a did not end the talk (no BYE, no stopSendRtp by it)');
     await eventually(() => logLines(b, 'orphaned audio session recovered').length === 1, 'node-b re-established it');
     assert.equal(devB.audioCalls.length, 1, 'exactly one Notify/INVITE on node-b');
