@@ -8,6 +8,7 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import { classifyMysqlError, codeSuffix } from '@vms/mysql-errors';
 import { RoutingError } from './errors.ts';
 import { destinationFromRow, jsonColumn, ruleFromArray, ruleFromRow, type RoutingDestinationRow, type RoutingRuleRow } from './routing-rows.ts';
+import { readRulePages, RULE_COLUMNS } from './rule-pages.mysql.ts';
 import type { DraftRule, PublishResult, RoutingDraft, RoutingStore, TableData, VersionInfo } from './routing-store.port.ts';
 import type { Algorithm, Destination, DestinationSet, GrayRelease, MatchField, Rule, TimeWindow } from './types.ts';
 
@@ -47,8 +48,6 @@ function toSets(sets: SetRow[], members: MemberRow[]): DestinationSet[] {
   }));
 }
 
-// in this order for ruleFromArray
-const RULE_COLUMNS = 'id, grp, field, prefix, priority, set_id, time_window, gray_release';
 /** Rules per page when loading a version on the event loop that serves requests. */
 const LOAD_PAGE_ROWS = 2000;
 
@@ -58,11 +57,14 @@ export interface MysqlRoutingStoreOptions {
    * loop); a table build thread, with no requests to serve, reads larger pages (fewer round trips).
    */
   readonly readPageRows?: number;
+  /** Pages of readVersion read at once, on as many connections of the pool (1..4). Default 2. */
+  readonly readAhead?: number;
 }
 const jsonOrNull = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 export function createMysqlRoutingStore(pool: Pool, options: MysqlRoutingStoreOptions = {}): RoutingStore {
   const readPageRows = Math.max(1, Math.min(100_000, Math.floor(options.readPageRows ?? LOAD_PAGE_ROWS)));
+  const readAhead = Math.max(1, Math.min(4, Math.floor(options.readAhead ?? 2)));
   let closed = false;
   const run = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
     if (closed) throw new RoutingError('ROUTING_ERR_CLOSED', 'routing store is closed');
@@ -223,31 +225,11 @@ export function createMysqlRoutingStore(pool: Pool, options: MysqlRoutingStoreOp
           sets: topology.sets,
           ruleCount: vs[0].rule_count,
           // Keyset pages, each converted and handed on before the next is read: the rows of one page die
-          // young, and no million-object array is ever live (docs/routing.md, build + swap).
+          // young, and no million-object array is ever live; the next pages are read meanwhile
+          // (rule-pages.mysql.ts; docs/routing.md, build + swap).
           async *pages() {
-            const fetch = (after: number): Promise<unknown[][]> =>
-              run('readVersion', async () => {
-                // rows as arrays: no object with eight named properties per row before the rule is made
-                const [rows] = await pool.query<unknown[][] & RowDataPacket[]>(
-                  { sql: `SELECT ${RULE_COLUMNS} FROM routing_version_rule WHERE version = ? AND id > ? ORDER BY id LIMIT ?`, rowsAsArray: true },
-                  [version, after, readPageRows],
-                );
-                return rows as unknown as unknown[][];
-              });
-            // The next page is asked for before this one is handed on: the server reads and sends it while
-            // the consumer converts and packs this one (a reload is otherwise query, wait, pack, query …).
-            let pending = fetch(0);
-            try {
-              for (;;) {
-                const page = await pending;
-                const more = page.length === readPageRows;
-                if (more) pending = fetch(Number(page[page.length - 1]![0]));
-                if (page.length > 0) yield page.map(ruleFromArray);
-                if (!more) return;
-              }
-            } finally {
-              pending.catch(() => undefined); // a consumer that stopped early: the prefetched page is dropped
-            }
+            const pages = readRulePages(pool, { version, ruleCount: vs[0]!.rule_count, pageRows: readPageRows, readAhead, run: (fn) => run('readVersion', fn) });
+            for await (const rows of pages) yield rows.map(ruleFromArray);
           },
         };
       }),
