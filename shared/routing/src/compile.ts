@@ -26,6 +26,11 @@ export const MAX_WEIGHT = 1_000_000;
  * 20-80 ms for 2,048 rules seen at load 20), so a step must stay well under the 8 ms budget even then.
  */
 const SLICE_RULES = 256;
+/**
+ * Keys all prefix indexes of a build may be sized for up front, × the rule count: an index is sized when its
+ * first rule comes, before its share of the rules is known (docs/routing.md).
+ */
+const INDEX_BUDGET = 2;
 const KINDS = ['sip', 'http', 'media', 'shard'];
 
 export type CompileResult =
@@ -59,7 +64,9 @@ export interface TableTopology {
 
 /**
  * Builds one table from its topology and its rules given in pieces (`addRules` per page, in id order or
- * not), then `finishSteps` / `finishSliced`. Only typed columns stay alive between pages.
+ * not), then `finishSteps` / `finishSliced`. Each piece is checked, packed and put into the prefix indexes
+ * at once, so a store's reads and the build overlap (the next page is read while this one is indexed) and
+ * nothing is left but freezing when the last page has come. Only typed columns stay alive between pages.
  */
 export class TableBuilder {
   readonly #top: TableTopology;
@@ -68,8 +75,17 @@ export class TableBuilder {
   readonly #destinations = new Map<string, Destination>();
   readonly #sets: CompiledSet[] = [];
   readonly #packer: RulePacker;
+  readonly #countHint: number;
+  /** Prefix index per group number × 3 + field. */
+  readonly #indexes: (PrefixIndexBuilder | undefined)[] = [];
+  /** Keys the indexes were sized for so far (the budget of INDEX_BUDGET × the hint). */
+  #reservedKeys = 0;
+  /** Rules chained by key (rules sharing a key), as packed. */
+  #next: Int32Array;
+  /** Packed rules already in the indexes. */
+  #indexed = 0;
 
-  /** `ruleCountHint`: how many rules will come (columns are sized once for it; more cost a copy). */
+  /** `ruleCountHint`: how many rules will come (columns and indexes are sized once for it; more cost a copy). */
   constructor(top: TableTopology, ruleCountHint: number) {
     this.#top = top;
     const issues = this.#issues;
@@ -82,43 +98,70 @@ export class TableBuilder {
     }
     this.#zone = zone;
     const setIndex = compileTopology(top, issues, this.#destinations, this.#sets);
-    this.#packer = new RulePacker(setIndex, issues, ruleCountHint);
+    this.#countHint = Math.max(16, ruleCountHint);
+    this.#packer = new RulePacker(setIndex, issues, this.#countHint);
+    this.#next = new Int32Array(this.#countHint);
   }
 
-  /** Checks and packs rules[from, to). */
+  /** Checks and packs rules[from, to), and puts them into the prefix indexes. */
   addRules(rules: readonly Rule[], from = 0, to = rules.length): void {
     const packer = this.#packer;
     for (let i = from; i < to; i++) packer.add(rules[i]!);
+    this.#index(packer.view());
+  }
+
+  /** Links the packed rules not yet indexed into their keys' chains. */
+  #index(packed: PackedRules): void {
+    if (this.#next.length < packed.id.length) {
+      const grown = new Int32Array(packed.id.length);
+      grown.set(this.#next);
+      this.#next = grown;
+    }
+    const next = this.#next;
+    for (let k = this.#indexed; k < packed.count; k++) {
+      const ix = packed.index[k]!;
+      const b = this.#indexes[ix] ?? this.#newIndex(ix, packed.pos[k]!);
+      const clash = insertRule(b, packed, next, k);
+      if (clash !== -1) {
+        this.#issues.add(
+          rulePath(packed.pos[k]!, { id: packed.id[k] }),
+          `same group, field, prefix, priority and window as rule id ${packed.id[clash]}: which one applies would be arbitrary`,
+        );
+      }
+    }
+    this.#indexed = packed.count;
   }
 
   /**
-   * Builds the indexes from the packed rules; yields every SLICE_RULES rules. The result is numbers and a
-   * few small lists only (BuiltRules): what a build thread hands back to the main thread (table-worker.ts).
+   * An index first used by the rule being indexed: sized for every rule still to come (exact for the usual
+   * large table, one group and field), within a budget of INDEX_BUDGET × the rule count over all indexes;
+   * past it an index starts small and doubles. Oversized ones shrink when frozen.
+   */
+  #newIndex(ix: number, position: number): PrefixIndexBuilder {
+    // from the rule's position, not from the pages seen: the same table is sized alike however it is paged
+    const remaining = Math.max(1, this.#countHint - position);
+    const keys = Math.max(16, Math.min(remaining, INDEX_BUDGET * this.#countHint - this.#reservedKeys));
+    this.#reservedKeys += keys;
+    const b = new PrefixIndexBuilder(keys);
+    this.#indexes[ix] = b;
+    return b;
+  }
+
+  /**
+   * Finishes the indexes (everything added is in them already; yields once) and returns numbers and a few
+   * small lists only (BuiltRules): what a build thread hands back to the main thread (table-worker.ts).
    */
   *buildSteps(): Generator<void, BuildOutcome, void> {
     const issues = this.#issues;
     const packer = this.#packer;
+    this.#index(packer.view());
     const packed = packer.finish();
     const n = packed.count;
-    const builders: (PrefixIndexBuilder | undefined)[] = packer.keysPerIndex.map((k) => (k === 0 ? undefined : new PrefixIndexBuilder(k)));
-    yield; // allocating a million-key index is a turn of its own
-    const next = new Int32Array(n).fill(-1);
     yield;
-    for (let i = 0; i < n; i += SLICE_RULES) {
-      const to = Math.min(n, i + SLICE_RULES);
-      for (let k = i; k < to; k++) {
-        const clash = insertRule(builders[packed.index[k]!]!, packed, next, k);
-        if (clash !== -1) {
-          issues.add(
-            rulePath(packed.pos[k]!, { id: packed.id[k] }),
-            `same group, field, prefix, priority and window as rule id ${packed.id[clash]}: which one applies would be arbitrary`,
-          );
-        }
-      }
-      yield;
-    }
     if (issues.count > 0 || this.#zone === undefined) return { ok: false, issues: issues.list, more: issues.more };
+    const builders = this.#indexes;
     const groups = packer.groups.map((name, no) => ({ name, indexes: [0, 1, 2].map((f) => builders[no * 3 + f]?.freezeParts()) }));
+    const next = this.#next.length === n ? this.#next : this.#next.slice(0, n);
     const rules: RuleColumns = { id: packed.id, priority: packed.priority, set: packed.set, window: packed.window, release: packed.release, next };
     return { ok: true, built: { count: n, rules, windows: packer.windows, releases: packer.releases, groups } };
   }
@@ -232,6 +275,7 @@ function before(p: PackedRules, a: number, c: number): boolean {
 function insertRule(b: PrefixIndexBuilder, p: PackedRules, next: Int32Array, k: number): number {
   const hi = p.keyHi[k]!;
   const lo = p.keyLo[k]!;
+  b.reserve();
   const slot = b.slotOfKey(hi, lo);
   const head = b.valueOf(slot);
   let clash = -1;

@@ -71,19 +71,40 @@ export function encodedLength(lo: number): number {
  */
 const STRIDE = 3;
 
-/** Mutable while building; `freeze()` ends the build. */
+/** Smallest power of two ≥ 16 that holds `keys` at load ≤ 0.5. */
+function capacityFor(keys: number): number {
+  let cap = 16;
+  while (cap < keys * 2) cap *= 2;
+  return cap;
+}
+
+/**
+ * Mutable while building; `freeze()` ends the build. Sized once from a hint (no rehash while building when
+ * the hint holds: a store knows its version's rule count), doubled when more keys come than hinted (an index
+ * made before its share of the rules was known: indexes are built as the pages arrive), and shrunk at
+ * freeze when the hint was far too large (load under 1/8).
+ */
 export class PrefixIndexBuilder {
-  readonly #slots: Float64Array;
-  readonly #mask: number;
+  #slots: Float64Array;
+  #mask: number;
   #lengths = 0; // bit L set when some key has length L (L ≤ 24)
   #count = 0;
 
-  /** `capacityHint`: how many distinct keys at most; the table is sized for it once (load ≤ 0.5). */
+  /** `capacityHint`: how many distinct keys are expected; the table is sized for it (load ≤ 0.5). */
   constructor(capacityHint: number) {
-    let cap = 16;
-    while (cap < capacityHint * 2) cap *= 2;
+    const cap = capacityFor(capacityHint);
     this.#slots = new Float64Array(cap * STRIDE); // zeroed: every slot empty
     this.#mask = cap - 1;
+  }
+
+  /** Keys held. */
+  get size(): number {
+    return this.#count;
+  }
+
+  /** Makes room for one more key (call before slotOfKey: a growth moves every slot). */
+  reserve(): void {
+    if ((this.#count + 1) * 2 > this.#mask + 1) this.#rehash((this.#mask + 1) * 2);
   }
 
   /** Slot of an encoded key (encodePrefixAt): the one holding it, or the empty one where it would go. */
@@ -100,7 +121,7 @@ export class PrefixIndexBuilder {
     const o = s * STRIDE;
     const slots = this.#slots;
     if (slots[o + 1] === 0) {
-      if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity');
+      if (this.#count * 2 >= this.#mask + 1) throw new RangeError('prefix index over capacity (reserve() first)');
       slots[o] = hi;
       slots[o + 1] = lo;
       this.#count++;
@@ -121,9 +142,30 @@ export class PrefixIndexBuilder {
 
   /** The finished index as plain data (its arrays can be transferred to another thread). */
   freezeParts(): PrefixIndexParts {
+    const fit = capacityFor(this.#count);
+    if (fit * 8 <= this.#mask + 1) this.#rehash(fit);
     const lengths: number[] = [];
     for (let l = MAX_PREFIX_DIGITS; l >= 0; l--) if ((this.#lengths & (1 << l)) !== 0) lengths.push(l);
     return { slots: this.#slots, mask: this.#mask, lengthsDesc: Uint8Array.from(lengths), size: this.#count };
+  }
+
+  /** Moves every key into a table of `cap` slots (a power of two holding them at load ≤ 0.5). */
+  #rehash(cap: number): void {
+    const old = this.#slots;
+    const slots = new Float64Array(cap * STRIDE);
+    const mask = cap - 1;
+    for (let o = 0; o < old.length; o += STRIDE) {
+      const lo = old[o + 1]!;
+      if (lo === 0) continue;
+      const hi = old[o]!;
+      let s = slot(hi, lo, mask);
+      while (slots[s * STRIDE + 1] !== 0) s = (s + 1) & mask;
+      slots[s * STRIDE] = hi;
+      slots[s * STRIDE + 1] = lo;
+      slots[s * STRIDE + 2] = old[o + 2]!;
+    }
+    this.#slots = slots;
+    this.#mask = mask;
   }
 }
 

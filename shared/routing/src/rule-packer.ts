@@ -107,8 +107,6 @@ export class RulePacker {
   readonly releases: CompiledRelease[] = [];
   /** Group names, by number. */
   readonly groups: string[] = [];
-  /** Keys per prefix index (group number × 3 + field), to size each index once. */
-  readonly keysPerIndex: number[] = [];
   readonly #groupNo = new Map<string, number>();
   readonly #windowIndex = new Map<string, number>();
   /**
@@ -184,11 +182,8 @@ export class RulePacker {
       g = this.groups.length;
       this.groups.push(r.group);
       this.#groupNo.set(r.group, g);
-      this.keysPerIndex.push(0, 0, 0);
     }
-    const ix = g * 3 + fieldIndex(r.field);
-    this.#index[k] = ix;
-    this.keysPerIndex[ix]!++;
+    this.#index[k] = g * 3 + fieldIndex(r.field);
     encodePrefixAt(r.prefix, this.#keyHi, this.#keyLo, k);
   }
 
@@ -206,6 +201,19 @@ export class RulePacker {
       this.#ids = ids;
     }
     return this.#ids.add(id);
+  }
+
+  /** Rules packed so far (the valid ones). */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * The columns as they are now (rows [0, count) filled; not trimmed, and replaced when they grow): what the
+   * indexes are built from while pages keep coming.
+   */
+  view(): PackedRules {
+    return { count: this.#count, id: this.#id, priority: this.#priority, set: this.#set, window: this.#window, release: this.#release, index: this.#index, keyHi: this.#keyHi, keyLo: this.#keyLo, pos: this.#pos };
   }
 
   /** The packed columns, trimmed to what was filled. */
