@@ -15,8 +15,10 @@ import {
   publishRoutingNudge,
   RoutingReloader,
   subscribeRoutingNudges,
+  compileTable,
   validateTable,
   type Decision,
+  type Rule,
   type RoutingError,
   type RoutingStore,
   type TableData,
@@ -240,43 +242,47 @@ describe('reload from MariaDB with a Redis nudge', () => {
     assert.ok((await store.publish({ by: 'ops', comment: 'small', check })).ok);
     const reloader = new RoutingReloader({ store, clock: systemClock, timeZone: TZ, defaults, pollMs: 60_000, log: quiet });
     await reloader.start();
-    assert.equal(reloader.table.version, 1);
+    // closed whatever happens: its poll timer would hold the test process open until the file's timeout
+    try {
+      assert.equal(reloader.table.version, 1);
 
-    const N = 100_000;
-    for (let i = 0; i < N; i += 10_000) {
-      const rows = Array.from({ length: 10_000 }, (_, k) => ['placement', 'device', `3402${String(i + k).padStart(8, '0')}`, 0, 'shards', 1]);
-      await pool.query('INSERT INTO routing_rule (grp, field, prefix, priority, set_id, enabled) VALUES ?', [rows]);
-    }
-    const p = await store.publish({ by: 'ops', comment: 'big', check });
-    assert.ok(p.ok && p.ruleCount === N + 1);
-
-    let served = 0;
-    let unanswered = 0;
-    let stop = false;
-    const h = monitorEventLoopDelay({ resolution: 5 });
-    h.enable();
-    const loop = (): void => {
-      if (stop) return;
-      for (let i = 0; i < 50; i++) {
-        const d = reloader.table.decide({ group: 'placement', device: `3402${String(served % N).padStart(8, '0')}13200001`, now: Date.now() });
-        if (d.destination === undefined) unanswered++;
-        served++;
+      const N = 100_000;
+      for (let i = 0; i < N; i += 10_000) {
+        const rows = Array.from({ length: 10_000 }, (_, k) => ['placement', 'device', `3402${String(i + k).padStart(8, '0')}`, 0, 'shards', 1]);
+        await pool.query('INSERT INTO routing_rule (grp, field, prefix, priority, set_id, enabled) VALUES ?', [rows]);
       }
-      setImmediate(loop);
-    };
-    loop();
-    const outcome = await reloader.check();
-    stop = true;
-    h.disable();
-    assert.equal(outcome, 'swapped');
-    assert.equal(reloader.table.version, 2);
-    assert.equal(reloader.table.ruleCount, N + 1);
-    assert.equal(unanswered, 0);
-    assert.ok(served > 1000, `${served} decisions during the reload`);
-    const d = reloader.table.decide({ group: 'placement', device: '34020000012313200001', now: 0 });
-    assert.equal(d.matchedLength, 12);
-    console.log(`reload of ${N} rules from MariaDB: ${served} decisions served meanwhile, event-loop delay max ${(h.max / 1e6).toFixed(1)} ms`);
-    reloader.close();
+      const p = await store.publish({ by: 'ops', comment: 'big', check });
+      assert.ok(p.ok && p.ruleCount === N + 1);
+
+      let served = 0;
+      let unanswered = 0;
+      let stop = false;
+      const h = monitorEventLoopDelay({ resolution: 5 });
+      h.enable();
+      const loop = (): void => {
+        if (stop) return;
+        for (let i = 0; i < 50; i++) {
+          const d = reloader.table.decide({ group: 'placement', device: `3402${String(served % N).padStart(8, '0')}13200001`, now: Date.now() });
+          if (d.destination === undefined) unanswered++;
+          served++;
+        }
+        setImmediate(loop);
+      };
+      loop();
+      const outcome = await reloader.check();
+      stop = true;
+      h.disable();
+      assert.equal(outcome, 'swapped');
+      assert.equal(reloader.table.version, 2);
+      assert.equal(reloader.table.ruleCount, N + 1);
+      assert.equal(unanswered, 0);
+      assert.ok(served > 1000, `${served} decisions during the reload`);
+      const d = reloader.table.decide({ group: 'placement', device: '34020000012313200001', now: 0 });
+      assert.equal(d.matchedLength, 12);
+      console.log(`reload of ${N} rules from MariaDB: ${served} decisions served meanwhile, event-loop delay max ${(h.max / 1e6).toFixed(1)} ms`);
+    } finally {
+      reloader.close();
+    }
   });
 
   it('a version built on a worker thread from its own MariaDB connection decides as the one built here; a refused one leaves the old table', async () => {
@@ -332,6 +338,99 @@ describe('reload from MariaDB with a Redis nudge', () => {
       assert.equal(await reloader.check(), 'refused');
       assert.equal(reloader.table, viaWorker);
       assert.equal(reloader.stats.refusedVersion, p2.version);
+    } finally {
+      reloader.close();
+      await builder.close();
+    }
+  });
+
+  it('a version read from MariaDB in small pages (id ranges, two read at once) builds the table its rules build in memory; a bad row on a late page refuses it all, a page that cannot be read fails the build, the old table staying', async () => {
+    const { pool, url } = await freshDb();
+    const destinations = ['a', 'b', 'c', 'd'].map((id) => ({ id, kind: 'shard' as const, address: `sip:10.0.0.${id.charCodeAt(0)}:5060` }));
+    const sets = [
+      { id: 'hash', algorithm: 'hash-device' as const, members: ['a', 'b', 'c'].map((d) => ({ destinationId: d, weight: 1, priority: 0 })) },
+      { id: 'swrr', algorithm: 'swrr' as const, members: ['b', 'd'].map((d, i) => ({ destinationId: d, weight: 1 + i, priority: 0 })) },
+      { id: 'canary', algorithm: 'priority' as const, members: [{ destinationId: 'd', weight: 1, priority: 0 }] },
+    ];
+    // ids dense, then bunched far above, then sparse: ranges empty, ranges holding many pages
+    const ids = [
+      ...Array.from({ length: 2500 }, (_, i) => i + 1),
+      ...Array.from({ length: 1500 }, (_, i) => 1_000_000 + i),
+      ...Array.from({ length: 1000 }, (_, i) => 2_000_000 + i * 997),
+    ];
+    const fields = ['device', 'caller', 'callee'] as const;
+    const rules: Rule[] = ids.map((id, i) => ({
+      id,
+      group: i % 4 === 0 ? 'upstream' : 'placement',
+      field: fields[i % 3]!,
+      prefix: i % 101 === 0 ? String(11 + (i % 30)) : `34${String(i).padStart(10, '0')}`,
+      priority: i % 101 === 0 ? 100 + i : i % 11 === 0 ? 2 : 0,
+      setId: i % 2 === 0 ? 'hash' : 'swrr',
+      ...(i % 40 === 0 ? { window: { start: '09:00', end: '18:00', days: [1, 2, 3, 4, 5] } } : {}),
+      ...(i % 250 === 0 ? { release: { canarySetId: 'canary', key: 'device' as const, steps: [10, 50], step: 1 } } : {}),
+    }));
+    const insertVersion = async (version: number, rs: readonly Rule[], extra: unknown[][] = [], prefix = ''): Promise<void> => {
+      await pool.query('INSERT INTO routing_version (version, parent, rule_count, topology) VALUES (?, NULL, ?, ?)', [version, rs.length + extra.length, JSON.stringify({ destinations, sets })]);
+      const rows: unknown[][] = rs.map((r) => [version, r.id, r.group, r.field, r.prefix, r.priority, r.setId, r.window === undefined ? null : JSON.stringify(r.window), r.release === undefined ? null : JSON.stringify(r.release)]);
+      for (const row of extra) rows.push([version, ...row]);
+      for (let i = 0; i < rows.length; i += 2000) {
+        await pool.query(`${prefix}INSERT INTO routing_version_rule (version, id, grp, field, prefix, priority, set_id, time_window, gray_release) VALUES ?`, [rows.slice(i, i + 2000)]);
+      }
+      await pool.query('UPDATE routing_current SET version = ? WHERE id = 1', [version]);
+    };
+    await insertVersion(1, rules);
+    const inMemory = compileTable({ version: 1, timeZone: TZ, destinations, sets, rules });
+    assert.ok(inMemory.ok);
+
+    const store = createMysqlRoutingStore(pool);
+    const builder = createWorkerTableBuilder({ source: mysqlVersionSource(url, { pageRows: 300, readAhead: 2 }) });
+    const reloader = new RoutingReloader({ store, clock: systemClock, timeZone: TZ, defaults, pollMs: 60_000, log: quiet, build: (v, tz) => builder.build(v, tz) });
+    try {
+      assert.equal(await reloader.check(), 'swapped');
+      const fromDb = reloader.table;
+      // and on this thread, one page at a time, in pages of another size
+      const here = await compileStoredVersion(createMysqlRoutingStore(pool, { readPageRows: 333, readAhead: 1 }), 1, TZ);
+      assert.ok(here?.ok === true);
+      for (const t of [fromDb, here.table]) {
+        assert.equal(t.ruleCount, rules.length);
+        assert.equal(t.typedBytes, inMemory.table.typedBytes);
+      }
+      let matched = 0;
+      for (let i = 0; i < ids.length; i += 3) {
+        const k = `34${String(i).padStart(10, '0')}00000001`;
+        for (const group of ['placement', 'upstream']) {
+          for (const now of [Date.UTC(2026, 2, 4, 3), Date.UTC(2026, 2, 7, 3)]) {
+            const req = { group, device: k, caller: k, callee: k, now };
+            const want = inMemory.table.decide(req, { random: () => 0.3 });
+            if (want.ruleId !== undefined) matched++;
+            assert.deepEqual(fromDb.decide(req, { random: () => 0.3 }), want, JSON.stringify(req));
+            assert.deepEqual(here.table.decide(req, { random: () => 0.3 }), want, JSON.stringify(req));
+          }
+        }
+      }
+      assert.ok(matched > 1000, `${matched} decisions made by a rule`);
+
+      // version 2: the same rules and, on the last page, one whose prefix is not digits: refused whole
+      await insertVersion(2, rules, [[3_000_000, 'placement', 'device', '12ab', 0, 'hash', null, null]]);
+      assert.equal(await reloader.check(), 'refused');
+      assert.equal(reloader.table, fromDb);
+      const refused = await builder.build(2, TZ);
+      assert.ok(refused?.ok === false);
+      assert.match(refused.issues.map((i) => `${i.path}: ${i.message}`).join('\n'), /rules\[5000\] \(id 3000000\): prefix must be/);
+
+      // version 3: a row the driver cannot decode (JSON written past the column's check) on a late page: the
+      // page fails, the build fails, nothing of it is used
+      await insertVersion(3, rules, [[3_000_001, 'placement', 'device', '99', 0, 'hash', '{"start": "09:', null]], 'SET STATEMENT check_constraint_checks = 0 FOR ');
+      assert.equal(await reloader.check(), 'failed');
+      assert.equal(reloader.table, fromDb);
+      assert.equal(reloader.stats.failures, 1);
+      await assert.rejects(builder.build(3, TZ));
+      const pages: number[] = [];
+      const reader = await createMysqlRoutingStore(pool, { readPageRows: 1000 }).readVersion(3);
+      await assert.rejects(async () => {
+        for await (const page of reader!.pages()) pages.push(page.length);
+      });
+      assert.ok(pages.length >= 4, `pages before the bad one: ${pages.join(', ')}`);
     } finally {
       reloader.close();
       await builder.close();

@@ -50,7 +50,7 @@ export type BuildReply =
       /** Reading and packing the pages (wall, ms); of which packing (checking and packing the rules). */
       readonly readMs: number;
       readonly packMs: number;
-      /** Packing's CPU (the rest of the thread's CPU is reading, the driver's parsing, and indexing). */
+      /** Packing's CPU, indexing included (the rest of the thread's CPU is reading and the driver's parsing). */
       readonly packCpuMs: number;
       readonly buildMs: number;
       /** When the reply was posted (epoch ms): the receiver measures the transfer. */
