@@ -10,6 +10,7 @@
 // with the build thread's CPU and the load average; over the MariaDB builds, this thread's longest block
 // (CPU between two ticks of a 1 ms timer) and the event-loop delay (`monitorEventLoopDelay`, wall).
 // Run from the repository root: npx tsx test/bench/routing-mysql.ts [--quick] [--rules N] [--runs N]
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -36,6 +37,13 @@ const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 const load = (): string => loadavg()[0]!.toFixed(1);
 
 const db = await startMariaDb();
+const mariadbdPid = Number(readFileSync(join(dirname(db.socketPath), 'mysqld.pid'), 'utf8'));
+/** mariadbd's CPU so far (all its threads), ms: what the server spends on the pages beside the build thread. */
+const mariadbdCpuMs = (): number => {
+  const stat = readFileSync(`/proc/${mariadbdPid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
+};
 const pool = createMysqlPool(db.url, { connectionLimit: 1 });
 try {
   await migrate(pool, DEPLOY_SQL);
@@ -70,6 +78,7 @@ try {
   const rows: string[] = [];
   const build = async (label: string, builder: WorkerTableBuilder): Promise<number> => {
     const l0 = load();
+    const m0 = mariadbdCpuMs();
     t0 = performance.now();
     const r = await builder.build(version, 'Asia/Shanghai');
     if (r?.ok !== true) throw new Error(`build failed: ${JSON.stringify(r)}`);
@@ -77,7 +86,7 @@ try {
     const wallMs = performance.now() - t0;
     const b = builder.last!;
     rows.push(
-      `${label.padEnd(24)} | ${s(wallMs)} wall: thread start ${s(b.threadStartMs)}, read ${s(b.readMs - b.packMs)}, pack ${s(b.packMs)} (${s(b.packCpuMs)} CPU), indexes after the last page ${s(b.buildMs)}, transfer ${b.transferMs.toFixed(1)} ms, wrap + swap ${b.wrapMs.toFixed(1)} ms | build thread CPU ${s(b.threadCpuMs)} | load ${l0} → ${load()}`,
+      `${label.padEnd(24)} | ${s(wallMs)} wall: thread start ${s(b.threadStartMs)}, read ${s(b.readMs - b.packMs)}, pack + index ${s(b.packMs)} (${s(b.packCpuMs)} CPU), finish ${s(b.buildMs)}, transfer ${b.transferMs.toFixed(1)} ms, wrap + swap ${b.wrapMs.toFixed(1)} ms | build thread CPU ${s(b.threadCpuMs)}, mariadbd ${s(mariadbdCpuMs() - m0)} | load ${l0} → ${load()}`,
     );
     return wallMs;
   };
