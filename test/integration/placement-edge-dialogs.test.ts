@@ -5,15 +5,19 @@
 // nothing kept), so the ACK, the MANSRTSP INFO and the BYE from the shard reach the camera's flow, and the
 // camera's own BYE reaches the shard that holds the dialog. A second camera speaks TCP to the edge (UDP
 // between edge and shards): the shard reaches it back on that same connection (the flow token names it).
+// Voice broadcast and talk (GB/T 28181 §9.12): the camera INVITEs the platform after the Broadcast MESSAGE;
+// the edge places that INVITE by the device on its flow and record-routes it, both sides hang up through it.
 import assert from 'node:assert/strict';
+import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
 import { freePort, waitFor } from '@vms/harness';
 import { SIP_CHANNELS, type MessageInEvent } from '@vms/sip';
 import { COUNTED_METHODS } from '@vms/sip-edge';
+import { buildRtpPacket } from '../stand-ins/rtp-packets.ts';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
-import { mediaNodesEnv, startStandIn, syncChannels, type StartAnswer } from './media-e2e-fixture.ts';
+import { mediaNodesEnv, startStandIn, syncChannels, ZLM_ID, ZLM_SECRET, type StartAnswer } from './media-e2e-fixture.ts';
 import { CODES, PASSWORD, placedAmong, startPlacementCluster, type PlacementCluster } from './placement-edge-cluster.ts';
 import { api, logLines, SERVER_ID, type Instance } from './routing-cluster.ts';
 
@@ -127,6 +131,113 @@ describe('a camera behind the SIP edge: dialogs through the edge', () => {
     assert.equal(forwarded(1, 'INFO'), 2);
     assert.equal((await post('shard-b', `/vms/playback/stop?sessionId=${pb.data.sessionId}`)).success, true);
     await waitFor(() => dev.state === 'closed', { timeoutMs: 5000, description: 'BYE at the camera' });
+  });
+});
+
+interface AudioView {
+  readonly sessionId: string;
+  readonly ssrc: string;
+  readonly deviceStream?: { app: string; stream: string };
+}
+
+describe('voice broadcast and talk with a camera behind the edge (GB/T 28181 §9.12: the camera INVITEs)', () => {
+  const MIC = 'operator-mic-edge';
+  let mic: Socket;
+  let feeding: NodeJS.Timeout | undefined;
+  const audioStarted = (code: string): number => logLines(shard(code), 'audio session started').length;
+
+  before(async () => {
+    // the operator's microphone: an RTP stream on the media node (ZLM openRtpServer), G.711A every 20 ms
+    const open = (await (await fetch(`${zlm.apiBaseUrl}/index/api/openRtpServer?secret=${ZLM_SECRET}&stream_id=${MIC}&port=0&tcp_mode=0`)).json()) as { code: number; port: number };
+    assert.equal(open.code, 0);
+    mic = createSocket('udp4');
+    let seq = 0;
+    feeding = setInterval(() => {
+      seq++;
+      mic.send(buildRtpPacket({ ssrc: 0x1234, seq, timestamp: seq * 160, payloadType: 8, payload: Buffer.alloc(160, 0xd5) }), open.port, '127.0.0.1');
+    }, 20);
+    await waitFor(() => (zlm.stats(MIC)?.registered ?? false) === true, { timeoutMs: 5000, description: 'the microphone stream reached the media node' });
+  });
+  after(() => {
+    clearInterval(feeding);
+    mic?.close();
+  });
+
+  it("broadcast started on shard-b: the camera's INVITE (From = its audio channel) is placed on shard-a through the edge, audio at the camera; stop on shard-c → BYE through the edge", async () => {
+    const invites = forwarded(0, 'INVITE');
+    const acks = forwarded(0, 'ACK');
+    const started = audioStarted('shard-a');
+    const r = await post<AudioView>('shard-b', `/vms/broadcast/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
+    assert.equal(r.success, true, r.raw);
+    assert.equal(forwarded(0, 'INVITE'), invites + 1, 'the INVITE went device → shard through the edge');
+    await waitFor(() => audioStarted('shard-a') === started + 1, { timeoutMs: 5000, description: 'shard-a (the owner, which sent the Notify) answered it' });
+    const call = camera.audioCalls.at(-1);
+    assert.ok(call !== undefined && !call.ended, 'the camera INVITEd the platform');
+    await waitFor(() => forwarded(0, 'ACK') === acks + 1, { timeoutMs: 5000, description: "the camera's ACK through the edge (route set)" });
+    await waitFor(() => call.packets >= 10, { timeoutMs: 5000, description: 'audio RTP at the camera' });
+    assert.deepEqual([...call.ssrcs], [Number(r.data.ssrc)], 'sent with the SSRC of the camera’s y=');
+
+    const byes = forwarded(1, 'BYE');
+    const stop = await post('shard-c', `/vms/broadcast/stop?channelId=${channel}`);
+    assert.equal(stop.success, true, stop.raw);
+    await waitFor(() => call.ended, { timeoutMs: 5000, description: 'the camera saw the BYE' });
+    assert.equal(forwarded(1, 'BYE'), byes + 1, 'the BYE went shard → device through the edge');
+  });
+
+  it('talk: audio both ways; the camera hangs up and its BYE ends the talk on shard-a through the edge', async () => {
+    camera.talks = true;
+    try {
+      const r = await post<AudioView>('shard-c', `/vms/talk/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
+      assert.equal(r.success, true, r.raw);
+      const call = camera.audioCalls.at(-1);
+      assert.ok(call !== undefined && !call.ended);
+      await waitFor(() => call.packets >= 10, { timeoutMs: 5000, description: 'operator audio at the camera' });
+      await waitFor(() => (zlm.stats(`talk_${channel}`)?.rtpPackets ?? 0) >= 10, { timeoutMs: 5000, description: 'camera audio at the media node' });
+      const byes = forwarded(0, 'BYE');
+      await call.hangUp();
+      assert.equal(forwarded(0, 'BYE'), byes + 1, 'the BYE went device → shard through the edge');
+      await waitFor(async () => ((await api(shard('shard-b'), `/vms/talk?deviceId=${DEV}`, { timeoutMs: 20_000 })).json.data as unknown[]).length === 0, {
+        timeoutMs: 5000,
+        description: 'talk ended on the platform',
+      });
+    } finally {
+      camera.talks = false;
+    }
+  });
+
+  it('what the edge does not take gets an answer: OPTIONS 405 with Allow, an INVITE from a flow no device spoke on 480', async () => {
+    const sock = createSocket('udp4');
+    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
+    try {
+      const ask = (method: string): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no answer to ${method}`)), 3000);
+          sock.once('message', (m) => {
+            clearTimeout(timer);
+            resolve(m.toString('latin1'));
+          });
+          const port = sock.address().port;
+          const text = [
+            `${method} sip:${SERVER_ID}@127.0.0.1:${c.edge.port} SIP/2.0`,
+            `Via: SIP/2.0/UDP 127.0.0.1:${port};rport;branch=z9hG4bK-x-${method}`,
+            `From: <sip:${channel}@3402000000>;tag=1`,
+            `To: <sip:${SERVER_ID}@3402000000>`,
+            `Call-ID: stray-${method}@127.0.0.1`,
+            `CSeq: 1 ${method}`,
+            'Max-Forwards: 70',
+            'Content-Length: 0',
+            '',
+            '',
+          ].join('\r\n');
+          sock.send(text, c.edge.port, '127.0.0.1');
+        });
+      const options = await ask('OPTIONS');
+      assert.match(options, /^SIP\/2\.0 405 /);
+      assert.match(options, /\r\nAllow: REGISTER, MESSAGE, NOTIFY, INVITE, ACK, CANCEL\r\n/);
+      assert.match(await ask('INVITE'), /^SIP\/2\.0 480 /);
+    } finally {
+      sock.close();
+    }
   });
 });
 

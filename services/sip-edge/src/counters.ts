@@ -11,7 +11,7 @@ const METHOD_INDEX: ReadonlyMap<string, number> = new Map(COUNTED_METHODS.map((m
 const OTHER = COUNTED_METHODS.length - 1;
 
 /** Why the edge answered a request itself (or dropped it) instead of forwarding it. */
-export const REFUSALS = ['flow_token', 'not_a_device', 'method', 'hops', 'no_shard'] as const;
+export const REFUSALS = ['flow_token', 'not_a_device', 'method', 'hops', 'no_shard', 'unknown_flow'] as const;
 export type Refusal = (typeof REFUSALS)[number];
 
 export const SHED_BOUNDS = ['global', 'address'] as const;

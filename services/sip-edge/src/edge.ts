@@ -5,6 +5,7 @@ import { compilePlacementRules, type PlacementRule } from '@vms/routing';
 import { buildDatagramResponse, createResponse, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
 import { EdgeCounters, type ShedBound } from './counters.ts';
 import { forwardDeviceDatagram, forwardShardResponse, isResponseDatagram, readDeviceDatagram } from './datagram-forward.ts';
+import { FlowDevices } from './flow-devices.ts';
 import { FlowCodec, type DeviceFlowRef } from './flow-token.ts';
 import { FLOW_PARAM, forwardRequest, forwardResponse, SHARD_PARAM, type ForwardAction, type ForwardContext } from './forward.ts';
 import { AddressBuckets, TokenBucket } from './rate-limit.ts';
@@ -29,6 +30,8 @@ export interface EdgeOptions {
   readonly perAddressRequestsPerSec?: number;
   /** Source addresses remembered for the per-address bound. Default 100,000. */
   readonly maxAddresses?: number;
+  /** Flows whose device is remembered, to place a device's INVITE (flow-devices.ts). Default 100,000. */
+  readonly maxFlowDevices?: number;
   readonly log: SipLogger;
   readonly now?: () => number;
 }
@@ -81,11 +84,13 @@ function towardsDevice(route: string | undefined): boolean {
 export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   const now = o.now ?? Date.now;
   const transport = await SipTransport.listen({ host: o.bindHost, port: o.port, transports: o.transports ?? ['udp', 'tcp'], logger: o.log, udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES });
+  const devices = new FlowDevices(o.maxFlowDevices);
   const ctx: ForwardContext = {
     self: { code: o.code, host: o.host, port: transport.port },
     codec: new FlowCodec(o.flowSecret),
     policy: compilePlacementRules(o.rules ?? []),
     shards: () => o.shards.current(),
+    devices,
   };
   const global = new TokenBucket(o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, now());
   const perRate = o.perAddressRequestsPerSec ?? DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC;
@@ -193,6 +198,7 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
       stats.toShard++;
       counters.placed++;
       counters.request(0, request.method);
+      devices.learn(flow, request.deviceId);
     }
     return out;
   };

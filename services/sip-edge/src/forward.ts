@@ -35,6 +35,7 @@ import {
   type SipResponse,
 } from '@vms/sip';
 import type { Refusal } from './counters.ts';
+import type { FlowDevices } from './flow-devices.ts';
 import type { DeviceFlowRef, FlowCodec } from './flow-token.ts';
 
 /** The Via/Path/Route parameter carrying the signed device flow; the shards read the same name (SEC-1). */
@@ -45,6 +46,14 @@ export const SHARD_PARAM = 'vms-s';
 export const DIALOG_METHODS: ReadonlySet<string> = new Set(['INVITE', 'SUBSCRIBE']);
 /** Methods a GB/T 28181 device sends out of dialog (§9.1 register, §9.3–9.7 MESSAGE, §9.11 NOTIFY). */
 export const DEVICE_METHODS: ReadonlySet<string> = new Set(['REGISTER', 'MESSAGE', 'NOTIFY']);
+/**
+ * A device's own call (§9.12 voice broadcast / talk: the device INVITEs the platform after the Broadcast
+ * MESSAGE), with the ACK of a non-2xx answer and a CANCEL, which a stateless proxy forwards where the INVITE
+ * went (RFC 3261 §16.11): placed by the device on the flow (flow-devices.ts), not by From (the audio channel).
+ */
+export const DEVICE_CALL_METHODS: ReadonlySet<string> = new Set(['INVITE', 'ACK', 'CANCEL']);
+/** RFC 3261 §20.5: what a device may start through the edge (answered with a 405). */
+export const ALLOWED_FROM_DEVICES = [...DEVICE_METHODS, ...DEVICE_CALL_METHODS].join(', ');
 export const DEFAULT_MAX_FORWARDS = 70; // RFC 3261 §8.1.1.6
 const GB_ID = /^\d{20}$/;
 
@@ -61,6 +70,8 @@ export interface ForwardContext {
   readonly codec: FlowCodec;
   readonly policy: PlacementPolicy;
   readonly shards: () => readonly Shard[];
+  /** Which device spoke last on a flow: learnt from REGISTER/MESSAGE/NOTIFY, read for a device's INVITE. */
+  readonly devices?: FlowDevices;
 }
 
 export type ForwardAction =
@@ -162,10 +173,11 @@ export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext)
     }
     return { kind: 'to-device', ref, msg: { ...req, headers } };
   }
-  if (req.method === 'ACK') return { kind: 'drop', reason: 'ACK outside a forwarded INVITE' };
-  if (!DEVICE_METHODS.has(req.method)) return { kind: 'reply', status: SipStatus.MethodNotAllowed, refusal: 'method', headers: [['Allow', [...DEVICE_METHODS].join(', ')]] };
+  if (DEVICE_CALL_METHODS.has(req.method)) return forwardDeviceCall(req, flow, mf, ctx);
+  if (!DEVICE_METHODS.has(req.method)) return { kind: 'reply', status: SipStatus.MethodNotAllowed, refusal: 'method', headers: [['Allow', ALLOWED_FROM_DEVICES]] };
   const deviceId = getFrom(req).uri.user;
   if (deviceId === null || !GB_ID.test(deviceId)) return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'not_a_device' };
+  ctx.devices?.learn(flow, deviceId);
   const shard = placeDevice(ctx.policy, ctx.shards(), deviceId);
   if (shard === null) return { kind: 'reply', status: SipStatus.ServiceUnavailable, refusal: 'no_shard', headers: [['Retry-After', '10']] };
   const token = ctx.codec.encode(deviceFlowOf(flow, ctx.self));
@@ -176,6 +188,41 @@ export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext)
     // RFC 3327 §5: the registrar reaches the device through us; a device's own Path is not ours to vouch for
     headers.delete('Path');
     headers.append('Path', `<sip:edge@${hostPart(ctx.self.host)}:${ctx.self.port};lr;${FLOW_PARAM}=${token}>`);
+  }
+  return { kind: 'to-shard', shard, deviceId, msg: { ...req, headers } };
+}
+
+/**
+ * A device's INVITE out of dialog (GB/T 28181 §9.12), or the ACK/CANCEL of one: to the shard placement picks
+ * for the device that spoke last on this flow — the shard that sent the Broadcast MESSAGE and waits for the
+ * INVITE. The INVITE is record-routed twice like the shard's (RFC 5658), in the other order: the shard (UAS)
+ * keeps the Record-Route in order and the device (UAC) reversed (RFC 3261 §12.1.1, §12.1.2), so the shard's
+ * BYE arrives with `vms-f` on top (→ device) and the device's ACK and BYE with `vms-s` (→ shard).
+ */
+function forwardDeviceCall(req: SipRequest, flow: Flow, mf: number, ctx: ForwardContext): ForwardAction {
+  const inDialog = getTo(req).params.get('tag') !== undefined;
+  // an ACK for a 2xx carries our Route (handled above); without it, it acknowledges a non-2xx answer
+  if (req.method === 'INVITE' && inDialog) return { kind: 'reply', status: SipStatus.CallTransactionDoesNotExist, refusal: 'method' }; // RFC 3261 §12.2.2: not a dialog through this edge
+  const deviceId = ctx.devices?.deviceOn(flow);
+  if (deviceId === undefined) {
+    return req.method === 'ACK'
+      ? { kind: 'drop', reason: 'ACK from a flow no device spoke on', refusal: 'unknown_flow' }
+      : { kind: 'reply', status: SipStatus.TemporarilyUnavailable, refusal: 'unknown_flow', headers: [['Retry-After', '10']] };
+  }
+  const shard = placeDevice(ctx.policy, ctx.shards(), deviceId);
+  if (shard === null) {
+    return req.method === 'ACK'
+      ? { kind: 'drop', reason: 'no eligible shard for an ACK', refusal: 'no_shard' }
+      : { kind: 'reply', status: SipStatus.ServiceUnavailable, refusal: 'no_shard', headers: [['Retry-After', '10']] };
+  }
+  const token = ctx.codec.encode(deviceFlowOf(flow, ctx.self));
+  const headers = req.headers.clone();
+  // the same Via (branch and flow) for the INVITE, its CANCEL and its non-2xx ACK: the shard matches them
+  headers.prepend('Via', viaOf(ctx.self, branchFor(req, token), token));
+  headers.set('Max-Forwards', String(mf - 1));
+  if (req.method === 'INVITE') {
+    const shardToken = ctx.codec.encode({ transport: 'udp', address: shard.sipHost, port: shard.sipPort });
+    headers.prepend('Record-Route', `${recordRoute(ctx.self, FLOW_PARAM, token, false)}, ${recordRoute(ctx.self, SHARD_PARAM, shardToken, flow.transport === 'tcp')}`);
   }
   return { kind: 'to-shard', shard, deviceId, msg: { ...req, headers } };
 }

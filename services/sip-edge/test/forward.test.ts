@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compilePlacementRules, type Shard } from '@vms/routing';
 import { getRouteSet, getVias, parseSipMessage, type Flow, type SipRequest, type SipResponse } from '@vms/sip';
+import { FlowDevices } from '../src/flow-devices.ts';
 import { FlowCodec } from '../src/flow-token.ts';
 import { FLOW_PARAM, forwardRequest, forwardResponse, SHARD_PARAM, type ForwardContext } from '../src/forward.ts';
 
@@ -125,8 +126,9 @@ Content-Length: 0
   });
 
   it('refuses what a device has no business sending through the edge', () => {
-    assert.equal(forwardRequest(request('INVITE'), deviceFlow, ctx).kind, 'reply');
-    assert.equal((forwardRequest(request('INVITE'), deviceFlow, ctx) as { status: number }).status, 405);
+    const options = forwardRequest(request('OPTIONS'), deviceFlow, ctx);
+    assert.deepEqual(options, { kind: 'reply', status: 405, refusal: 'method', headers: [['Allow', 'REGISTER, MESSAGE, NOTIFY, INVITE, ACK, CANCEL']] }, 'RFC 3261 §21.4.6: 405 lists what is allowed');
+    assert.deepEqual(forwardRequest(request('SUBSCRIBE'), deviceFlow, ctx).kind, 'reply');
     assert.equal((forwardRequest(request('MESSAGE', '', 'admin'), deviceFlow, ctx) as { status: number }).status, 403);
     assert.equal(forwardRequest(request('ACK'), deviceFlow, ctx).kind, 'drop');
     const spent = request('MESSAGE');

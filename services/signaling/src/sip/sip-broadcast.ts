@@ -26,6 +26,7 @@ import type { ChannelRef } from '../control/device-control.port.ts';
 import { BadParameterError, DeviceRejectedError, DeviceTimeoutError, isVmsError, MediaFailedError, MediaSessionNotFoundError, type VmsError } from '../errors/catalog.ts';
 import type { TimerHandle } from '../core/clock.ts';
 import type { DeviceExchange } from './device-exchange.ts';
+import { edgeFlowOf, sameDeviceFlow } from './device-trust.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import { talkStreamId } from '../media/talk-stream.ts';
 import { saveDialog } from '../media/saved-dialog.ts';
@@ -249,9 +250,11 @@ export function createSipBroadcast(o: SipBroadcastOptions): SipBroadcast {
       const channelId = getFrom(req).uri.user ?? '';
       const e = waiting.get(channelId);
       if (e === undefined) return false;
-      // SPEC SEC-1: only the flow the device registered on speaks for it
+      // SPEC SEC-1: only the flow the device registered on speaks for it — through a SIP edge (issue 14) the
+      // edge's flow and the device flow the edge names in its Via, so another device behind the same edge
+      // cannot answer for it
       const s = side.flows.get(e.target.deviceId);
-      if (s === undefined || s.flow.remoteAddress !== ctx.flow.remoteAddress || s.flow.remotePort !== ctx.flow.remotePort) return false;
+      if (s === undefined || !sameDeviceFlow(s, ctx.flow, edgeFlowOf(req))) return false;
       waiting.delete(channelId);
       side.clock.clearTimeout(e.timer);
       answerInvite(req, ctx, e).then(e.resolve, (err: unknown) => {
