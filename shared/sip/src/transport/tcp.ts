@@ -222,6 +222,11 @@ export class TcpTransport {
     return p;
   }
 
+  /** A new connection to host:port, never shared by connect() callers' reuse wait (a caller's own pool). */
+  open(host: string, port: number): Promise<TcpConnection> {
+    return this.#open(host, port);
+  }
+
   #open(host: string, port: number): Promise<TcpConnection> {
     if (this.#closed) return Promise.reject(new Error('TCP transport closed'));
     if (this.#connections.size >= this.limits.maxConnections) return Promise.reject(new Error('TCP connection limit reached'));

@@ -51,6 +51,8 @@ export type DatagramShortcut = (data: Buffer, flow: Flow) => { data: Buffer; hos
 export interface SendOptions {
   /** Sent once and never retransmitted (a stateless response): its bytes are not cached. */
   readonly once?: boolean;
+  /** To a TCP flow: on its connection or not at all (a caller's pool reconnects itself), never dialled. */
+  readonly connectionOnly?: boolean;
 }
 
 const EMPTY_BODY = Buffer.alloc(0);
@@ -71,6 +73,8 @@ export class SipTransport {
   #tcp: TcpTransport | undefined;
   #closed = false;
   #onMessage: InboundHandler = () => {};
+  /** openTcp() callers told when their connection closes, by connection id. */
+  readonly #closeWatchers = new Map<number, (reason: TcpCloseReason) => void>();
   #shortcut: DatagramShortcut | undefined;
   #lastRejectLog = 0;
 
@@ -100,6 +104,24 @@ export class SipTransport {
   /** Set once by the stack: tried on every UDP datagram before it is parsed. */
   set onDatagramShortcut(shortcut: DatagramShortcut) {
     this.#shortcut = shortcut;
+  }
+
+  /**
+   * A new outbound TCP connection (not one reused from another caller), for a caller that keeps its own
+   * pool (the SIP edge's links to shards); `onClose` is called once when it closes. Messages arriving on it
+   * go to onMessage like any other. Resolves with its flow (send to it with `connectionOnly`).
+   */
+  async openTcp(host: string, port: number, onClose: (reason: TcpCloseReason) => void): Promise<Flow> {
+    const tcp = this.#tcp;
+    if (tcp === undefined) throw new Error('TCP transport not enabled');
+    if (this.#closed) throw new Error('SIP transport closed');
+    const conn = await tcp.open(host, port);
+    if (conn.closed) {
+      onClose('closed');
+      return conn.flow;
+    }
+    this.#closeWatchers.set(conn.id, onClose);
+    return conn.flow;
   }
 
   /** The flow an inbound message arrived on. */
@@ -171,6 +193,11 @@ export class SipTransport {
           this.#log.info({ flow: conn.flow }, 'sip tcp message not completed in time, connection closed');
         }
         publish(channels.connection, { flow: conn.flow, event: reason === 'closed' ? 'close' : reason });
+        const watcher = this.#closeWatchers.get(conn.id);
+        if (watcher !== undefined) {
+          this.#closeWatchers.delete(conn.id);
+          watcher(reason);
+        }
       },
       onRejected: (remote: { address: string; port: number }, why: 'limit' | 'per-ip-limit') => {
         this.#counters.tcpRejected++;
@@ -276,7 +303,7 @@ export class SipTransport {
     const data = opts.once === true ? serializeSipMessage(msg) : this.#serializer.serialize(msg);
     let flow: Flow;
     try {
-      flow = target.transport === 'udp' ? await this.#sendUdp(data, target) : await this.#sendTcp(data, target, fallback);
+      flow = target.transport === 'udp' ? await this.#sendUdp(data, target) : await this.#sendTcp(data, target, fallback, opts.connectionOnly === true);
     } catch (err) {
       this.#counters.sendErrors++;
       throw err;
@@ -351,10 +378,11 @@ export class SipTransport {
     return { transport: 'udp', remoteAddress: host, remotePort: port, localAddress: local.address, localPort: local.port };
   }
 
-  async #sendTcp(data: Buffer, target: SendTarget, fallback: HostTarget | undefined): Promise<Flow> {
+  async #sendTcp(data: Buffer, target: SendTarget, fallback: HostTarget | undefined, connectionOnly: boolean): Promise<Flow> {
     const tcp = this.#tcp;
     if (tcp === undefined) throw new Error('TCP transport not enabled');
     let conn = isFlow(target) && target.connectionId !== undefined ? tcp.get(target.connectionId) : undefined;
+    if (conn === undefined && connectionOnly) throw new Error('TCP connection closed');
     if (conn === undefined && isFlow(target)) {
       // The remembered connection is gone (device reconnected or idle-closed): a device's
       // ephemeral source port rarely listens, so prefer the caller's fallback address.
