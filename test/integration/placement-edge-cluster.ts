@@ -45,6 +45,8 @@ export interface PlacementClusterOptions {
   readonly shardEnv?: (code: string) => Readonly<Record<string, string>>;
   /** The edge's transports; default UDP only. */
   readonly edgeTransports?: readonly ('udp' | 'tcp')[];
+  /** How the edge reaches the shards; default UDP. */
+  readonly edgeShardTransport?: 'udp' | 'tcp';
   /** Device simulators (default) or SIPp devices (test/sipp/edge/device.xml, all from one SIPp socket). */
   readonly kind?: 'sim' | 'sipp';
 }
@@ -77,6 +79,7 @@ export async function startPlacementCluster(o: PlacementClusterOptions): Promise
     host: '127.0.0.1',
     port: 0,
     transports: o.edgeTransports ?? ['udp'],
+    shardTransport: o.edgeShardTransport ?? 'udp',
     flowSecret: Buffer.alloc(32, 3),
     shards: source,
     // every test device, shard and SIPp shares 127.0.0.1: the per-address bound would be theirs together

@@ -14,6 +14,9 @@ export interface EdgeConfig {
   readonly rules: readonly PlacementRule[];
   readonly maxRequestsPerSec: number;
   readonly perAddressRequestsPerSec: number;
+  /** How the edge reaches shards; over TCP with these bounds (shard-links.ts). */
+  readonly shardTransport: 'udp' | 'tcp';
+  readonly shardLinks: { readonly connections: number; readonly maxQueued: number; readonly backoffMaxMs: number };
   readonly metricsHost: string;
   /** 0 = no metrics endpoint. */
   readonly metricsPort: number;
@@ -65,6 +68,8 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
       issues.push(`VMS_PLACEMENT_RULES: ${(err as Error).message}`);
     }
   }
+  const shardTransport = str('VMS_EDGE_SHARD_TRANSPORT', 'udp').toLowerCase();
+  if (shardTransport !== 'udp' && shardTransport !== 'tcp') issues.push(`VMS_EDGE_SHARD_TRANSPORT: udp or tcp expected, got ${JSON.stringify(shardTransport)}`);
   const config: EdgeConfig = {
     code,
     bindHost: str('VMS_EDGE_BIND_HOST', '0.0.0.0'),
@@ -78,6 +83,12 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
     rules,
     maxRequestsPerSec: int('VMS_EDGE_MAX_REQUESTS_PER_SEC', 20_000, 1, 10_000_000),
     perAddressRequestsPerSec: int('VMS_EDGE_PER_ADDRESS_REQUESTS_PER_SEC', 200, 1, 10_000_000),
+    shardTransport: shardTransport === 'tcp' ? 'tcp' : 'udp',
+    shardLinks: {
+      connections: int('VMS_EDGE_SHARD_TCP_CONNECTIONS', 2, 1, 64),
+      maxQueued: int('VMS_EDGE_SHARD_TCP_MAX_QUEUED', 1000, 1, 1_000_000),
+      backoffMaxMs: int('VMS_EDGE_SHARD_TCP_BACKOFF_MAX_MS', 5000, 100, 600_000),
+    },
     metricsHost: str('VMS_EDGE_METRICS_HOST', '0.0.0.0'),
     metricsPort: int('VMS_EDGE_METRICS_PORT', 9091, 0, 65535),
     logLevel: str('LOG_LEVEL', 'info'),

@@ -2,7 +2,8 @@
 // nothing is kept per device, dialog or transaction; a restart loses only the datagrams in flight. Several
 // edges behind one address work when they share the flow secret.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
-import { buildDatagramResponse, createResponse, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
+import { systemClock, type Clock } from '@vms/clock';
+import { buildDatagramResponse, createResponse, getTopVia, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
 import { EdgeCounters, type ShedBound } from './counters.ts';
 import { forwardDeviceDatagram, forwardShardResponse, isResponseDatagram, readDeviceDatagram } from './datagram-forward.ts';
 import { FlowDevices } from './flow-devices.ts';
@@ -10,6 +11,7 @@ import { FlowCodec, type DeviceFlowRef } from './flow-token.ts';
 import { FLOW_PARAM, forwardRequest, forwardResponse, SHARD_PARAM, type ForwardAction, type ForwardContext } from './forward.ts';
 import { AddressBuckets, TokenBucket } from './rate-limit.ts';
 import type { ShardSource } from './shard-source.ts';
+import { ShardLinks, type ShardLinkOptions } from './shard-links.ts';
 
 export interface EdgeOptions {
   readonly code: string;
@@ -32,8 +34,14 @@ export interface EdgeOptions {
   readonly maxAddresses?: number;
   /** Flows whose device is remembered, to place a device's INVITE (flow-devices.ts). Default 100,000. */
   readonly maxFlowDevices?: number;
+  /** How the edge reaches shards: UDP (default) or its own TCP connections (shard-links.ts). */
+  readonly shardTransport?: 'udp' | 'tcp';
+  /** Bounds of the TCP links (connections per shard, queue, backoff). */
+  readonly shardLinks?: Omit<ShardLinkOptions, 'wanted' | 'clock' | 'log'>;
   readonly log: SipLogger;
   readonly now?: () => number;
+  /** Timers of the TCP links' reconnects. */
+  readonly clock?: Clock;
 }
 
 export interface EdgeStats {
@@ -53,6 +61,8 @@ export interface SipEdge {
   readonly counters: EdgeCounters;
   /** The shards as this edge last read them. */
   readonly shards: ShardSource;
+  /** The TCP links to shards (`shardTransport: 'tcp'`), else null. */
+  readonly links: ShardLinks | null;
   close(): Promise<void>;
 }
 
@@ -91,7 +101,26 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     policy: compilePlacementRules(o.rules ?? []),
     shards: () => o.shards.current(),
     devices,
+    shardTransport: o.shardTransport ?? 'udp',
   };
+  const links =
+    o.shardTransport === 'tcp'
+      ? new ShardLinks(
+          {
+            open: (host, port, onClose) => transport.openTcp(host, port, onClose),
+            write: async (flow, msg) => {
+              await transport.send(msg, flow, undefined, { once: true, connectionOnly: true });
+            },
+          },
+          {
+            ...o.shardLinks,
+            // keep reconnecting to a shard the node table says is online; a dead one is dialled again by its next message
+            wanted: (host, port) => o.shards.current().some((sh) => sh.online && sh.sipHost === host && sh.sipPort === port),
+            clock: o.clock ?? systemClock,
+            log: o.log,
+          },
+        )
+      : null;
   const global = new TokenBucket(o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, now());
   const perRate = o.perAddressRequestsPerSec ?? DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC;
   const perAddress = new AddressBuckets(perRate, perRate * 2, o.maxAddresses ?? DEFAULT_MAX_ADDRESSES);
@@ -114,18 +143,33 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     transport.sendResponse(res, flow, { once: true }).catch(sendFailed);
   };
 
+  /**
+   * To a shard over the TCP links, pinned by the device's flow (the shard binds the device to one
+   * connection, SEC-1); false when that shard's bound is full: a request is answered 503 + Retry-After.
+   */
+  const viaLinks = (l: ShardLinks, host: string, port: number, msg: SipMessage, flow: Flow): boolean => {
+    if (l.send(host, port, FlowDevices.key(flow), msg)) return true;
+    stats.shed++;
+    counters.shedBy('shard_link');
+    if (msg.type === 'request' && msg.method !== 'ACK') reply(msg, flow, SipStatus.ServiceUnavailable, SHED_HEADERS);
+    return false;
+  };
+
   const act = (action: ForwardAction, msg: SipMessage, flow: Flow): void => {
     switch (action.kind) {
       case 'to-shard':
+        if (links !== null && !viaLinks(links, action.shard.sipHost, action.shard.sipPort, action.msg, flow)) return;
         stats.toShard++;
         counters.placed++;
         counters.request(0, action.msg.method);
-        transport.send(action.msg, { transport: 'udp', host: action.shard.sipHost, port: action.shard.sipPort }, undefined, { once: true }).catch(sendFailed);
+        if (links === null) transport.send(action.msg, { transport: 'udp', host: action.shard.sipHost, port: action.shard.sipPort }, undefined, { once: true }).catch(sendFailed);
         return;
       case 'to-shard-flow':
+        if (action.ref.transport === 'tcp' && links !== null) {
+          if (!viaLinks(links, action.ref.address, action.ref.port, action.msg, flow)) return;
+        } else transport.send(action.msg, { transport: 'udp', host: action.ref.address, port: action.ref.port }, undefined, { once: true }).catch(sendFailed);
         stats.toShard++;
         counters.request(0, action.msg.method);
-        transport.send(action.msg, { transport: 'udp', host: action.ref.address, port: action.ref.port }, undefined, { once: true }).catch(sendFailed);
         return;
       case 'to-device': {
         stats.toDevice++;
@@ -136,11 +180,16 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
         send.catch(sendFailed);
         return;
       }
-      case 'to-via':
+      case 'to-via': {
+        // the answer to a shard's request: over TCP back on the links to the shard's listening address
+        const next = getTopVia(action.msg);
+        if (links !== null && next.transport.toUpperCase() === 'TCP') {
+          if (!viaLinks(links, next.params.get('received') ?? next.host, next.port ?? 5060, action.msg, flow)) return;
+        } else transport.sendResponse(action.msg, { ...flow, transport: 'udp' }, { once: true }).catch(sendFailed);
         stats.toVia++;
         counters.response(0);
-        transport.sendResponse(action.msg, { ...flow, transport: 'udp' }, { once: true }).catch(sendFailed);
         return;
+      }
       case 'reply':
         counters.refuse(action.refusal);
         if (msg.type === 'request') reply(msg, flow, action.status, action.headers);
@@ -176,6 +225,7 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
       }
       return out;
     }
+    if (links !== null) return undefined; // shards over TCP: the parsed path sends on the links
     const request = readDeviceDatagram(data);
     if (request === undefined) return undefined; // the parsed path admits (or not) and decides
     const refused = admit(flow, false);
@@ -240,9 +290,11 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     stats: () => ({ ...stats }),
     counters,
     shards: o.shards,
+    links,
     close() {
       closing ??= (async () => {
         o.shards.close();
+        links?.close();
         await transport.close();
       })();
       return closing;

@@ -72,6 +72,8 @@ export interface ForwardContext {
   readonly shards: () => readonly Shard[];
   /** Which device spoke last on a flow: learnt from REGISTER/MESSAGE/NOTIFY, read for a device's INVITE. */
   readonly devices?: FlowDevices;
+  /** How the edge reaches shards (`VMS_EDGE_SHARD_TRANSPORT`); default UDP. */
+  readonly shardTransport?: 'udp' | 'tcp';
 }
 
 export type ForwardAction =
@@ -151,7 +153,8 @@ export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext)
   if (toShard !== undefined) {
     // device → shard inside a dialog this edge record-routed
     const ref = toShard === null ? null : ctx.codec.decode(toShard);
-    if (ref === null || ref.transport !== 'udp') return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'flow_token' };
+    // a shard flow over TCP only when this edge links to shards over TCP (never a device's connection)
+    if (ref === null || (ref.transport === 'tcp' && (ref.connectionId !== undefined || ctx.shardTransport !== 'tcp'))) return { kind: 'reply', status: SipStatus.Forbidden, refusal: 'flow_token' };
     const token = ctx.codec.encode(deviceFlowOf(flow, ctx.self));
     const headers = withoutOwnRoutes(req, ctx);
     headers.prepend('Via', viaOf(ctx.self, branchFor(req, token), token));
@@ -167,9 +170,14 @@ export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext)
     headers.prepend('Via', viaOf(ctx.self, branchFor(req, 'd'), null, ref.transport));
     headers.set('Max-Forwards', String(mf - 1));
     if (DIALOG_METHODS.has(req.method) && getTo(req).params.get('tag') === undefined) {
-      // RFC 3261 §16.6 step 4: stay on the path of the dialog; the shard's flow is the packet's source
-      const shardToken = ctx.codec.encode({ transport: 'udp', address: flow.remoteAddress, port: flow.remotePort });
-      headers.prepend('Record-Route', `${recordRoute(ctx.self, SHARD_PARAM, shardToken, ref.transport === 'tcp')}, ${recordRoute(ctx.self, FLOW_PARAM, routed, false)}`);
+      // RFC 3261 §16.6 step 4: stay on the path of the dialog; the shard's flow is the packet's source (over
+      // TCP the shard's listening port, its Via sent-by: the connection's own port may be an ephemeral one)
+      const shardToken = ctx.codec.encode(
+        flow.transport === 'tcp' && ctx.shardTransport === 'tcp'
+          ? { transport: 'tcp', address: flow.remoteAddress, port: getTopVia(req).port ?? 5060 }
+          : { transport: 'udp', address: flow.remoteAddress, port: flow.remotePort },
+      );
+      headers.prepend('Record-Route', `${recordRoute(ctx.self, SHARD_PARAM, shardToken, ref.transport === 'tcp')}, ${recordRoute(ctx.self, FLOW_PARAM, routed, ctx.shardTransport === 'tcp')}`);
     }
     return { kind: 'to-device', ref, msg: { ...req, headers } };
   }
@@ -187,7 +195,7 @@ export function forwardRequest(req: SipRequest, flow: Flow, ctx: ForwardContext)
   if (req.method === 'REGISTER') {
     // RFC 3327 §5: the registrar reaches the device through us; a device's own Path is not ours to vouch for
     headers.delete('Path');
-    headers.append('Path', `<sip:edge@${hostPart(ctx.self.host)}:${ctx.self.port};lr;${FLOW_PARAM}=${token}>`);
+    headers.append('Path', recordRoute(ctx.self, FLOW_PARAM, token, ctx.shardTransport === 'tcp'));
   }
   return { kind: 'to-shard', shard, deviceId, msg: { ...req, headers } };
 }
@@ -221,8 +229,8 @@ function forwardDeviceCall(req: SipRequest, flow: Flow, mf: number, ctx: Forward
   headers.prepend('Via', viaOf(ctx.self, branchFor(req, token), token));
   headers.set('Max-Forwards', String(mf - 1));
   if (req.method === 'INVITE') {
-    const shardToken = ctx.codec.encode({ transport: 'udp', address: shard.sipHost, port: shard.sipPort });
-    headers.prepend('Record-Route', `${recordRoute(ctx.self, FLOW_PARAM, token, false)}, ${recordRoute(ctx.self, SHARD_PARAM, shardToken, flow.transport === 'tcp')}`);
+    const shardToken = ctx.codec.encode({ transport: ctx.shardTransport ?? 'udp', address: shard.sipHost, port: shard.sipPort });
+    headers.prepend('Record-Route', `${recordRoute(ctx.self, FLOW_PARAM, token, ctx.shardTransport === 'tcp')}, ${recordRoute(ctx.self, SHARD_PARAM, shardToken, flow.transport === 'tcp')}`);
   }
   return { kind: 'to-shard', shard, deviceId, msg: { ...req, headers } };
 }

@@ -6,4 +6,6 @@ export { createPolledShardSource, createStaticShardSource, type ShardSource } fr
 export { loadEdgeConfig, EdgeConfigError, type EdgeConfig } from './config.ts';
 export { TokenBucket, AddressBuckets } from './rate-limit.ts';
 export { createEdgeMetrics, startMetricsServer, type EdgeMetrics, type MetricsServer } from './metrics.ts';
-export { EdgeCounters, COUNTED_METHODS, DIRECTIONS, REFUSALS } from './counters.ts';
+export { EdgeCounters, COUNTED_METHODS, DIRECTIONS, REFUSALS, SHED_BOUNDS } from './counters.ts';
+export { FlowDevices, DEFAULT_MAX_FLOW_DEVICES } from './flow-devices.ts';
+export { ShardLinks, type ShardLinkOptions, type ShardLinkStats, type LinkTransport } from './shard-links.ts';

@@ -6,11 +6,14 @@ import { createServer, type Server } from 'node:http';
 import { isEligibleShard } from '@vms/routing';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { COUNTED_METHODS, DIRECTIONS, REFUSALS, SHED_BOUNDS, type EdgeCounters } from './counters.ts';
+import type { ShardLinks } from './shard-links.ts';
 import type { ShardSource } from './shard-source.ts';
 
 export interface EdgeMetricsSources {
   readonly counters: EdgeCounters;
   readonly shards: ShardSource;
+  /** The TCP links to shards, when the edge uses them. */
+  readonly links?: ShardLinks | null;
   /** Node.js process metrics (event-loop lag, heap, CPU). Default true. */
   readonly defaultMetrics?: boolean;
 }
@@ -83,6 +86,25 @@ export function createEdgeMetrics(s: EdgeMetricsSources): EdgeMetrics {
       this.set({ state: 'offline' }, list.length - eligible - draining);
     },
   });
+  const links = s.links;
+  if (links !== undefined && links !== null) {
+    new Gauge({
+      name: 'vms_edge_shard_connections',
+      help: 'TCP connections open from this edge to shards (VMS_EDGE_SHARD_TRANSPORT=tcp)',
+      registers: [registry],
+      collect() {
+        this.set(links.stats().open);
+      },
+    });
+    mirrored(registry, 'vms_edge_shard_connects_total', 'TCP connects to shards, by outcome (failed ones are retried with backoff)', ['outcome'], function* () {
+      const st = links.stats();
+      yield [{ outcome: 'attempted' }, st.connects];
+      yield [{ outcome: 'failed' }, st.connectFailures];
+    });
+    mirrored(registry, 'vms_edge_shard_link_dropped_total', 'messages that waited for a shard connection whose connect failed (their senders retransmit)', [], function* () {
+      yield [{}, links.stats().dropped];
+    });
+  }
   return { registry, contentType: registry.contentType, render: () => registry.metrics() };
 }
 
