@@ -184,6 +184,58 @@ describe('voice broadcast and talk with a camera behind the edge (GB/T 28181 §9
     assert.equal(forwarded(1, 'BYE'), byes + 1, 'the BYE went shard → device through the edge');
   });
 
+  it("another flow behind the same edge cannot answer for the camera (SEC-1: the shard checks the device flow the edge names, not only the edge's address)", async () => {
+    // an impostor behind the edge: it speaks as the camera (the edge learns its flow → the camera's code, so
+    // its INVITE goes to shard-a) and INVITEs for the camera's channel as soon as the Notify passes the edge
+    const impostor = createSocket('udp4');
+    await new Promise<void>((resolve) => impostor.bind(0, '127.0.0.1', resolve));
+    const port = impostor.address().port;
+    const answers: string[] = [];
+    impostor.on('message', (m) => answers.push(m.toString('latin1')));
+    const request = (method: string, from: string, body: string): string =>
+      [
+        `${method} sip:${SERVER_ID}@127.0.0.1:${c.edge.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${port};rport;branch=z9hG4bK-imp-${method}`,
+        `From: <sip:${from}@3402000000>;tag=imp`,
+        `To: <sip:${SERVER_ID}@3402000000>`,
+        `Call-ID: impostor-${method}@127.0.0.1`,
+        `CSeq: 1 ${method}`,
+        `Contact: <sip:${from}@127.0.0.1:${port}>`,
+        'Max-Forwards: 70',
+        `Content-Type: ${method === 'INVITE' ? 'APPLICATION/SDP' : 'Application/MANSCDP+xml'}`,
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n');
+    const sdp = ['v=0', `o=${channel} 0 0 IN IP4 127.0.0.1`, 's=Play', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port + 1} RTP/AVP 8`, 'a=rtpmap:8 PCMA/8000', 'a=sendrecv', 'y=0100000099', 'f=v/////a/1/8/1', ''].join('\r\n');
+    impostor.send(request('MESSAGE', DEV, `<?xml version="1.0"?>\r\n<Notify><CmdType>Keepalive</CmdType><SN>1</SN><DeviceID>${DEV}</DeviceID><Status>OK</Status></Notify>\r\n`), c.edge.port, '127.0.0.1');
+    await waitFor(() => answers.length >= 1, { timeoutMs: 5000, description: 'the edge forwarded the impostor keepalive (and the shard refused it)' });
+    let sent = false;
+    const onNotify = (m: unknown): void => {
+      const e = m as MessageInEvent;
+      if (sent || e.message.type !== 'request' || e.message.method !== 'MESSAGE' || e.flow.remotePort !== shard('shard-a').sipPort || !e.message.body.toString('latin1').includes('Broadcast')) return;
+      sent = true;
+      impostor.send(request('INVITE', channel, sdp), c.edge.port, '127.0.0.1');
+    };
+    diagnosticsChannel.subscribe(SIP_CHANNELS.messageIn, onNotify);
+    try {
+      const r = await post<AudioView & { deviceAudio: string }>('shard-b', `/vms/broadcast/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
+      assert.ok(sent, 'the impostor INVITEd while the shard waited');
+      await waitFor(() => answers.some((a) => /^SIP\/2\.0 [2-6]\d\d .*\r\n[\s\S]*CSeq: 1 INVITE/.test(a)), { timeoutMs: 5000, description: "a final answer to the impostor's INVITE" });
+      const final = answers.find((a) => /^SIP\/2\.0 [2-6]\d\d /.test(a) && a.includes('CSeq: 1 INVITE')) ?? '';
+      assert.doesNotMatch(final, /^SIP\/2\.0 200 /, 'the impostor is not answered with the media');
+      assert.equal(r.success, true, r.raw);
+      const call = camera.audioCalls.at(-1);
+      assert.ok(call !== undefined && !call.ended);
+      assert.equal(r.data.deviceAudio, `127.0.0.1:${call.port}`, "the broadcast went to the camera's audio port");
+      assert.equal((await post('shard-c', `/vms/broadcast/stop?channelId=${channel}`)).success, true);
+      await waitFor(() => call.ended, { timeoutMs: 5000, description: 'the camera saw the BYE' });
+    } finally {
+      diagnosticsChannel.unsubscribe(SIP_CHANNELS.messageIn, onNotify);
+      impostor.close();
+    }
+  });
+
   it('talk: audio both ways; the camera hangs up and its BYE ends the talk on shard-a through the edge', async () => {
     camera.talks = true;
     try {
