@@ -145,6 +145,81 @@ Content-Length: 0
   });
 });
 
+describe('shards over TCP (shardTransport tcp)', () => {
+  const tcpCtx = (): ForwardContext => ({ ...context(), shardTransport: 'tcp' });
+  const shardConn: Flow = { transport: 'tcp', remoteAddress: '10.0.0.1', remotePort: 5061, localAddress: '192.0.2.1', localPort: 47001, connectionId: 3 };
+
+  it("a device's INVITE: the shard entry names the shard's listening address over TCP, the entry the shard uses says transport=tcp; the REGISTER's Path too", () => {
+    const ctx = tcpCtx();
+    const reg = toShard(forwardRequest(fromDevice('REGISTER', device), deviceFlow, ctx));
+    assert.match(reg.msg.headers.get('Path') ?? '', /^<sip:edge@192\.0\.2\.1:5060;lr;transport=tcp;vms-f=/);
+    const out = toShard(forwardRequest(fromDevice('INVITE', CHANNEL), deviceFlow, ctx));
+    const rr = getRouteSet(out.msg, 'Record-Route');
+    assert.equal(rr[0]?.uri.params.get('transport'), 'tcp');
+    assert.deepEqual(codec.decode(rr[1]?.uri.params.get(SHARD_PARAM) ?? ''), { transport: 'tcp', address: out.shard.sipHost, port: out.shard.sipPort });
+    // the device's BYE along it goes to that shard flow
+    const bye = forwardRequest(
+      parse(`BYE sip:x@192.0.2.1 SIP/2.0
+Via: SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bK-tb
+Route: ${out.msg.headers.getLines('Record-Route').join(', ').split(/,\s*(?=<)/).reverse().join(', ')}
+From: <sip:${CHANNEL}@3402000000>;tag=1
+To: <sip:34020000002000000001@3402000000>;tag=2
+Call-ID: bc1@192.168.1.64
+CSeq: 2 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+`),
+      deviceFlow,
+      ctx,
+    );
+    assert.equal(bye.kind, 'to-shard-flow');
+    if (bye.kind === 'to-shard-flow') assert.deepEqual(bye.ref, { transport: 'tcp', address: out.shard.sipHost, port: out.shard.sipPort });
+  });
+
+  it("a shard's INVITE on an edge connection: its flow in the Record-Route is its Via port over TCP (the connection's port is the edge's)", () => {
+    const ctx = tcpCtx();
+    const devToken = codec.encode({ transport: 'udp', address: '198.51.100.7', port: 40001 });
+    const invite = parse(`INVITE sip:34020000001310000001@192.0.2.1:5060 SIP/2.0
+Via: SIP/2.0/TCP 10.0.0.1:5061;branch=z9hG4bK-tinv
+Route: <sip:edge@192.0.2.1:5060;lr;transport=tcp;${FLOW_PARAM}=${devToken}>
+From: <sip:34020000002000000001@3402000000>;tag=9
+To: <sip:34020000001310000001@3402000000>
+Call-ID: tinv@10.0.0.1
+CSeq: 1 INVITE
+Max-Forwards: 70
+Content-Length: 0
+
+`);
+    const out = forwardRequest(invite, { ...shardConn, remotePort: 39999 }, ctx);
+    assert.equal(out.kind, 'to-device');
+    if (out.kind !== 'to-device') return;
+    const rr = getRouteSet(out.msg as SipRequest, 'Record-Route');
+    assert.deepEqual(codec.decode(rr[0]?.uri.params.get(SHARD_PARAM) ?? ''), { transport: 'tcp', address: '10.0.0.1', port: 5061 });
+    assert.equal(rr[1]?.uri.params.get('transport'), 'tcp', 'the entry the shard uses');
+  });
+
+  it('a TCP shard flow is refused by an edge that speaks UDP to shards, and a device connection named as a shard flow always', () => {
+    const tcpShard = codec.encode({ transport: 'tcp', address: '10.0.0.1', port: 5061 });
+    const deviceConn = codec.encode({ transport: 'tcp', address: '198.51.100.7', port: 40001, connectionId: 4, edge: 'edge-1' });
+    const bye = (token: string): SipRequest =>
+      parse(`BYE sip:x@192.0.2.1 SIP/2.0
+Via: SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bK-r
+Route: <sip:edge@192.0.2.1:5060;lr;${SHARD_PARAM}=${token}>
+From: <sip:a@3402000000>;tag=1
+To: <sip:b@3402000000>;tag=2
+Call-ID: r@192.168.1.64
+CSeq: 2 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+`);
+    assert.deepEqual(forwardRequest(bye(tcpShard), deviceFlow, context()), { kind: 'reply', status: 403, refusal: 'flow_token' });
+    assert.equal(forwardRequest(bye(tcpShard), deviceFlow, tcpCtx()).kind, 'to-shard-flow');
+    assert.deepEqual(forwardRequest(bye(deviceConn), deviceFlow, tcpCtx()), { kind: 'reply', status: 403, refusal: 'flow_token' });
+  });
+});
+
 describe('FlowDevices (bounded)', () => {
   it('remembers the last device per flow, a TCP connection by its id, and forgets the oldest flow when full', () => {
     const m = new FlowDevices(2);
