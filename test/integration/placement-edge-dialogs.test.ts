@@ -145,6 +145,13 @@ describe('voice broadcast and talk with a camera behind the edge (GB/T 28181 §9
   let mic: Socket;
   let feeding: NodeJS.Timeout | undefined;
   const audioStarted = (code: string): number => logLines(shard(code), 'audio session started').length;
+  /** The camera's call made after `before` calls: the API may answer before the camera has read the 200. */
+  const newCall = async (before: number): Promise<NonNullable<(typeof camera.audioCalls)[number]>> => {
+    await waitFor(() => camera.audioCalls.length > before, { timeoutMs: 5000, description: 'the camera INVITEd the platform and got its answer' });
+    const call = camera.audioCalls[before];
+    assert.ok(call !== undefined && !call.ended, 'the call is up');
+    return call;
+  };
 
   before(async () => {
     // the operator's microphone: an RTP stream on the media node (ZLM openRtpServer), G.711A every 20 ms
@@ -167,12 +174,12 @@ describe('voice broadcast and talk with a camera behind the edge (GB/T 28181 §9
     const invites = forwarded(0, 'INVITE');
     const acks = forwarded(0, 'ACK');
     const started = audioStarted('shard-a');
+    const calls = camera.audioCalls.length;
     const r = await post<AudioView>('shard-b', `/vms/broadcast/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
     assert.equal(r.success, true, r.raw);
     assert.equal(forwarded(0, 'INVITE'), invites + 1, 'the INVITE went device → shard through the edge');
     await waitFor(() => audioStarted('shard-a') === started + 1, { timeoutMs: 5000, description: 'shard-a (the owner, which sent the Notify) answered it' });
-    const call = camera.audioCalls.at(-1);
-    assert.ok(call !== undefined && !call.ended, 'the camera INVITEd the platform');
+    const call = await newCall(calls);
     await waitFor(() => forwarded(0, 'ACK') === acks + 1, { timeoutMs: 5000, description: "the camera's ACK through the edge (route set)" });
     await waitFor(() => call.packets >= 10, { timeoutMs: 5000, description: 'audio RTP at the camera' });
     assert.deepEqual([...call.ssrcs], [Number(r.data.ssrc)], 'sent with the SSRC of the camera’s y=');
@@ -219,14 +226,14 @@ describe('voice broadcast and talk with a camera behind the edge (GB/T 28181 §9
     };
     diagnosticsChannel.subscribe(SIP_CHANNELS.messageIn, onNotify);
     try {
+      const calls = camera.audioCalls.length;
       const r = await post<AudioView & { deviceAudio: string }>('shard-b', `/vms/broadcast/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
       assert.ok(sent, 'the impostor INVITEd while the shard waited');
       await waitFor(() => answers.some((a) => /^SIP\/2\.0 [2-6]\d\d .*\r\n[\s\S]*CSeq: 1 INVITE/.test(a)), { timeoutMs: 5000, description: "a final answer to the impostor's INVITE" });
       const final = answers.find((a) => /^SIP\/2\.0 [2-6]\d\d /.test(a) && a.includes('CSeq: 1 INVITE')) ?? '';
       assert.doesNotMatch(final, /^SIP\/2\.0 200 /, 'the impostor is not answered with the media');
       assert.equal(r.success, true, r.raw);
-      const call = camera.audioCalls.at(-1);
-      assert.ok(call !== undefined && !call.ended);
+      const call = await newCall(calls);
       assert.equal(r.data.deviceAudio, `127.0.0.1:${call.port}`, "the broadcast went to the camera's audio port");
       assert.equal((await post('shard-c', `/vms/broadcast/stop?channelId=${channel}`)).success, true);
       await waitFor(() => call.ended, { timeoutMs: 5000, description: 'the camera saw the BYE' });
@@ -239,10 +246,10 @@ describe('voice broadcast and talk with a camera behind the edge (GB/T 28181 §9
   it('talk: audio both ways; the camera hangs up and its BYE ends the talk on shard-a through the edge', async () => {
     camera.talks = true;
     try {
+      const calls = camera.audioCalls.length;
       const r = await post<AudioView>('shard-c', `/vms/talk/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`);
       assert.equal(r.success, true, r.raw);
-      const call = camera.audioCalls.at(-1);
-      assert.ok(call !== undefined && !call.ended);
+      const call = await newCall(calls);
       await waitFor(() => call.packets >= 10, { timeoutMs: 5000, description: 'operator audio at the camera' });
       await waitFor(() => (zlm.stats(`talk_${channel}`)?.rtpPackets ?? 0) >= 10, { timeoutMs: 5000, description: 'camera audio at the media node' });
       const byes = forwarded(0, 'BYE');
