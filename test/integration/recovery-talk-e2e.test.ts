@@ -13,84 +13,42 @@
 //   - the stopped talk is not resurrected: the second device gets no Notify;
 //   - nothing of node-a is left in the audio index; the recovered talk stops like any other.
 import assert from 'node:assert/strict';
-import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
-import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
-import { freePort, waitFor } from '@vms/harness';
-import { buildRtpPacket } from '../stand-ins/rtp-packets.ts';
+import { waitFor } from '@vms/harness';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
-import { mediaNodesEnv, startStandIn, syncChannels, ZLM_ID, ZLM_SECRET } from './media-e2e-fixture.ts';
-import { api, eventually, logLines, SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
+import { ZLM_ID, ZLM_SECRET } from './media-e2e-fixture.ts';
+import { ONLINE_WINDOW_MS, startAudioCluster, type AudioCluster } from './recovery-audio-cluster.ts';
+import { api, eventually, logLines, type Instance, type Stores } from './routing-cluster.ts';
 
 const DEV1 = '34020000001320000171';
 const DEV2 = '34020000001320000172';
 /** Two operators' microphones (two talks from one stream would need the devices' y= to differ: ZLM keys senders by SSRC). */
 const MICS = ['operator-mic-recovery-1', 'operator-mic-recovery-2'] as const;
 const MIC = MICS[0];
-/** Default node heartbeat 5 s × 3 (SPEC NODE-1): the online window. */
-const ONLINE_WINDOW_MS = 15_000;
+let cl: AudioCluster;
 let stores: Stores;
 let zlm: ZlmStandIn;
 let a: Instance;
 let b: Instance;
 let c: Instance;
-let mic: Socket | undefined;
-let feeding: NodeJS.Timeout | undefined;
-const devices: SimulatedDevice[] = [];
-
-function device(instance: Instance, deviceId: string): SimulatedDevice {
-  const d = createSimulatedDevice({ server: { host: '127.0.0.1', port: instance.sipPort, id: SERVER_ID }, deviceId, password: 'unused', channels: 1, keyFrameBytes: 2000, deltaFrameBytes: 400 });
-  d.talks = true;
-  devices.push(d);
-  return d;
-}
 
 before(async () => {
-  stores = await startStores();
-  const bPort = await freePort();
-  zlm = await startStandIn(bPort, { rtpTimeoutMs: 30_000 });
-  const media = { VMS_MEDIA_NODES: mediaNodesEnv(zlm), LOG_LEVEL: 'debug' };
-  a = await startInstance(stores, 'node-a', { env: media });
-  b = await startInstance(stores, 'node-b', { env: { ...media, SERVER_PORT: String(bPort), VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${bPort}` } });
-  c = await startInstance(stores, 'node-c', { env: media });
-  // the operators' microphones: RTP streams on the media node, G.711A every 20 ms
-  const ports: number[] = [];
-  for (const m of MICS) {
-    const open = (await (await fetch(`${zlm.apiBaseUrl}/index/api/openRtpServer?secret=${ZLM_SECRET}&stream_id=${m}&port=0&tcp_mode=0`)).json()) as { code: number; port: number };
-    assert.equal(open.code, 0);
-    ports.push(open.port);
-  }
-  const sock = createSocket('udp4');
-  mic = sock;
-  let seq = 0;
-  feeding = setInterval(() => {
-    seq = (seq + 1) & 0xffff;
-    for (const port of ports) sock.send(buildRtpPacket({ ssrc: 0x4321 + port, seq, timestamp: seq * 160, payloadType: 8, payload: Buffer.alloc(160, 0xd5) }), port, '127.0.0.1');
-  }, 20);
-  await waitForOnline(a, ['node-a', 'node-b', 'node-c'], 30_000);
+  cl = await startAudioCluster({ codes: ['node-a', 'node-b', 'node-c'], hooksTo: 'node-b', mics: MICS });
+  ({ stores, zlm } = cl);
+  [a, b, c] = [cl.node('node-a'), cl.node('node-b'), cl.node('node-c')];
 });
 
 after(async () => {
-  clearInterval(feeding);
-  mic?.close();
-  await Promise.all(devices.map((d) => d.close()));
-  await Promise.all([a, b, c].filter((x) => x !== undefined).map((x) => x.proc.stop()));
-  await zlm?.close();
-  await stores?.stop();
+  await cl?.close();
 });
 
 const talkPath = (channel: string, mic: string = MIC): string => `/vms/talk/start?channelId=${channel}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${mic}`;
 
 describe('session continuity of a voice talk (SPEC §11, GB/T 28181 §9.12)', () => {
   it('kill -9 of the owner: the device re-registers elsewhere, its audio is on the same talk stream id again within the online window + 2 s; a stopped talk stays stopped', async () => {
-    const dev1 = device(a, DEV1);
-    const dev2 = device(a, DEV2);
-    await Promise.all([dev1.start(), dev2.start()]);
-    await waitFor(() => dev1.registered && dev2.registered, { timeoutMs: 10_000, description: 'devices registered on node-a' });
-    const apiOf = { api: async (m: string, p: string) => (await api(a, p, { method: m })).json as never };
-    await syncChannels(apiOf, DEV1, 1);
-    await syncChannels(apiOf, DEV2, 1);
-    await waitFor(() => MICS.every((m) => zlm.stats(m)?.registered ?? false), { timeoutMs: 5000, description: 'the microphone streams on the media node' });
+    const dev1 = cl.device(a, DEV1, true);
+    const dev2 = cl.device(a, DEV2, true);
+    await cl.register(a, [dev1, dev2]);
     const ch1 = dev1.channelIds[0] as string;
     const ch2 = dev2.channelIds[0] as string;
     const talk1 = await api(c, talkPath(ch1), { method: 'POST', timeoutMs: 15_000 }); // routed to node-a
@@ -115,8 +73,8 @@ describe('session continuity of a voice talk (SPEC §11, GB/T 28181 §9.12)', ()
     // both devices reboot (no BYE, no unregister: their audio stops) and register on node-b
     await Promise.all([dev1.powerOff(), dev2.powerOff()]);
     const silentFrom = Date.now();
-    const dev1b = device(b, DEV1);
-    const dev2b = device(b, DEV2);
+    const dev1b = cl.device(b, DEV1, true);
+    const dev2b = cl.device(b, DEV2, true);
     await Promise.all([dev1b.start(), dev2b.start()]);
     await waitFor(() => dev1b.registered && dev2b.registered, { timeoutMs: 10_000, description: 'devices registered on node-b' });
 

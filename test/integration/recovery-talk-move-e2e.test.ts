@@ -7,67 +7,35 @@
 // the talk over instead of ending it (no BYE, no stopSendRtp, the snapshot moved to node-b's index); node-b
 // re-establishes it exactly once: one Notify/INVITE, the device's audio on the same talk stream id again.
 import assert from 'node:assert/strict';
-import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
-import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
-import { freePort, sleep, waitFor } from '@vms/harness';
-import { buildRtpPacket } from '../stand-ins/rtp-packets.ts';
+import { sleep, waitFor } from '@vms/harness';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
-import { mediaNodesEnv, startStandIn, syncChannels, ZLM_ID, ZLM_SECRET } from './media-e2e-fixture.ts';
-import { api, eventually, logLines, SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
+import { ZLM_ID, ZLM_SECRET } from './media-e2e-fixture.ts';
+import { startAudioCluster, type AudioCluster } from './recovery-audio-cluster.ts';
+import { api, eventually, logLines, type Instance, type Stores } from './routing-cluster.ts';
 
 const DEV = '34020000001320000181';
 const MIC = 'operator-mic-move';
+let cl: AudioCluster;
 let stores: Stores;
 let zlm: ZlmStandIn;
 let a: Instance;
 let b: Instance;
-let mic: Socket | undefined;
-let feeding: NodeJS.Timeout | undefined;
-const devices: SimulatedDevice[] = [];
-
-function device(instance: Instance): SimulatedDevice {
-  const d = createSimulatedDevice({ server: { host: '127.0.0.1', port: instance.sipPort, id: SERVER_ID }, deviceId: DEV, password: 'unused', channels: 1, keyFrameBytes: 2000, deltaFrameBytes: 400 });
-  d.talks = true;
-  devices.push(d);
-  return d;
-}
 
 before(async () => {
-  stores = await startStores();
-  const bPort = await freePort();
-  zlm = await startStandIn(bPort, { rtpTimeoutMs: 30_000 });
-  const media = { VMS_MEDIA_NODES: mediaNodesEnv(zlm), LOG_LEVEL: 'debug' };
-  a = await startInstance(stores, 'node-a', { env: media });
-  b = await startInstance(stores, 'node-b', { env: { ...media, SERVER_PORT: String(bPort), VMS_GB28181_SIP_INTERNAL_BASE_URL: `http://127.0.0.1:${bPort}` } });
-  const open = (await (await fetch(`${zlm.apiBaseUrl}/index/api/openRtpServer?secret=${ZLM_SECRET}&stream_id=${MIC}&port=0&tcp_mode=0`)).json()) as { code: number; port: number };
-  assert.equal(open.code, 0);
-  const sock = createSocket('udp4');
-  mic = sock;
-  let seq = 0;
-  feeding = setInterval(() => {
-    seq = (seq + 1) & 0xffff;
-    sock.send(buildRtpPacket({ ssrc: 0x4321, seq, timestamp: seq * 160, payloadType: 8, payload: Buffer.alloc(160, 0xd5) }), open.port, '127.0.0.1');
-  }, 20);
-  await waitForOnline(a, ['node-a', 'node-b'], 30_000);
+  cl = await startAudioCluster({ codes: ['node-a', 'node-b'], hooksTo: 'node-b', mics: [MIC] });
+  ({ stores, zlm } = cl);
+  [a, b] = [cl.node('node-a'), cl.node('node-b')];
 });
 
 after(async () => {
-  clearInterval(feeding);
-  mic?.close();
-  await Promise.all(devices.map((d) => d.close()));
-  await Promise.all([a, b].filter((x) => x !== undefined).map((x) => x.proc.stop()));
-  await zlm?.close();
-  await stores?.stop();
+  await cl?.close();
 });
 
 describe('session continuity of a talk: the device moves between live instances (SPEC §11, OWN-4)', () => {
   it('the device re-registers on node-b while node-a runs: node-a hands the talk off without a BYE, node-b re-establishes it once into the same talk stream id', async () => {
-    const dev = device(a);
-    await dev.start();
-    await waitFor(() => dev.registered, { timeoutMs: 10_000, description: 'device registered on node-a' });
-    await syncChannels({ api: async (m: string, p: string) => (await api(a, p, { method: m })).json as never }, DEV, 1);
-    await waitFor(() => zlm.stats(MIC)?.registered ?? false, { timeoutMs: 5000, description: 'the microphone stream on the media node' });
+    const dev = cl.device(a, DEV, true);
+    await cl.register(a, [dev]);
     const ch = dev.channelIds[0] as string;
     const start = await api(b, `/vms/talk/start?channelId=${ch}&mediaNodeId=${ZLM_ID}&app=rtp&stream=${MIC}`, { method: 'POST', timeoutMs: 15_000 }); // routed to node-a
     assert.equal(start.json.success, true, start.bytes.toString());
@@ -79,7 +47,7 @@ describe('session continuity of a talk: the device moves between live instances 
     // the device reboots onto node-b; node-a stays up
     await dev.powerOff();
     const movedAt = Date.now();
-    const devB = device(b);
+    const devB = cl.device(b, DEV, true);
     await devB.start();
     await waitFor(() => devB.registered, { timeoutMs: 10_000, description: 'device registered on node-b' });
     const backAt = await waitFor(
