@@ -109,15 +109,17 @@ describe('stateless requests', () => {
     }
   });
 
-  it('an answer with headers (503 + Retry-After) carries them on the shortcut and on the parsed path; hasHeader sees the request', async () => {
+  it('an answer with headers (503 + Retry-After) carries them on the shortcut and on the parsed path; hasHeader and header see the request', async () => {
     const stack = await startStack({ userAgent: 'vms-test' });
     const peer = await rawUdp();
     const tcp = await rawTcp(stack.port);
     try {
       const seen: boolean[] = [];
+      const values: (string | undefined)[] = [];
       stack.onStatelessRequest('REGISTER', (req) => {
         const authorized = req.hasHeader('authorization');
         seen.push(authorized, req.hasHeader('Max-Forwards'), req.hasHeader('Expires'));
+        values.push(req.header('max-forwards'), req.header('Expires'), req.header('Authorization'), req.header('Max'));
         return authorized ? undefined : { status: 503, headers: [['Retry-After', '17']] };
       });
       stack.onRequest('REGISTER', (_req, ctx) => ctx.reply(200));
@@ -138,6 +140,13 @@ describe('stateless requests', () => {
       await tcp.write(register([], 'TCP', tcp.socket.localPort ?? 0));
       await tcp.waitFor((all) => /SIP\/2\.0 503 Service Unavailable\r\n[^]*Retry-After: 17\r\n/.test(all));
       assert.deepEqual(seen.slice(0, 6), [false, true, false, true, true, false]);
+      // values trimmed of LWS, the first line of a name, absent as undefined; the same on both paths
+      await peer.send(register(['EXPIRES :  3600 ', 'Expires: 7']), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 503 /);
+      await peer.send(register(['Expires:\t3600', 'Subject: a,', ' b']), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 503 /);
+      assert.deepEqual(values.slice(4, 8), ['70', undefined, 'Digest username="x"', undefined]);
+      assert.deepEqual(values.slice(-8), ['70', '3600', undefined, undefined, '70', '3600', undefined, undefined]);
     } finally {
       tcp.close();
       peer.close();

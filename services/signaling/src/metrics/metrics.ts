@@ -202,6 +202,11 @@ export function createMetrics(s: MetricsSources): Metrics {
         }
         request('in', methodLabel(e.method)).value++;
         response('out', methodLabel(e.method), statusLabel(e.status)).value++;
+        if (e.method === 'REGISTER') {
+          // the first leg's 401 and the shedder's 503 are answered from the datagram (register-admission.ts)
+          const result = registrationResult(e.status);
+          if (result !== null) registration(result).value++;
+        }
       },
     ],
     [SIP_CHANNELS.parseError, () => parseErrors.inc()],

@@ -18,6 +18,7 @@ import { createOfflineScanner, type OfflineScanner } from './offline-scanner.ts'
 import { PendingQueries } from './pending-queries.ts';
 import { DEFAULT_QUERY_TIMEOUTS, type QueryTimeouts } from './query-timeouts.ts';
 import { createRegisterAdmission } from './register-admission.ts';
+import { createStatelessChallenge } from './register-challenge.ts';
 import { createRegisterHandler } from './register.handler.ts';
 import type { RegisterPlacement } from './register-placement.ts';
 import { createSipDeviceControl, type SipDeviceControl, type SnIndex } from './sip-device-control.ts';
@@ -116,8 +117,10 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   // the instance that sent it (same flow); after a restart devices are simply challenged again.
   const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32), qop: o.sip.digestQop === 'auth' });
 
-  // issue 11: past the ceiling, new REGISTERs get 503 + Retry-After on the shortcut instead of queueing
-  const admission = createRegisterAdmission({ flows, log, sipPort: stack.port, ...(o.limits === undefined ? {} : { policy: o.limits.registerShed }) });
+  // issue 11: past the ceiling, new REGISTERs get 503 + Retry-After on the shortcut instead of queueing;
+  // the first leg's 401 is answered there too, statelessly (register-challenge.ts)
+  const challenge = createStatelessChallenge({ password: o.sip.password, registerExpiresMin: o.sip.registerExpiresMin, digest, clock: o.clock });
+  const admission = createRegisterAdmission({ flows, log, sipPort: stack.port, challenge, ...(o.limits === undefined ? {} : { policy: o.limits.registerShed }) });
   stack.onStatelessRequest('REGISTER', admission.stateless);
   stack.onRequest('REGISTER', admission.wrap(createRegisterHandler(deps, digest)));
   const messages = createMessageHandlers(deps, uplink, (deviceId, now) => digest.challengeHeader(now, { subject: deviceId }));

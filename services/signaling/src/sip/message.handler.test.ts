@@ -90,7 +90,7 @@ async function full(w: World, req: SipRequest, from: Flow = flow): Promise<{ sta
 function view(req: SipRequest, raw: Buffer): StatelessRequest {
   const h = req.headers;
   const text = raw.toString('latin1');
-  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type'), topVia: h.getLines('Via')[0] ?? '', text, bodyStart: text.length - req.body.length, hasHeader: (name) => h.get(name) !== undefined };
+  return { method: req.method, body: req.body, callId: h.get('Call-ID') ?? '', from: h.get('From') ?? '', contentType: h.get('Content-Type'), topVia: h.getLines('Via')[0] ?? '', text, bodyStart: text.length - req.body.length, hasHeader: (name) => h.get(name) !== undefined, header: (name) => h.get(name) };
 }
 
 async function outcome(w: World, raw: Buffer, shortcut: boolean, from: Flow = flow): Promise<Outcome> {

@@ -1,14 +1,15 @@
 // Wires RegisterShedder (register-shedding.ts) to the stack: a stateless REGISTER handler that answers
-// 503 + Retry-After on the datagram shortcut while shedding and passes everything else to the ordinary
-// REGISTER handler (returning undefined costs one comparison when the instance is not overloaded),
+// 503 + Retry-After on the datagram shortcut while shedding, else the first leg's 401 challenge
+// (register-challenge.ts), and passes everything else to the ordinary REGISTER handler,
 // the count of REGISTER handlers in flight, and the sampler (the SIP socket's receive queue from
 // /proc/net/udp, event-loop utilization from perf_hooks) that feeds the shedder every SAMPLE_MS.
-import type { RequestHandler, StatelessAnswer, StatelessHandler } from '@vms/sip';
+import type { RequestHandler, StatelessAnswer, StatelessHandler, StatelessRequest } from '@vms/sip';
 import { SipStatus } from '@vms/sip';
 import { readFileSync } from 'node:fs';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DeviceFlows } from './device-flows.ts';
+import type { StatelessChallenge } from './register-challenge.ts';
 import { fromUser, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
@@ -45,6 +46,8 @@ export interface RegisterAdmissionOptions {
   readonly random?: () => number;
   /** The shedder's marks (vms.limits.register-shed-*); default DEFAULT_SHED_POLICY. */
   readonly policy?: ShedPolicy;
+  /** The stateless 401 of a first leg, tried when the REGISTER is not shed; absent: every REGISTER not shed goes on. */
+  readonly challenge?: StatelessChallenge;
 }
 
 export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAdmission {
@@ -76,14 +79,20 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   }, SAMPLE_MS);
   timer.unref();
 
-  const stateless: StatelessHandler = (req): StatelessAnswer | undefined => {
-    arrivals++; // a request taking the parsed path after the shortcut passed it is counted twice: a rough signal is enough
-    if (shedder.fraction === 0) return undefined;
+  /** 503 + Retry-After for a new registration while shedding, else undefined. */
+  const shed = (req: StatelessRequest): StatelessAnswer | undefined => {
     if (req.hasHeader('Authorization')) return undefined; // answers our challenge: finish it
     const deviceId = fromUser(req.from);
     if (deviceId !== undefined && o.flows.get(deviceId) !== undefined) return undefined; // refresh keeps it online
     if (!shedder.shouldShed(random())) return undefined;
     return { status: SipStatus.ServiceUnavailable, headers: [['Retry-After', String(shedder.retryAfterSec(random()))]] };
+  };
+  const challenge = o.challenge;
+  const stateless: StatelessHandler = (req): StatelessAnswer | undefined => {
+    arrivals++; // a request taking the parsed path after the shortcut passed it is counted twice: a rough signal is enough
+    // shedding first: a 503 costs less than a challenge (an HMAC), and a shed device comes back later
+    const answer = shedder.fraction === 0 ? undefined : shed(req);
+    return answer ?? challenge?.(req);
   };
 
   return {

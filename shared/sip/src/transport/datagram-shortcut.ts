@@ -56,6 +56,8 @@ export interface PeekedRequest {
   readonly bodyStart: number;
   /** Whether a header of this name is present (scans the header section: for rare decisions). */
   hasHeader(name: string): boolean;
+  /** The first header of this name, its value trimmed (scans the header section, as hasHeader). */
+  header(name: string): string | undefined;
 }
 
 // Header keys read here (RFC 3261 §7.3.3 compact forms included); OTHER is skipped without slicing.
@@ -176,24 +178,49 @@ class Peeked implements PeekedRequest {
   }
 
   hasHeader(name: string): boolean {
-    return headerSectionHas(this.text, this.bodyStart - 4, name);
+    return headerSectionValue(this.text, this.bodyStart - 4, name) !== undefined;
+  }
+
+  header(name: string): string | undefined {
+    return headerSectionValue(this.text, this.bodyStart - 4, name);
   }
 }
 
-/** Whether a header line of `text` before `end` is named `name` (case-insensitive, LWS before the colon allowed). */
-export function headerSectionHas(text: string, end: number, name: string): boolean {
+/**
+ * The value (LWS-trimmed) of the first header line of `text` before `end` named `name`
+ * (case-insensitive, LWS before the colon allowed), or undefined. Only the value found is sliced.
+ */
+export function headerSectionValue(text: string, end: number, name: string): string | undefined {
   const n = name.length;
   for (let pos = text.indexOf('\r\n') + 2; pos > 1 && pos < end; ) {
-    if (text.length >= pos + n && text.substr(pos, n).toLowerCase() === name.toLowerCase()) {
-      let k = pos + n;
-      while (k < end && isLws(text.charCodeAt(k))) k++;
-      if (text.charCodeAt(k) === 58) return true; // ':'
-    }
     const eol = text.indexOf('\r\n', pos);
-    if (eol < 0) return false;
+    const lineEnd = eol < 0 || eol > end ? end : eol;
+    if (lineEnd - pos > n && nameAt(text, pos, name)) {
+      let k = pos + n;
+      while (k < lineEnd && isLws(text.charCodeAt(k))) k++;
+      if (text.charCodeAt(k) === 58) {
+        // ':'
+        let a = k + 1;
+        let b = lineEnd;
+        while (a < b && isLws(text.charCodeAt(a))) a++;
+        while (b > a && isLws(text.charCodeAt(b - 1))) b--;
+        return text.slice(a, b);
+      }
+    }
+    if (eol < 0) return undefined;
     pos = eol + 2;
   }
-  return false;
+  return undefined;
+}
+
+/** Whether `text` at `at` spells `name`, ASCII letters compared without case. */
+function nameAt(text: string, at: number, name: string): boolean {
+  for (let k = 0; k < name.length; k++) {
+    const c = text.charCodeAt(at + k);
+    const w = name.charCodeAt(k);
+    if (c !== w && ((c | 0x20) !== (w | 0x20) || (w | 0x20) < 97 || (w | 0x20) > 122)) return false;
+  }
+  return true;
 }
 
 /**

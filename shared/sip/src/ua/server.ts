@@ -13,6 +13,7 @@ import type { SipLogger } from '../transport/logger.ts';
 import type { SipTransport } from '../transport/transport.ts';
 import { SipStackError } from '../errors.ts';
 import { headerEntries } from '../message/header-input.ts';
+import { trimLws } from '../message/lex.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx, type ServerContextHooks } from './server-context.ts';
 import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
@@ -170,6 +171,10 @@ export class RequestDispatcher {
       text: req.body.toString('latin1'),
       bodyStart: 0,
       hasHeader: (name: string) => h.get(name) !== undefined,
+      header: (name: string) => {
+        const v = h.get(name);
+        return v === undefined ? undefined : trimLws(v);
+      },
     };
     const answer = this.#runStateless(handler, view, flow);
     if (answer === undefined) return false;

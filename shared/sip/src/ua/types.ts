@@ -131,4 +131,9 @@ export interface StatelessRequest {
    * section on the shortcut: for rare decisions (overload shedding), not for every request.
    */
   hasHeader(name: string): boolean;
+  /**
+   * The first header of this name (full name, case-insensitive), its value with surrounding LWS
+   * trimmed; undefined when absent. Scans the header section on the shortcut, as hasHeader.
+   */
+  header(name: string): string | undefined;
 }
