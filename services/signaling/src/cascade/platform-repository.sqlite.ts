@@ -18,6 +18,7 @@ import {
   type UpstreamPlatform,
 } from '@vms/cascade';
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
+import { limitStatements } from '../storage/limit-statements.sqlite.ts';
 
 const COLUMNS = PLATFORM_COLUMNS;
 
@@ -51,8 +52,10 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
     sharesOf: db.prepare<[string, string], ShareRecord>(
       `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ? ORDER BY platform_id`,
     ),
-    sharesOfDevice: db.prepare<[string, number], ShareRecord>(
-      `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? ORDER BY channel_id, platform_id LIMIT ?`,
+    // not `LIMIT ?`: see limit-statements.sqlite.ts (run for every device coming online)
+    sharesOfDevice: limitStatements<[string], ShareRecord>(
+      db,
+      (limit) => `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? ORDER BY channel_id, platform_id LIMIT ${limit}`,
     ),
     forgetDevice: db.prepare('DELETE FROM upstream_platform_channel WHERE device_id = ?'),
     forgetChannel: db.prepare('DELETE FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ?'),
@@ -119,7 +122,7 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
     sharesOf: (deviceId, channelId) =>
       run('sharesOf', () => s.sharesOf.all(deviceId, channelId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
     sharesOfDevice: (deviceId, limit) =>
-      run('sharesOfDevice', () => s.sharesOfDevice.all(deviceId, limit).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
+      run('sharesOfDevice', () => s.sharesOfDevice(limit).all(deviceId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
     forgetChannels: (deviceId, channelId) =>
       run('forgetChannels', () => (channelId === undefined ? s.forgetDevice.run(deviceId) : s.forgetChannel.run(deviceId, channelId)).changes),
     async close() {
