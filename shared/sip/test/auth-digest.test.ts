@@ -1,5 +1,6 @@
 // Digest (RFC 2617 MD5 as GB28181 uses it): captured exchanges reproduced, server challenge/verify.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   buildAuthorization, checkDigestResponse, computeDigestResponse, DigestServer, formatDigestChallenge,
@@ -63,6 +64,17 @@ describe('captured REGISTER digests', () => {
       nonce: 'dcd98b7102dd2f0e8b11d0f600bfb0c093', qop: 'auth', nc: '00000001', cnonce: '0a4f113b',
     });
     assert.equal(response, '6629fae49393a05397450978507c4ef1');
+  });
+
+  it('wire values hashed as their latin1 bytes, the password as UTF-8, whether the parts are ASCII or not', () => {
+    const md5 = (...parts: Buffer[]): string => createHash('md5').update(Buffer.concat(parts)).digest('hex');
+    for (const [username, password] of [['34020000001320000001', '密码12'], ['cam\u00e9ra', 'p\u00e4ss'], ['admin', '12345678']] as const) {
+      const ha1 = md5(Buffer.from(`${username}:3402000000:`, 'latin1'), Buffer.from(password, 'utf8'));
+      const ha2 = md5(Buffer.from('REGISTER:sip:34020000002000000001@3402000000', 'latin1'));
+      const expected = md5(Buffer.from(`${ha1}:0123abcd:${ha2}`, 'latin1'));
+      const response = computeDigestResponse({ username, realm: '3402000000', password, method: 'REGISTER', uri: 'sip:34020000002000000001@3402000000', nonce: '0123abcd' });
+      assert.equal(response, expected, username);
+    }
   });
 });
 

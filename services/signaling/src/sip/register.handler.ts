@@ -143,10 +143,13 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
       events.emit('uplink', { deviceId, at: now, kind: 'register' });
       const cameOnline = existing?.online !== true;
       if (cameOnline) events.emit('online', { deviceId, at: now, reason: 'register' });
-      log.info(
-        { ...at, transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, gbVersion, expires, requested, username: decision.username, refresh: !cameOnline },
-        'device registered',
-      );
+      if (log.isLevelEnabled('info')) {
+        // the fields are built only when written (a storm runs at warn or above: issue 11)
+        log.info(
+          { ...at, transport, remote: `${ctx.flow.remoteAddress}:${ctx.flow.remotePort}`, gbVersion, expires, requested, username: decision.username, refresh: !cameOnline },
+          'device registered',
+        );
+      }
       const headers: [string, string][] = [
         ['Date', date],
         ['Expires', String(expires)],
