@@ -17,7 +17,8 @@
 //     vgdb FIFO after fork): it runs twice, counted whole from start to exit in every process, with W and
 //     with W + M registrations, and the difference is divided by M;
 //  3. prints instructions (Ir, user space, all threads of the server) per registration for
-//     both, and the ratio. Everything the server does during the counted window is billed (timers, GC,
+//     both, and the ratio, then the shares of the project's window spent in V8's optimizing compiler
+//     (large: the JIT is still warming up, count with a longer --warmup) and in GC. Everything the server does during the counted window is billed (timers, GC,
 //     the write-behind flush), so the figure is the cost per registration at the ping-pong pace valgrind
 //     allows; callgrind_annotate on the kept files (--keep; --perf-map names the JIT frames) shows where.
 // The kernel's share (UDP send and receive) is not in the count for either side.
@@ -217,6 +218,31 @@ async function measure(
 }
 
 /**
+ * How much of the counted window V8 spent in its optimizing compiler and in garbage collection
+ * (callgrind_annotate, inclusive counts): a window with much compilation is not yet the steady state
+ * (the JIT still warming up), one with a major GC caught a collection the neighbouring windows may not.
+ * GC = main-thread collections + concurrent marking (parallel scavenger helpers are left out: a floor).
+ */
+function shares(files: readonly string[]): { readonly compile: number; readonly gc: number } | null {
+  let total = 0;
+  let compile = 0;
+  let gc = 0;
+  for (const f of files) {
+    const r = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', f], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+    if (r.status !== 0) return null;
+    for (const line of r.stdout.split('\n')) {
+      const m = /^\s*([\d,]+) /.exec(line);
+      if (m === null) continue;
+      const n = Number((m[1] as string).replaceAll(',', ''));
+      if (line.includes('PROGRAM TOTALS')) total += n;
+      else if (line.includes(':v8::internal::compiler::PipelineCompilationJob::ExecuteJobImpl(')) compile += n;
+      else if (line.includes(':v8::internal::Heap::CollectGarbage(') || line.includes(':v8::internal::ConcurrentMarking::RunMajor(')) gc += n;
+    }
+  }
+  return total === 0 ? null : { compile: compile / total, gc: gc / total };
+}
+
+/**
  * Kamailio forks its workers, which callgrind_control cannot reach: two whole runs from start to exit,
  * one with W registrations, one with W + M, each process counted (the bench's cfg, 1 UDP worker);
  * the difference over M is the cost of a registration, the start-up and shutdown cancelling out.
@@ -338,6 +364,11 @@ async function main(): Promise<void> {
       `project${withRedis ? ' (Redis ownership, redis-server not counted)' : ''}:  ${fmt(per(project))} instructions per registration` +
         `${project.failed > 0 ? `, ${project.failed} failed` : ''}${kam === null ? '' : ` (${ratio.toFixed(2)}× Kamailio)`}\n`,
     );
+    const split = shares(project.files);
+    if (split !== null) {
+      const pct = (v: number): string => `${(100 * v).toFixed(1)} %`;
+      process.stdout.write(`  of the project's window: V8 optimizing compiler ${pct(split.compile)} (JIT still warming up if large), garbage collection ≥ ${pct(split.gc)}\n`);
+    }
     printSummary({
       bench: 'register-callgrind',
       what: `instructions per REGISTER + digest registration (${WARMUP.toLocaleString('en-US')} warm-up, ${COUNT.toLocaleString('en-US')} counted${withRedis ? ', Redis ownership' : ''})`,
