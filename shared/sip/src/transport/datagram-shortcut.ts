@@ -38,6 +38,8 @@ export interface PeekedRequest {
   /** Raw Content-Type value, for handlers that must refuse other media types as the full path does. */
   readonly contentType: string | undefined;
   readonly body: Buffer;
+  /** The datagram's bytes (`text` is their latin1 decoding). */
+  readonly data: Buffer;
   /** The whole datagram as latin1 text, the body from `bodyStart` (StatelessRequest.text). */
   readonly text: string;
   readonly bodyStart: number;
@@ -48,23 +50,22 @@ export interface PeekedRequest {
 const TO_TAG = /;\s*tag\s*=/i;
 
 /**
- * One latin1 string for the whole datagram, scanned by char codes in place (header-scan.ts, the
- * scanner the edge's forwarding shares): only the values read here are sliced (a slice of a flat
- * string is not a copy). This runs for every keepalive of the fleet, hence no regex, no per-header
- * allocation.
+ * The datagram's bytes scanned in place (header-scan.ts, the scanner the edge's forwarding shares),
+ * one latin1 string of it from which only the values read here are sliced (a slice of a flat string is
+ * not a copy). This runs for every keepalive of the fleet, hence no regex, no per-header allocation.
  */
 export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
-  const text = decodeLatin1(data);
-  const eol = requestLineEnd(text);
+  const eol = requestLineEnd(data);
   if (eol < 0) return undefined;
-  const s = scanHeaderSection(text, eol);
+  const s = scanHeaderSection(data, eol);
   if (s === undefined || s.vias === 0 || s.froms !== 1 || s.tos !== 1 || s.callIds !== 1 || s.cseqs !== 1 || s.types > 1) return undefined;
-  const method = requestMethod(text);
-  if (!cseqMatches(text, s.cseqStart, s.cseqEnd, method)) return undefined;
+  const text = decodeLatin1(data);
+  const method = requestMethod(data, text);
+  if (!cseqMatches(data, s.cseqStart, s.cseqEnd, method)) return undefined;
   const bodyStart = s.end + 4;
   if (s.length >= 0 && s.length !== text.length - bodyStart) return undefined;
   const to = text.slice(s.toStart, s.toEnd);
-  if (hasToTag(text, s.toStart, s.toEnd) && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
+  if (hasToTag(data, s.toStart, s.toEnd) && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
   const via = [text.slice(s.viaStart, s.viaEnd)];
   const more = s.moreVias;
   if (more !== undefined) for (let i = 0; i < more.length; i += 2) via.push(text.slice(more[i] as number, more[i + 1] as number));
@@ -73,8 +74,8 @@ export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
 }
 
 /** Whether To's value holds a `;` (a tag needs one): the regex runs only then. */
-function hasToTag(text: string, a: number, b: number): boolean {
-  for (let k = a; k < b; k++) if (text.charCodeAt(k) === 59) return true;
+function hasToTag(bytes: Uint8Array, a: number, b: number): boolean {
+  for (let k = a; k < b; k++) if (bytes[k] === 59) return true;
   return false;
 }
 
@@ -102,6 +103,10 @@ class Peeked implements PeekedRequest {
     return this.#data.subarray(this.bodyStart);
   }
 
+  get data(): Buffer {
+    return this.#data;
+  }
+
   get topVia(): string {
     return this.via[0] as string;
   }
@@ -127,14 +132,14 @@ export function headerSectionHas(text: string, end: number, name: string): boole
   return false;
 }
 
-/** `CSeq: 1*10DIGIT LWS Method` in text[a, b), the method equal to the request's (§8.1.1.5, §17.2.3). */
-export function cseqMatches(text: string, a: number, b: number, method: string): boolean {
+/** `CSeq: 1*10DIGIT LWS Method` in bytes[a, b), the method equal to the request's (§8.1.1.5, §17.2.3). */
+export function cseqMatches(bytes: Uint8Array, a: number, b: number, method: string): boolean {
   let i = a;
-  while (i < b && isDigit(text.charCodeAt(i))) i++;
+  while (i < b && isDigit(bytes[i] as number)) i++;
   if (i === a || i - a > 10) return false;
   const digitsEnd = i;
-  while (i < b && isLws(text.charCodeAt(i))) i++;
-  return i > digitsEnd && b - i === method.length && sameAt(text, i, method);
+  while (i < b && isLws(bytes[i] as number)) i++;
+  return i > digitsEnd && b - i === method.length && sameAt(bytes, i, method);
 }
 
 const isLws = (c: number): boolean => c === 32 || c === 9;
@@ -155,7 +160,7 @@ export interface StampedVia {
  */
 export function stampDatagramVia(req: PeekedRequest, flow: Flow, forceRport: boolean): StampedVia | undefined {
   const first = req.via[0] as string;
-  const fast = stampCanonicalViaAt(req.text, req.viaStart, req.viaEnd, flow.remoteAddress, flow.remotePort, forceRport);
+  const fast = stampCanonicalViaAt(req.data, req.text, req.viaStart, req.viaEnd, flow.remoteAddress, flow.remotePort, forceRport);
   if (fast !== undefined) return { topVia: fast.line, host: fast.host, port: fast.port };
   const hops = splitHeaderValues(first);
   let top;
