@@ -18,8 +18,14 @@
 // What this path does not check is the syntax of what it only copies (Request-URI, To, Call-ID, other
 // headers): the shard parses the request fully and answers such a one 400 itself.
 import { placeDevice } from '@vms/routing';
-import { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, latin1Of, requestLineEnd, requestMethod, sameAt, scanHeaderSection, stampCanonicalViaAt, type Flow, type HeaderScan } from '@vms/sip';
+import { BAD_MAX_FORWARDS, bytesOf, cseqMatches, decodeLatin1, latin1Of, requestLineEnd, requestMethod, sameAt, sameText, scanHeaderSection, stampCanonicalViaAt, type Flow, type HeaderScan } from '@vms/sip';
 import { branchFrom, DEFAULT_MAX_FORWARDS, hostPart, viaOf, type ForwardContext } from './forward.ts';
+
+const BRANCH = bytesOf('branch');
+const EDGE_BRANCH = bytesOf('z9hG4bKe');
+const FLOW = bytesOf('vms-f');
+const SIP_VERSION_SP = bytesOf('SIP/2.0 ');
+const SIP_URI_OPEN = bytesOf('<sip:');
 
 /** A datagram to send: the transport's shortcut answer shape. */
 export interface DatagramOut {
@@ -120,7 +126,7 @@ export function forwardShardResponse(data: Buffer, ctx: ForwardContext): Datagra
     prefixOf = { host: self.host, port: self.port, prefix: `SIP/2.0/UDP ${hostPart(self.host)}:${self.port};` };
   }
   const prefix = prefixOf.prefix;
-  if (!sameAt(data, s.viaStart, prefix)) return undefined;
+  if (!sameText(data, s.viaStart, prefix)) return undefined;
   // the hop's parameters: `;name[=value]`, plain values only (no comma: one hop on the line)
   let branchOk = false;
   let token: string | undefined;
@@ -136,11 +142,11 @@ export function forwardShardResponse(data: Buffer, ctx: ForwardContext): Datagra
       while (i < s.viaEnd && isParamChar(data[i] as number)) i++;
     }
     const name = nameEnd - nameStart;
-    if (name === 6 && sameAt(data, nameStart, 'branch')) {
+    if (name === 6 && sameAt(data, nameStart, BRANCH)) {
       if (branchOk) return undefined;
-      branchOk = sameAt(data, valueStart, 'z9hG4bKe');
+      branchOk = sameAt(data, valueStart, EDGE_BRANCH);
       if (!branchOk) return undefined;
-    } else if (name === 5 && sameAt(data, nameStart, 'vms-f')) {
+    } else if (name === 5 && sameAt(data, nameStart, FLOW)) {
       if (token !== undefined) return undefined;
       token = latin1Of(data, valueStart, i);
     }
@@ -160,7 +166,7 @@ export const isResponseDatagram = (data: Buffer): boolean =>
 
 /** The CRLF ending a status line `SIP/2.0 SP [1-6]DIGIT DIGIT SP reason CRLF` (§7.2), else -1. */
 function statusLineEnd(data: Buffer): number {
-  if (!sameAt(data, 0, 'SIP/2.0 ') || data[11] !== 32) return -1;
+  if (!sameAt(data, 0, SIP_VERSION_SP) || data[11] !== 32) return -1;
   const c = data[8] as number;
   if (c < 49 || c > 54 || !isDigit(data[9] as number) || !isDigit(data[10] as number)) return -1;
   for (let i = 12; i < data.length - 1; i++) {
@@ -173,7 +179,7 @@ function statusLineEnd(data: Buffer): number {
 
 /** `<sip:` 20 digits `@`: the device code (what getFrom().uri.user gives for that shape). */
 function fromDeviceId(data: Buffer, text: string, a: number, b: number): string | undefined {
-  if (b - a < 26 || !sameAt(data, a, '<sip:') || data[a + 25] !== 64 /* @ */) return undefined;
+  if (b - a < 26 || !sameAt(data, a, SIP_URI_OPEN) || data[a + 25] !== 64 /* @ */) return undefined;
   for (let k = a + 5; k < a + 25; k++) if (!isDigit(data[k] as number)) return undefined;
   return text.slice(a + 5, a + 25);
 }

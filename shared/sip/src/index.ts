@@ -76,4 +76,4 @@ export { SipTransport, type TransportOptions, type InboundHandler } from './tran
 export { type DatagramShortcut } from './transport/transport.ts';
 export { stampCanonicalViaAt } from './transport/canonical-via.ts';
 export { peekDatagramRequest, stampDatagramVia, buildDatagramResponse, cseqMatches } from './transport/datagram-shortcut.ts';
-export { BAD_MAX_FORWARDS, decodeLatin1, HeaderScan, latin1Of, requestLineEnd, requestMethod, sameAt, scanHeaderSection } from './transport/header-scan.ts';
+export { BAD_MAX_FORWARDS, bytesOf, decodeLatin1, HeaderScan, latin1Of, requestLineEnd, requestMethod, sameAt, sameText, scanHeaderSection } from './transport/header-scan.ts';

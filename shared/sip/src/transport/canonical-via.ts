@@ -8,7 +8,7 @@
  * spellings, several hops on the line, an IPv6 source) returns undefined and the caller parses.
  */
 import { isTokenChar } from '../message/lex.ts';
-import { sameAt } from './header-scan.ts';
+import { bytesOf, sameAt, sameText } from './header-scan.ts';
 import { DEFAULT_SIP_PORT } from './via-stamp.ts';
 
 export interface StampedLine {
@@ -19,7 +19,9 @@ export interface StampedLine {
   readonly port: number;
 }
 
-const PREFIX = 'SIP/2.0/UDP ';
+const PREFIX = bytesOf('SIP/2.0/UDP ');
+const RECEIVED = bytesOf('received');
+const RPORT = bytesOf('rport');
 const MAX_PARAMS = 16;
 /** Scratch for the duplicate-name check: parameter name bounds. One call at a time (synchronous). */
 const nameStart = new Int32Array(MAX_PARAMS);
@@ -63,8 +65,8 @@ export function stampCanonicalViaAt(bytes: Uint8Array, text: string, from: numbe
     nameStart[params] = start;
     nameEnd[params++] = i;
     const name = i - start;
-    if (name === 8 && sameAt(bytes, start, 'received')) return undefined; // its value would steer the answer
-    const isRport = name === 5 && sameAt(bytes, start, 'rport');
+    if (name === 8 && sameAt(bytes, start, RECEIVED)) return undefined; // its value would steer the answer
+    const isRport = name === 5 && sameAt(bytes, start, RPORT);
     if (i < n && (bytes[i] as number) === 61 /* = */) {
       const valueStart = ++i;
       while (i < n && isValueChar((bytes[i] as number))) i++;
@@ -77,7 +79,7 @@ export function stampCanonicalViaAt(bytes: Uint8Array, text: string, from: numbe
   }
   const wantsRport = rportAt >= 0 || forceRport;
   // The same address as written (the usual case) is compared in place; other spellings with case-folded copies.
-  const sameHost = hostEnd - hostStart === srcAddress.length && sameAt(bytes, hostStart, srcAddress);
+  const sameHost = hostEnd - hostStart === srcAddress.length && sameText(bytes, hostStart, srcAddress);
   const received = wantsRport || (!sameHost && text.slice(hostStart, hostEnd).toLowerCase() !== srcAddress.toLowerCase());
   // Map order as stampReceived leaves it: rport in place (or appended), then received appended.
   let out = rportAt >= 0 ? `${text.slice(from, rportAt)}rport=${srcPort}${text.slice(rportEnd, to)}` : text.slice(from, to);

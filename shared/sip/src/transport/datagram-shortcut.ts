@@ -17,7 +17,7 @@ import { formatVia, parseViaHop } from '../message/via.ts';
 import { reasonPhrase } from '../status.ts';
 import { writeStatelessTag } from '../ua/stateless-tag.ts';
 import { stampCanonicalViaAt } from './canonical-via.ts';
-import { decodeLatin1, requestLineEnd, requestMethod, sameAt, scanHeaderSection, type HeaderScan } from './header-scan.ts';
+import { decodeLatin1, requestLineEnd, requestMethod, scanHeaderSection, type HeaderScan } from './header-scan.ts';
 import type { Flow } from './flow.ts';
 import { responseDestination, stampReceived } from './via-stamp.ts';
 
@@ -141,14 +141,19 @@ export function headerSectionHas(text: string, end: number, name: string): boole
   return false;
 }
 
-/** `CSeq: 1*10DIGIT LWS Method` in bytes[a, b), the method equal to the request's (§8.1.1.5, §17.2.3). */
+/**
+ * `CSeq: 1*10DIGIT LWS Method` in bytes[a, b), the method equal to the request's (§8.1.1.5, §17.2.3):
+ * compared with the request line's first `method.length` bytes, where requestLineEnd() found it.
+ */
 export function cseqMatches(bytes: Uint8Array, a: number, b: number, method: string): boolean {
   let i = a;
   while (i < b && isDigit(bytes[i] as number)) i++;
   if (i === a || i - a > 10) return false;
   const digitsEnd = i;
   while (i < b && isLws(bytes[i] as number)) i++;
-  return i > digitsEnd && b - i === method.length && sameAt(bytes, i, method);
+  if (i === digitsEnd || b - i !== method.length) return false;
+  for (let k = 0; k < method.length; k++) if (bytes[i + k] !== bytes[k]) return false;
+  return true;
 }
 
 const isLws = (c: number): boolean => c === 32 || c === 9;

@@ -205,7 +205,9 @@ function spells(bytes: Uint8Array, start: number, word: Uint8Array): boolean {
   return true;
 }
 
-const latin1 = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
+/** A constant's latin1 bytes, for comparisons against a datagram's (a typed-array read each side). */
+export const bytesOf = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0) & 0xff);
+const latin1 = bytesOf;
 // header names in lower case, as bytes (compared with bytes: no charCodeAt per char)
 const N_TO = latin1('to');
 const N_VIA = latin1('via');
@@ -279,22 +281,33 @@ export function requestLineEnd(bytes: Uint8Array): number {
   return sameAt(bytes, i + 1, SIP_VERSION_CRLF) ? i + 8 : -1;
 }
 
-const SIP_VERSION_CRLF = 'SIP/2.0\r\n';
+const SIP_VERSION_CRLF = bytesOf('SIP/2.0\r\n');
 
 /** The method of a request line requestLineEnd() accepted: the usual ones as constants (hashed once, no copy). */
 export function requestMethod(bytes: Uint8Array, text: string): string {
   let n = 0;
   while ((bytes[n] as number) !== 32) n++;
-  for (const m of COMMON_METHODS) if (m.length === n && sameAt(bytes, 0, m)) return m;
+  for (let i = 0; i < COMMON_METHODS.length; i++) {
+    const m = COMMON_METHOD_BYTES[i] as Uint8Array;
+    if (m.length === n && sameAt(bytes, 0, m)) return COMMON_METHODS[i] as string;
+  }
   return text.slice(0, n);
 }
 
 const COMMON_METHODS = ['MESSAGE', 'NOTIFY', 'REGISTER', 'OPTIONS', 'INVITE', 'ACK', 'BYE', 'CANCEL', 'INFO', 'SUBSCRIBE'] as const;
+const COMMON_METHOD_BYTES = COMMON_METHODS.map(bytesOf);
 
-/** Whether `bytes` hold `word` (latin1) at `at`, exactly (case-sensitive). */
-export function sameAt(bytes: Uint8Array, at: number, word: string): boolean {
+/** Whether `bytes` hold `word` (bytesOf a constant) at `at`, exactly (case-sensitive). */
+export function sameAt(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
   if (at + word.length > bytes.length) return false;
-  for (let k = 0; k < word.length; k++) if ((bytes[at + k] as number) !== word.charCodeAt(k)) return false;
+  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return false;
+  return true;
+}
+
+/** sameAt() for a string made at run time (latin1). */
+export function sameText(bytes: Uint8Array, at: number, word: string): boolean {
+  if (at + word.length > bytes.length) return false;
+  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word.charCodeAt(k)) return false;
   return true;
 }
 
