@@ -18,14 +18,8 @@
 // What this path does not check is the syntax of what it only copies (Request-URI, To, Call-ID, other
 // headers): the shard parses the request fully and answers such a one 400 itself.
 import { placeDevice } from '@vms/routing';
-import { BAD_MAX_FORWARDS, bytesOf, cseqMatches, decodeLatin1, latin1Of, requestLineEnd, requestMethod, sameAt, sameText, scanHeaderSection, stampCanonicalViaAt, type Flow, type HeaderScan } from '@vms/sip';
+import { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, scanHeaderSection, stampCanonicalViaAt, type Flow, type HeaderScan } from '@vms/sip';
 import { branchFrom, DEFAULT_MAX_FORWARDS, hostPart, viaOf, type ForwardContext } from './forward.ts';
-
-const BRANCH = bytesOf('branch');
-const EDGE_BRANCH = bytesOf('z9hG4bKe');
-const FLOW = bytesOf('vms-f');
-const SIP_VERSION_SP = bytesOf('SIP/2.0 ');
-const SIP_URI_OPEN = bytesOf('<sip:');
 
 /** A datagram to send: the transport's shortcut answer shape. */
 export interface DatagramOut {
@@ -47,9 +41,9 @@ export interface DeviceDatagram {
  * The header scan (@vms/sip scanHeaderSection, the one the stack's stateless answers use) with the rules
  * both directions share here: exactly one From/To/Call-ID/CSeq and a Content-Length equal to the body.
  */
-function scanPlain(data: Buffer, startEol: number): HeaderScan | undefined {
-  const s = scanHeaderSection(data, startEol);
-  return s !== undefined && s.vias > 0 && s.froms === 1 && s.tos === 1 && s.callIds === 1 && s.cseqs === 1 && s.length === data.length - s.end - 4 ? s : undefined;
+function scanPlain(text: string, startEol: number): HeaderScan | undefined {
+  const s = scanHeaderSection(text, startEol);
+  return s !== undefined && s.vias > 0 && s.froms === 1 && s.tos === 1 && s.callIds === 1 && s.cseqs === 1 && s.length === text.length - s.end - 4 ? s : undefined;
 }
 
 /**
@@ -58,14 +52,12 @@ function scanPlain(data: Buffer, startEol: number): HeaderScan | undefined {
  * once, by the parsed path.
  */
 export function readDeviceDatagram(data: Buffer): DeviceDatagram | undefined {
-  const eol = requestLineEnd(data);
-  if (eol < 0) return undefined;
   const text = decodeLatin1(data);
-  const method = requestMethod(data, text);
-  if (method !== 'MESSAGE' && method !== 'NOTIFY') return undefined;
-  const s = scanPlain(data, eol);
-  if (s === undefined || s.routes > 0 || s.maxForwards === 0 || s.maxForwards === BAD_MAX_FORWARDS || !cseqMatches(data, s.cseqStart, s.cseqEnd, method)) return undefined;
-  const deviceId = fromDeviceId(data, text, s.fromStart, s.fromEnd);
+  const method = plainMethod(text);
+  if (method === undefined) return undefined;
+  const s = scanPlain(text, text.indexOf('\r\n'));
+  if (s === undefined || s.routes > 0 || s.maxForwards === 0 || s.maxForwards === BAD_MAX_FORWARDS || !cseqMatches(text, s.cseqStart, s.cseqEnd, method)) return undefined;
+  const deviceId = fromDeviceId(text, s.fromStart, s.fromEnd);
   if (deviceId === undefined) return undefined;
   return { data, text, s, method, deviceId };
 }
@@ -77,7 +69,7 @@ export function readDeviceDatagram(data: Buffer): DeviceDatagram | undefined {
 export function forwardDeviceDatagram(d: DeviceDatagram, flow: Flow, ctx: ForwardContext): DatagramOut | undefined {
   const { text, s } = d;
   // the transport would stamp the same way before the parsed path (stampReceived + formatVia)
-  const stamped = stampCanonicalViaAt(d.data, text, s.viaStart, s.viaEnd, flow.remoteAddress, flow.remotePort, false);
+  const stamped = stampCanonicalViaAt(text, s.viaStart, s.viaEnd, flow.remoteAddress, flow.remotePort, false);
   if (stamped === undefined) return undefined;
   const shard = placeDevice(ctx.policy, ctx.shards(), d.deviceId);
   if (shard === null) return undefined;
@@ -118,37 +110,37 @@ let prefixOf: { host: string; port: number; prefix: string } = { host: '', port:
  * removed; undefined → the parsed path.
  */
 export function forwardShardResponse(data: Buffer, ctx: ForwardContext): DatagramOut | undefined {
-  const eol = statusLineEnd(data);
-  const s = eol < 0 ? undefined : scanPlain(data, eol);
+  const text = decodeLatin1(data);
+  const s = isStatusLine(text) ? scanPlain(text, text.indexOf('\r\n')) : undefined;
   if (s === undefined || s.vias < 2) return undefined;
   const self = ctx.self;
   if (prefixOf.host !== self.host || prefixOf.port !== self.port) {
     prefixOf = { host: self.host, port: self.port, prefix: `SIP/2.0/UDP ${hostPart(self.host)}:${self.port};` };
   }
   const prefix = prefixOf.prefix;
-  if (!sameText(data, s.viaStart, prefix)) return undefined;
+  if (!text.startsWith(prefix, s.viaStart)) return undefined;
   // the hop's parameters: `;name[=value]`, plain values only (no comma: one hop on the line)
   let branchOk = false;
   let token: string | undefined;
   let i = s.viaStart + prefix.length - 1;
   while (i < s.viaEnd) {
-    if (data[i] !== 59 /* ; */) return undefined;
+    if (text.charCodeAt(i) !== 59 /* ; */) return undefined;
     const nameStart = ++i;
-    while (i < s.viaEnd && isParamChar(data[i] as number) && data[i] !== 61) i++;
+    while (i < s.viaEnd && isParamChar(text.charCodeAt(i)) && text.charCodeAt(i) !== 61) i++;
     const nameEnd = i;
     let valueStart = i;
-    if (i < s.viaEnd && data[i] === 61 /* = */) {
+    if (i < s.viaEnd && text.charCodeAt(i) === 61 /* = */) {
       valueStart = ++i;
-      while (i < s.viaEnd && isParamChar(data[i] as number)) i++;
+      while (i < s.viaEnd && isParamChar(text.charCodeAt(i))) i++;
     }
     const name = nameEnd - nameStart;
-    if (name === 6 && sameAt(data, nameStart, BRANCH)) {
+    if (name === 6 && text.startsWith('branch', nameStart)) {
       if (branchOk) return undefined;
-      branchOk = sameAt(data, valueStart, EDGE_BRANCH);
+      branchOk = text.startsWith('z9hG4bKe', valueStart);
       if (!branchOk) return undefined;
-    } else if (name === 5 && sameAt(data, nameStart, FLOW)) {
+    } else if (name === 5 && text.startsWith('vms-f', nameStart)) {
       if (token !== undefined) return undefined;
-      token = latin1Of(data, valueStart, i);
+      token = text.slice(valueStart, i);
     }
   }
   if (!branchOk || token === undefined || token.length === 0) return undefined;
@@ -164,23 +156,21 @@ export function forwardShardResponse(data: Buffer, ctx: ForwardContext): Datagra
 export const isResponseDatagram = (data: Buffer): boolean =>
   data.length > 8 && data[0] === 83 /* S */ && data[1] === 73 && data[2] === 80 && data[3] === 47 && data[7] === 32;
 
-/** The CRLF ending a status line `SIP/2.0 SP [1-6]DIGIT DIGIT SP reason CRLF` (§7.2), else -1. */
-function statusLineEnd(data: Buffer): number {
-  if (!sameAt(data, 0, SIP_VERSION_SP) || data[11] !== 32) return -1;
-  const c = data[8] as number;
-  if (c < 49 || c > 54 || !isDigit(data[9] as number) || !isDigit(data[10] as number)) return -1;
-  for (let i = 12; i < data.length - 1; i++) {
-    const ch = data[i];
-    if (ch === 13) return data[i + 1] === 10 ? i : -1;
-    if (ch === 10) return -1;
-  }
-  return -1;
+const PLAIN_METHODS = ['MESSAGE', 'NOTIFY'] as const;
+/** `MESSAGE|NOTIFY SP Request-URI SP SIP/2.0 CRLF` (§7.1), the URI one token: the method, else undefined. */
+const REQUEST_LINE = /^(MESSAGE|NOTIFY) [^\x00-\x20]+ SIP\/2\.0\r\n/;
+function plainMethod(text: string): (typeof PLAIN_METHODS)[number] | undefined {
+  const m = REQUEST_LINE.exec(text);
+  return m === null ? undefined : (m[1] as (typeof PLAIN_METHODS)[number]);
 }
 
+const STATUS_LINE = /^SIP\/2\.0 [1-6]\d\d [^\r\n]*\r\n/;
+const isStatusLine = (text: string): boolean => STATUS_LINE.test(text);
+
 /** `<sip:` 20 digits `@`: the device code (what getFrom().uri.user gives for that shape). */
-function fromDeviceId(data: Buffer, text: string, a: number, b: number): string | undefined {
-  if (b - a < 26 || !sameAt(data, a, SIP_URI_OPEN) || data[a + 25] !== 64 /* @ */) return undefined;
-  for (let k = a + 5; k < a + 25; k++) if (!isDigit(data[k] as number)) return undefined;
+function fromDeviceId(text: string, a: number, b: number): string | undefined {
+  if (b - a < 26 || !text.startsWith('<sip:', a) || text.charCodeAt(a + 25) !== 64 /* @ */) return undefined;
+  for (let k = a + 5; k < a + 25; k++) if (!isDigit(text.charCodeAt(k))) return undefined;
   return text.slice(a + 5, a + 25);
 }
 

@@ -75,5 +75,5 @@ export { SipTransport, type TransportOptions, type InboundHandler } from './tran
 // Byte-level pieces of the datagram shortcut, for the edge's forwarding fast path (services/sip-edge).
 export { type DatagramShortcut } from './transport/transport.ts';
 export { stampCanonicalViaAt } from './transport/canonical-via.ts';
-export { peekDatagramRequest, stampDatagramVia, buildDatagramResponse, cseqMatches } from './transport/datagram-shortcut.ts';
-export { BAD_MAX_FORWARDS, bytesOf, decodeLatin1, HeaderScan, latin1Of, requestLineEnd, requestMethod, sameAt, sameText, scanHeaderSection } from './transport/header-scan.ts';
+export { peekDatagramRequest, stampDatagramVia, buildDatagramResponse } from './transport/datagram-shortcut.ts';
+export { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, HeaderScan, requestLineEnd, requestMethod, scanHeaderSection } from './transport/header-scan.ts';

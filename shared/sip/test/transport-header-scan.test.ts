@@ -21,12 +21,10 @@ function text(lines: string[] = LINES, body = 'body'): string {
   return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }
 
-const bytes = (t: string): Buffer => Buffer.from(t, 'latin1');
-
 function scan(t: string): HeaderScan | undefined {
-  const eol = requestLineEnd(bytes(t));
+  const eol = requestLineEnd(t);
   assert.ok(eol > 0, 'request line');
-  return scanHeaderSection(bytes(t), eol);
+  return scanHeaderSection(t, eol);
 }
 
 const value = (t: string, a: number, b: number): string => t.slice(a, b);
@@ -89,7 +87,6 @@ describe('header scan: what it refuses (the parser decides)', () => {
     ['a Content-Length of 11 digits', text(edit(8, 'Content-Length: 00000000004'))],
     ['no empty line ending the headers', LINES.join('\r\n')],
     ['a header section cut after a line', `${LINES.join('\r\n')}\r\n`],
-    ['a bare CR starting a line', text([...LINES, '\rX: y'])],
   ];
   for (const [what, t] of refused) it(what, () => assert.equal(scan(t), undefined));
 });
@@ -97,11 +94,11 @@ describe('header scan: what it refuses (the parser decides)', () => {
 describe('header scan: request line', () => {
   it('takes `Method SP token SP SIP/2.0 CRLF` only, and names common methods by constants', () => {
     const ok = 'MESSAGE sip:a@b SIP/2.0\r\n';
-    assert.equal(requestLineEnd(bytes(ok)), ok.length - 2);
-    assert.equal(requestMethod(bytes(ok), ok), 'MESSAGE');
-    assert.equal(requestMethod(bytes('FOO sip:a SIP/2.0\r\n'), 'FOO sip:a SIP/2.0\r\n'), 'FOO');
+    assert.equal(requestLineEnd(ok), ok.length - 2);
+    assert.equal(requestMethod(ok), 'MESSAGE');
+    assert.equal(requestMethod('FOO sip:a SIP/2.0\r\n'), 'FOO');
     for (const bad of ['MESSAGE  sip:a@b SIP/2.0\r\n', 'MESSAGE sip:a@b SIP/2.1\r\n', 'MES1AGE sip:a@b SIP/2.0\r\n', ' MESSAGE sip:a SIP/2.0\r\n', 'MESSAGE sip:a SIP/2.0\n', 'MESSAGE sip:a SIP/2.0', 'MESSAGE sip:a\tb SIP/2.0\r\n', 'MESSAGE SIP/2.0\r\n', 'SIP/2.0 200 OK\r\n']) {
-      assert.equal(requestLineEnd(bytes(bad)), -1, JSON.stringify(bad));
+      assert.equal(requestLineEnd(bad), -1, JSON.stringify(bad));
     }
   });
 });

@@ -7,10 +7,11 @@
  * Content-Length, Max-Forwards, Route — and how often each occurs, as positions in the latin1 text of the
  * datagram, without slicing or lower-casing anything. Each caller then applies its own rules.
  *
- * It runs for every keepalive of the fleet, twice per keepalive through an edge, so it reads the bytes
- * (Node 20's optimised code reads a typed array for a fraction of what String#charCodeAt costs per char,
- * measured with callgrind; String#indexOf costs a builtin call per line): no regex, no string made.
- * Offsets in the bytes are offsets in the datagram's latin1 text (decodeLatin1: one char per byte).
+ * It runs for every keepalive of the fleet, twice per keepalive through an edge. It scans the datagram's
+ * latin1 text (decodeLatin1) with String#indexOf per line (memchr inside V8) and names headers with one
+ * startsWith for the usual spelling: measured with callgrind on Node 20, a char-code loop over the same
+ * text, or an index loop over the Buffer, cost 1.3-2× more per datagram (~30-40 instructions per char
+ * in optimised code; docs/benchmarks.md). No regex over the headers, no string made.
  *
  * undefined (the caller takes the parser, which decides) for: no empty line ending the header section,
  * a folded line (§7.3.1), a line that is not `name:` something, a repeated or unreadable Content-Length.
@@ -32,12 +33,6 @@ export const decodeLatin1: (data: Buffer) => string =
   typeof (Buffer.prototype as Partial<LatinSliceable>).latin1Slice === 'function'
     ? (data) => (data as Buffer & LatinSliceable).latin1Slice(0, data.length)
     : (data) => data.toString('latin1');
-
-/** `data[start, end)` as latin1 text, the same way (one decoder call, nothing else decoded). */
-export const latin1Of: (data: Buffer, start: number, end: number) => string =
-  typeof (Buffer.prototype as Partial<LatinSliceable>).latin1Slice === 'function'
-    ? (data, start, end) => (data as Buffer & LatinSliceable).latin1Slice(start, end)
-    : (data, start, end) => data.toString('latin1', start, end);
 
 // header keys (OTHER lines are skipped without a look at their value)
 const OTHER = 0;
@@ -96,134 +91,91 @@ export class HeaderScan {
 }
 
 /**
- * Scans the header lines of a datagram's `bytes` after the start line, which ends with the CRLF at `startEol`. The
- * last match of a repeated header is recorded (its count tells); every Via line is.
+ * Scans the header lines of `text` (a datagram's latin1 text) after the start line, which ends with the
+ * CRLF at `startEol`. The last match of a repeated header is recorded (its count tells); every Via line is.
  */
-export function scanHeaderSection(bytes: Uint8Array, startEol: number): HeaderScan | undefined {
+export function scanHeaderSection(text: string, startEol: number): HeaderScan | undefined {
+  const end = text.indexOf('\r\n\r\n', startEol);
+  if (end < 0) return undefined;
   const s = new HeaderScan();
   s.startEol = startEol;
-  const n = bytes.length;
-  let pos = startEol + 2;
-  for (;;) {
-    if (pos + 1 >= n) return undefined; // no empty line
-    const first = bytes[pos] as number;
-    if (first === 13) {
-      if ((bytes[pos + 1] as number) !== 10) return undefined;
-      s.end = pos - 2; // the previous line's CRLF, then this one
-      return s;
-    }
+  s.end = end;
+  let eol = startEol;
+  for (let pos = eol + 2; pos < end; pos = eol + 2) {
+    const first = text.charCodeAt(pos);
     if (first === 32 || first === 9) return undefined; // folded line: the parser unfolds it
-    let k = pos;
-    let c = first;
-    while (c !== 58 /* : */) {
-      if (c === 13 && (bytes[k + 1] as number) === 10) return undefined; // no colon on the line: the parser answers 400
-      if (++k >= n) return undefined;
-      c = bytes[k] as number;
-    }
-    if (k === pos) return undefined;
-    const colon = k;
-    for (k = colon + 1; ; k++) {
-      if (k + 1 >= n) return undefined;
-      if ((bytes[k] as number) === 13 && (bytes[k + 1] as number) === 10) break;
-    }
-    const eol = k;
-    let nameEnd = colon;
-    while (nameEnd > pos && isLws(bytes[nameEnd - 1] as number)) nameEnd--;
-    const key = headerKey(bytes, pos, nameEnd);
-    if (key !== OTHER) {
-      let a = colon + 1;
-      let b = eol;
-      while (a < b && isLws(bytes[a] as number)) a++;
-      while (b > a && isLws(bytes[b - 1] as number)) b--;
-      switch (key) {
-        case VIA:
-          if (s.vias++ === 0) {
-            s.viaLine = pos;
-            s.viaStart = a;
-            s.viaEnd = b;
-            s.viaNext = eol + 2;
-          } else if (s.moreVias === undefined) s.moreVias = [a, b];
-          else s.moreVias.push(a, b);
-          break;
-        case FROM:
-          s.froms++;
-          s.fromStart = a;
-          s.fromEnd = b;
-          break;
-        case TO:
-          s.tos++;
-          s.toStart = a;
-          s.toEnd = b;
-          break;
-        case CALL_ID:
-          s.callIds++;
-          s.callIdStart = a;
-          s.callIdEnd = b;
-          break;
-        case CSEQ:
-          s.cseqs++;
-          s.cseqStart = a;
-          s.cseqEnd = b;
-          break;
-        case TYPE:
-          s.types++;
-          s.typeStart = a;
-          s.typeEnd = b;
-          break;
-        case LENGTH: {
-          if (s.length >= 0) return undefined;
-          const v = digits(bytes, a, b, MAX_LENGTH_DIGITS);
-          if (v < 0) return undefined;
-          s.length = v;
-          break;
-        }
-        case MAX_FORWARDS: {
-          const v = s.maxForwards === -1 ? digits(bytes, a, b, 3) : -1;
-          s.maxForwards = v < 0 || v > MAX_MAX_FORWARDS ? BAD_MAX_FORWARDS : v;
-          s.mfStart = a;
-          s.mfEnd = b;
-          break;
-        }
-        default:
-          s.routes++;
+    eol = text.indexOf('\r\n', pos); // the last header line's CRLF is at `end`
+    const colon = text.indexOf(':', pos);
+    if (colon < 0 || colon >= eol || colon === pos) return undefined; // not a header line: the parser answers 400
+    const key = headerKey(text, pos, colon);
+    if (key === OTHER) continue;
+    let a = colon + 1;
+    let b = eol;
+    while (a < b && isLws(text.charCodeAt(a))) a++;
+    while (b > a && isLws(text.charCodeAt(b - 1))) b--;
+    switch (key) {
+      case VIA:
+        if (s.vias++ === 0) {
+          s.viaLine = pos;
+          s.viaStart = a;
+          s.viaEnd = b;
+          s.viaNext = eol + 2;
+        } else if (s.moreVias === undefined) s.moreVias = [a, b];
+        else s.moreVias.push(a, b);
+        break;
+      case FROM:
+        s.froms++;
+        s.fromStart = a;
+        s.fromEnd = b;
+        break;
+      case TO:
+        s.tos++;
+        s.toStart = a;
+        s.toEnd = b;
+        break;
+      case CALL_ID:
+        s.callIds++;
+        s.callIdStart = a;
+        s.callIdEnd = b;
+        break;
+      case CSEQ:
+        s.cseqs++;
+        s.cseqStart = a;
+        s.cseqEnd = b;
+        break;
+      case TYPE:
+        s.types++;
+        s.typeStart = a;
+        s.typeEnd = b;
+        break;
+      case LENGTH: {
+        if (s.length >= 0) return undefined;
+        const v = digits(text, a, b, MAX_LENGTH_DIGITS);
+        if (v < 0) return undefined;
+        s.length = v;
+        break;
       }
+      case MAX_FORWARDS: {
+        const v = s.maxForwards === -1 ? digits(text, a, b, 3) : -1;
+        s.maxForwards = v < 0 || v > MAX_MAX_FORWARDS ? BAD_MAX_FORWARDS : v;
+        s.mfStart = a;
+        s.mfEnd = b;
+        break;
+      }
+      default:
+        s.routes++;
     }
-    pos = eol + 2;
   }
+  return s;
 }
 
-/**
- * Whether `bytes[start, end)` spells `word` (given in lower case), any letter case: only letters fold
- * (`c | 0x20` alone would also take CR for `-`).
- */
-function spells(bytes: Uint8Array, start: number, word: Uint8Array): boolean {
-  for (let k = 0; k < word.length; k++) {
-    const c = bytes[start + k] as number;
-    const w = word[k] as number;
-    if (c !== w && !(w >= 97 && c === w - 32)) return false;
-  }
-  return true;
-}
-
-/** A constant's latin1 bytes, for comparisons against a datagram's (a typed-array read each side). */
-export const bytesOf = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0) & 0xff);
-const latin1 = bytesOf;
-// header names in lower case, as bytes (compared with bytes: no charCodeAt per char)
-const N_TO = latin1('to');
-const N_VIA = latin1('via');
-const N_FROM = latin1('from');
-const N_CSEQ = latin1('cseq');
-const N_ROUTE = latin1('route');
-const N_CALL_ID = latin1('call-id');
-const N_CONTENT_TYPE = latin1('content-type');
-const N_MAX_FORWARDS = latin1('max-forwards');
-const N_CONTENT_LENGTH = latin1('content-length');
-
-/** The header `bytes[start, end)` names (RFC 3261 §7.3.3 compact forms included), or OTHER. */
-function headerKey(bytes: Uint8Array, start: number, end: number): number {
+/** The header `text[start, colon)` names (trailing LWS allowed; RFC 3261 §7.3.3 compact forms included), or OTHER. */
+function headerKey(text: string, start: number, colon: number): number {
+  let end = colon;
+  while (end > start && isLws(text.charCodeAt(end - 1))) end--;
   switch (end - start) {
     case 1:
-      switch ((bytes[start] as number) | 0x20) {
+      switch (text.charCodeAt(start) | 0x20) {
         case 118: return VIA; // v
         case 102: return FROM; // f
         case 116: return TO; // t
@@ -232,31 +184,38 @@ function headerKey(bytes: Uint8Array, start: number, end: number): number {
         case 99: return TYPE; // c
         default: return OTHER;
       }
-    case 2: return spells(bytes, start, N_TO) ? TO : OTHER;
-    case 3: return spells(bytes, start, N_VIA) ? VIA : OTHER;
-    case 4: {
-      const c = (bytes[start] as number) | 0x20;
-      if (c === 102) return spells(bytes, start, N_FROM) ? FROM : OTHER;
-      return c === 99 && spells(bytes, start, N_CSEQ) ? CSEQ : OTHER;
-    }
-    case 5: return spells(bytes, start, N_ROUTE) ? ROUTE : OTHER;
-    case 7: return spells(bytes, start, N_CALL_ID) ? CALL_ID : OTHER;
-    case 12: {
-      const c = (bytes[start] as number) | 0x20;
-      if (c === 99) return spells(bytes, start, N_CONTENT_TYPE) ? TYPE : OTHER;
-      return c === 109 && spells(bytes, start, N_MAX_FORWARDS) ? MAX_FORWARDS : OTHER;
-    }
-    case 14: return spells(bytes, start, N_CONTENT_LENGTH) ? LENGTH : OTHER;
+    case 2: return named(text, start, 'To', 'to', TO);
+    case 3: return named(text, start, 'Via', 'via', VIA);
+    case 4: return named(text, start, 'From', 'from', FROM) || named(text, start, 'CSeq', 'cseq', CSEQ);
+    case 5: return named(text, start, 'Route', 'route', ROUTE);
+    case 7: return named(text, start, 'Call-ID', 'call-id', CALL_ID);
+    case 12: return named(text, start, 'Content-Type', 'content-type', TYPE) || named(text, start, 'Max-Forwards', 'max-forwards', MAX_FORWARDS);
+    case 14: return named(text, start, 'Content-Length', 'content-length', LENGTH);
     default: return OTHER;
   }
 }
 
-/** Decimal digits in bytes[a, b), 1 to `max` of them; -1 otherwise. */
-function digits(bytes: Uint8Array, a: number, b: number, max: number): number {
+/**
+ * `key` when text at `start` spells `lower` in any letter case (only letters fold: `c | 0x20` alone
+ * would take CR for `-`), else OTHER. The usual spelling (`usual`, RFC 3261 §20) is tried first with
+ * one built-in comparison.
+ */
+function named(text: string, start: number, usual: string, lower: string, key: number): number {
+  if (text.startsWith(usual, start)) return key;
+  for (let k = 0; k < lower.length; k++) {
+    const c = text.charCodeAt(start + k);
+    const w = lower.charCodeAt(k);
+    if (c !== w && !(w >= 97 && w <= 122 && c === w - 32)) return OTHER;
+  }
+  return key;
+}
+
+/** Decimal digits in text[a, b), 1 to `max` of them; -1 otherwise. */
+function digits(text: string, a: number, b: number, max: number): number {
   if (b === a || b - a > max) return -1;
   let v = 0;
   for (let k = a; k < b; k++) {
-    const d = (bytes[k] as number) - 48;
+    const d = text.charCodeAt(k) - 48;
     if (d < 0 || d > 9) return -1;
     v = v * 10 + d;
   }
@@ -264,51 +223,31 @@ function digits(bytes: Uint8Array, a: number, b: number, max: number): number {
 }
 
 const isLws = (c: number): boolean => c === 32 || c === 9;
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 
 /**
- * The CRLF ending a request line `Method SP Request-URI SP SIP/2.0 CRLF` (§7.1) at the start of `text`,
- * the method letters only and the URI one token (no char at or below SP, so this CRLF is the first);
- * -1 for anything else.
+ * `Method SP Request-URI SP SIP/2.0 CRLF` (§7.1) at the start, the URI one token (no char at or below
+ * SP, so its CRLF is the first one). A regex: its compiled loop costs less per char than charCodeAt.
  */
-export function requestLineEnd(bytes: Uint8Array): number {
-  const n = bytes.length;
-  let i = 0;
-  while (i < n && isLetter(bytes[i] as number)) i++;
-  if (i === 0 || i >= n || (bytes[i] as number) !== 32) return -1;
-  const uri = ++i;
-  while (i < n && (bytes[i] as number) > 32) i++;
-  if (i === uri || i + 9 >= n || (bytes[i] as number) !== 32) return -1;
-  return sameAt(bytes, i + 1, SIP_VERSION_CRLF) ? i + 8 : -1;
+const REQUEST_LINE = /[A-Za-z]+ [^\x00-\x20]+ SIP\/2\.0\r\n/y;
+
+/** The index of the CRLF ending the request line at the start of `text`, or -1. */
+export function requestLineEnd(text: string): number {
+  REQUEST_LINE.lastIndex = 0;
+  return REQUEST_LINE.test(text) ? REQUEST_LINE.lastIndex - 2 : -1;
 }
 
-const SIP_VERSION_CRLF = bytesOf('SIP/2.0\r\n');
-
-/** The method of a request line requestLineEnd() accepted: the usual ones as constants (hashed once, no copy). */
-export function requestMethod(bytes: Uint8Array, text: string): string {
-  let n = 0;
-  while ((bytes[n] as number) !== 32) n++;
-  for (let i = 0; i < COMMON_METHODS.length; i++) {
-    const m = COMMON_METHOD_BYTES[i] as Uint8Array;
-    if (m.length === n && sameAt(bytes, 0, m)) return COMMON_METHODS[i] as string;
-  }
-  return text.slice(0, n);
+/** The method of a request line requestLineEnd() accepted. */
+export function requestMethod(text: string): string {
+  return text.slice(0, text.indexOf(' '));
 }
 
-const COMMON_METHODS = ['MESSAGE', 'NOTIFY', 'REGISTER', 'OPTIONS', 'INVITE', 'ACK', 'BYE', 'CANCEL', 'INFO', 'SUBSCRIBE'] as const;
-const COMMON_METHOD_BYTES = COMMON_METHODS.map(bytesOf);
-
-/** Whether `bytes` hold `word` (bytesOf a constant) at `at`, exactly (case-sensitive). */
-export function sameAt(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
-  if (at + word.length > bytes.length) return false;
-  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return false;
-  return true;
+/** `CSeq: 1*10DIGIT LWS Method` in text[a, b), the method equal to the request's (§8.1.1.5, §17.2.3). */
+export function cseqMatches(text: string, a: number, b: number, method: string): boolean {
+  let i = a;
+  while (i < b && isDigit(text.charCodeAt(i))) i++;
+  if (i === a || i - a > 10) return false;
+  const digitsEnd = i;
+  while (i < b && isLws(text.charCodeAt(i))) i++;
+  return i > digitsEnd && b - i === method.length && text.startsWith(method, i);
 }
-
-/** sameAt() for a string made at run time (latin1). */
-export function sameText(bytes: Uint8Array, at: number, word: string): boolean {
-  if (at + word.length > bytes.length) return false;
-  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word.charCodeAt(k)) return false;
-  return true;
-}
-
-const isLetter = (c: number): boolean => (c | 0x20) >= 97 && (c | 0x20) <= 122;
