@@ -18,8 +18,7 @@
 // What this path does not check is the syntax of what it only copies (Request-URI, To, Call-ID, other
 // headers): the shard parses the request fully and answers such a one 400 itself.
 import { placeDevice } from '@vms/routing';
-import { stampCanonicalViaAt } from '@vms/sip';
-import type { Flow } from '@vms/sip';
+import { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, scanHeaderSection, stampCanonicalViaAt, type Flow, type HeaderScan } from '@vms/sip';
 import { branchFrom, DEFAULT_MAX_FORWARDS, hostPart, viaOf, type ForwardContext } from './forward.ts';
 
 /** A datagram to send: the transport's shortcut answer shape. */
@@ -29,129 +28,22 @@ export interface DatagramOut {
   readonly port: number;
 }
 
-interface LatinSliceable {
-  latin1Slice(start: number, end: number): string;
-}
-/** Buffer's latin1 decoder without toString's argument handling (as @vms/sip's datagram shortcut does). */
-const decodeLatin1: (data: Buffer) => string =
-  typeof (Buffer.prototype as Partial<LatinSliceable>).latin1Slice === 'function'
-    ? (data) => (data as Buffer & LatinSliceable).latin1Slice(0, data.length)
-    : (data) => data.toString('latin1');
-
-// header keys read here (RFC 3261 §7.3.3 compact forms included); OTHER is skipped without slicing
-const OTHER = 0;
-const VIA = 1;
-const FROM = 2;
-const TO = 3;
-const CALL_ID = 4;
-const CSEQ = 5;
-const LENGTH = 6;
-const MAX_FORWARDS = 7;
-const ROUTE = 8;
-const MAX_LENGTH_DIGITS = 10;
-const MAX_MAX_FORWARDS = 255; // RFC 3261 §20.22: 0-255
-
-/** What one pass over a header section found (positions in the latin1 text of the datagram). */
-export class Scan {
-  constructor(
-    readonly data: Buffer,
-    readonly text: string,
-  ) {}
-  /** A device request's code (From user) and method, once read. */
-  deviceId = '';
-  method = '';
-  /** End of the start line (its CRLF). */
-  startEol = 0;
-  /** Where the first Via line starts, where its value lies, and where the next line starts. */
-  viaLine = -1;
-  viaStart = -1;
-  viaEnd = -1;
-  viaNext = -1;
-  vias = 0;
-  fromStart = -1;
-  fromEnd = -1;
-  to = 0;
-  callId = 0;
-  cseqStart = -1;
-  cseqEnd = -1;
-  cseqs = 0;
-  froms = 0;
-  length = -1;
-  mfStart = -1;
-  mfEnd = -1;
-  maxForwards = -1;
-  route = false;
-  /** Index of the CRLF CRLF ending the header section. */
-  end = -1;
+/** A device request read by readDeviceDatagram: the shared header scan, its method and device code. */
+export interface DeviceDatagram {
+  readonly data: Buffer;
+  readonly text: string;
+  readonly s: HeaderScan;
+  readonly method: 'MESSAGE' | 'NOTIFY';
+  readonly deviceId: string;
 }
 
-/** One pass over the header lines after the start line; undefined on anything not plain. */
-function scanHeaders(data: Buffer, text: string): Scan | undefined {
-  const s = new Scan(data, text);
-  const end = text.indexOf('\r\n\r\n');
-  if (end < 0) return undefined;
-  s.end = end;
-  let eol = text.indexOf('\r\n');
-  s.startEol = eol;
-  for (let pos = eol + 2; pos < end; pos = eol + 2) {
-    const c = text.charCodeAt(pos);
-    if (c === 32 || c === 9) return undefined; // folded line
-    eol = text.indexOf('\r\n', pos);
-    const colon = text.indexOf(':', pos);
-    if (colon < 0 || colon >= eol || colon === pos) return undefined;
-    const key = headerKey(text, pos, colon);
-    if (key === OTHER) continue;
-    let a = colon + 1;
-    let b = eol;
-    while (a < b && isLws(text.charCodeAt(a))) a++;
-    while (b > a && isLws(text.charCodeAt(b - 1))) b--;
-    switch (key) {
-      case VIA:
-        if (s.vias++ === 0) {
-          s.viaLine = pos;
-          s.viaStart = a;
-          s.viaEnd = b;
-          s.viaNext = eol + 2;
-        }
-        break;
-      case FROM:
-        s.froms++;
-        s.fromStart = a;
-        s.fromEnd = b;
-        break;
-      case TO:
-        s.to++;
-        break;
-      case CALL_ID:
-        s.callId++;
-        break;
-      case CSEQ:
-        s.cseqs++;
-        s.cseqStart = a;
-        s.cseqEnd = b;
-        break;
-      case LENGTH: {
-        if (s.length >= 0) return undefined;
-        const n = digits(text, a, b, MAX_LENGTH_DIGITS);
-        if (n < 0) return undefined;
-        s.length = n;
-        break;
-      }
-      case MAX_FORWARDS: {
-        if (s.maxForwards >= 0) return undefined;
-        const n = digits(text, a, b, 3);
-        if (n < 0 || n > MAX_MAX_FORWARDS) return undefined;
-        s.maxForwards = n;
-        s.mfStart = a;
-        s.mfEnd = b;
-        break;
-      }
-      case ROUTE:
-        s.route = true;
-        break;
-    }
-  }
-  return s.vias > 0 && s.froms === 1 && s.to === 1 && s.callId === 1 && s.cseqs === 1 && s.length === text.length - end - 4 ? s : undefined;
+/**
+ * The header scan (@vms/sip scanHeaderSection, the one the stack's stateless answers use) with the rules
+ * both directions share here: exactly one From/To/Call-ID/CSeq and a Content-Length equal to the body.
+ */
+function scanPlain(text: string, startEol: number): HeaderScan | undefined {
+  const s = scanHeaderSection(text, startEol);
+  return s !== undefined && s.vias > 0 && s.froms === 1 && s.tos === 1 && s.callIds === 1 && s.cseqs === 1 && s.length === text.length - s.end - 4 ? s : undefined;
 }
 
 /**
@@ -159,31 +51,29 @@ function scanHeaders(data: Buffer, text: string): Scan | undefined {
  * undefined → the parsed path. Read before admission, so a request the byte path will not take is charged
  * once, by the parsed path.
  */
-export function readDeviceDatagram(data: Buffer): Scan | undefined {
+export function readDeviceDatagram(data: Buffer): DeviceDatagram | undefined {
   const text = decodeLatin1(data);
   const method = plainMethod(text);
   if (method === undefined) return undefined;
-  const s = scanHeaders(data, text);
-  if (s === undefined || s.route || s.maxForwards === 0 || !cseqIs(text, s.cseqStart, s.cseqEnd, method)) return undefined;
+  const s = scanPlain(text, text.indexOf('\r\n'));
+  if (s === undefined || s.routes > 0 || s.maxForwards === 0 || s.maxForwards === BAD_MAX_FORWARDS || !cseqMatches(text, s.cseqStart, s.cseqEnd, method)) return undefined;
   const deviceId = fromDeviceId(text, s.fromStart, s.fromEnd);
   if (deviceId === undefined) return undefined;
-  s.deviceId = deviceId;
-  s.method = method;
-  return s;
+  return { data, text, s, method, deviceId };
 }
 
 /**
  * The request read by readDeviceDatagram, its top Via stamped for `flow` (RFC 3581 §4), to the shard
  * placement picks; undefined → the parsed path decides (a top Via not in the canonical shape, no shard).
  */
-export function forwardDeviceDatagram(s: Scan, flow: Flow, ctx: ForwardContext): DatagramOut | undefined {
-  const text = s.text;
+export function forwardDeviceDatagram(d: DeviceDatagram, flow: Flow, ctx: ForwardContext): DatagramOut | undefined {
+  const { text, s } = d;
   // the transport would stamp the same way before the parsed path (stampReceived + formatVia)
   const stamped = stampCanonicalViaAt(text, s.viaStart, s.viaEnd, flow.remoteAddress, flow.remotePort, false);
   if (stamped === undefined) return undefined;
-  const shard = placeDevice(ctx.policy, ctx.shards(), s.deviceId);
+  const shard = placeDevice(ctx.policy, ctx.shards(), d.deviceId);
   if (shard === null) return undefined;
-  const topBranch = branchParam(stamped.line) ?? `${headerValue(s, CALL_ID)}|${text.slice(s.cseqStart, s.cseqEnd)}`;
+  const topBranch = branchParam(stamped.line) ?? `${text.slice(s.callIdStart, s.callIdEnd)}|${text.slice(s.cseqStart, s.cseqEnd)}`;
   const token = ctx.codec.encode({ transport: 'udp', address: flow.remoteAddress, port: flow.remotePort });
   const edgeVia = viaOf(ctx.self, branchFrom(topBranch, token), token);
   const mf = String((s.maxForwards < 0 ? DEFAULT_MAX_FORWARDS : s.maxForwards) - 1);
@@ -191,9 +81,9 @@ export function forwardDeviceDatagram(s: Scan, flow: Flow, ctx: ForwardContext):
   // from the datagram's bytes around three edits, no string built over the whole message
   const via = `Via: ${edgeVia}\r\n`;
   const at = s.startEol + 2;
-  if (s.mfStart < 0) return out(s.data, shard.sipHost, shard.sipPort, at, at, via, s.viaStart, s.viaEnd, stamped.line, s.end + 2, s.end + 2, `Max-Forwards: ${mf}\r\n`);
-  if (s.mfStart < s.viaStart) return out(s.data, shard.sipHost, shard.sipPort, at, at, via, s.mfStart, s.mfEnd, mf, s.viaStart, s.viaEnd, stamped.line);
-  return out(s.data, shard.sipHost, shard.sipPort, at, at, via, s.viaStart, s.viaEnd, stamped.line, s.mfStart, s.mfEnd, mf);
+  if (s.mfStart < 0) return out(d.data, shard.sipHost, shard.sipPort, at, at, via, s.viaStart, s.viaEnd, stamped.line, s.end + 2, s.end + 2, `Max-Forwards: ${mf}\r\n`);
+  if (s.mfStart < s.viaStart) return out(d.data, shard.sipHost, shard.sipPort, at, at, via, s.mfStart, s.mfEnd, mf, s.viaStart, s.viaEnd, stamped.line);
+  return out(d.data, shard.sipHost, shard.sipPort, at, at, via, s.viaStart, s.viaEnd, stamped.line, s.mfStart, s.mfEnd, mf);
 }
 
 /**
@@ -221,7 +111,7 @@ let prefixOf: { host: string; port: number; prefix: string } = { host: '', port:
  */
 export function forwardShardResponse(data: Buffer, ctx: ForwardContext): DatagramOut | undefined {
   const text = decodeLatin1(data);
-  const s = isStatusLine(text) ? scanHeaders(data, text) : undefined;
+  const s = isStatusLine(text) ? scanPlain(text, text.indexOf('\r\n')) : undefined;
   if (s === undefined || s.vias < 2) return undefined;
   const self = ctx.self;
   if (prefixOf.host !== self.host || prefixOf.port !== self.port) {
@@ -284,16 +174,6 @@ function fromDeviceId(text: string, a: number, b: number): string | undefined {
   return text.slice(a + 5, a + 25);
 }
 
-/** `CSeq: 1*10DIGIT LWS Method`, the request's method (§8.1.1.5). */
-function cseqIs(text: string, a: number, b: number, method: string): boolean {
-  let i = a;
-  while (i < b && isDigit(text.charCodeAt(i))) i++;
-  if (i === a || i - a > 10) return false;
-  const digitsEnd = i;
-  while (i < b && isLws(text.charCodeAt(i))) i++;
-  return i > digitsEnd && b - i === method.length && text.startsWith(method, i);
-}
-
 /** The `branch` value of a canonical Via line (lower-case names, `;`-separated, no LWS), or undefined. */
 function branchParam(line: string): string | undefined {
   const at = line.indexOf(';branch=');
@@ -303,66 +183,6 @@ function branchParam(line: string): string | undefined {
   return line.slice(from, to < 0 ? line.length : to);
 }
 
-/** The trimmed value of the (single) header `key` in the scanned text (rare: a Via without a branch). */
-function headerValue(s: Scan, key: number): string {
-  const text = s.text;
-  for (let pos = s.startEol + 2, eol = 0; pos < s.end; pos = eol + 2) {
-    eol = text.indexOf('\r\n', pos);
-    const colon = text.indexOf(':', pos);
-    if (headerKey(text, pos, colon) === key) return text.slice(colon + 1, eol).trim();
-  }
-  return '';
-}
-
-/** Decimal digits in text[a, b), at most `max` of them; -1 otherwise. */
-function digits(text: string, a: number, b: number, max: number): number {
-  if (b === a || b - a > max) return -1;
-  let n = 0;
-  for (let k = a; k < b; k++) {
-    const d = text.charCodeAt(k) - 48;
-    if (d < 0 || d > 9) return -1;
-    n = n * 10 + d;
-  }
-  return n;
-}
-
-/** The header `text[start, colon)` names (trailing LWS allowed), case-insensitively, or OTHER. */
-function headerKey(text: string, start: number, colon: number): number {
-  let end = colon;
-  while (end > start && isLws(text.charCodeAt(end - 1))) end--;
-  switch (end - start) {
-    case 1:
-      switch (text.charCodeAt(start) | 0x20) {
-        case 118: return VIA; // v
-        case 102: return FROM; // f
-        case 116: return TO; // t
-        case 105: return CALL_ID; // i
-        case 108: return LENGTH; // l
-        default: return OTHER;
-      }
-    case 2: return named(text, start, 'To', TO);
-    case 3: return named(text, start, 'Via', VIA);
-    case 4: return named(text, start, 'From', FROM) || named(text, start, 'CSeq', CSEQ);
-    case 5: return named(text, start, 'Route', ROUTE);
-    case 7: return named(text, start, 'Call-ID', CALL_ID);
-    case 12: return named(text, start, 'Max-Forwards', MAX_FORWARDS);
-    case 14: return named(text, start, 'Content-Length', LENGTH);
-    default: return OTHER;
-  }
-}
-
-/** `key` when text at `start` spells `word` in any letter case, else OTHER (the usual spelling first). */
-function named(text: string, start: number, word: string, key: number): number {
-  if (text.startsWith(word, start)) return key;
-  for (let k = 0; k < word.length; k++) {
-    const c = text.charCodeAt(start + k) | 0x20;
-    const w = word.charCodeAt(k) | 0x20;
-    if (c !== w || (w < 97 && w !== 45 && !isDigit(w))) return OTHER;
-  }
-  return key;
-}
-
-const isLws = (c: number): boolean => c === 32 || c === 9;
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 /** A Via parameter's name or unquoted value char: not `;`, `,`, `"`, LWS, CR, LF. */
 const isParamChar = (c: number): boolean => c !== 59 && c !== 44 && c !== 34 && c !== 32 && c !== 9 && c !== 13 && c !== 10;

@@ -80,4 +80,4 @@ export {
   type PlacementRule,
   type PlacementPolicy,
 } from './placement.ts';
-export { hashString } from './hash.ts';
+export { fmix32, hashString } from './hash.ts';

@@ -66,6 +66,22 @@ export function placementGroup(policy: PlacementPolicy, deviceId: string): strin
 export const isEligibleShard = (s: Shard): boolean => s.online && !s.draining;
 
 /**
+ * hashString of shard codes, kept: placement runs per forwarded message at the edge, over the same few
+ * codes. Bounded (emptied when full: only a recomputation is lost).
+ */
+const codeHashes = new Map<string, number>();
+const MAX_CODE_HASHES = 4096;
+function codeHash(code: string): number {
+  let h = codeHashes.get(code);
+  if (h === undefined) {
+    h = hashString(code);
+    if (codeHashes.size >= MAX_CODE_HASHES) codeHashes.clear();
+    codeHashes.set(code, h);
+  }
+  return h;
+}
+
+/**
  * The shard for `deviceId`, or null when its group has no eligible shard. Equal weights: the highest
  * mix of (device hash, shard hash) wins; ties (practically never) go to the smaller code, so the answer
  * never depends on the order of `shards`.
@@ -77,7 +93,7 @@ export function placeDevice(policy: PlacementPolicy, shards: readonly Shard[], d
   let bestScore = -1;
   for (const s of shards) {
     if (s.group !== group || !isEligibleShard(s)) continue;
-    const score = mix2(key, hashString(s.code));
+    const score = mix2(key, codeHash(s.code));
     if (score > bestScore || (score === bestScore && best !== null && s.code < best.code)) {
       bestScore = score;
       best = s;

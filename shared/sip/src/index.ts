@@ -76,3 +76,4 @@ export { SipTransport, type TransportOptions, type InboundHandler } from './tran
 export { type DatagramShortcut } from './transport/transport.ts';
 export { stampCanonicalViaAt } from './transport/canonical-via.ts';
 export { peekDatagramRequest, stampDatagramVia, buildDatagramResponse } from './transport/datagram-shortcut.ts';
+export { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, HeaderScan, requestLineEnd, requestMethod, scanHeaderSection } from './transport/header-scan.ts';

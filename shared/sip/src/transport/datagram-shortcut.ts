@@ -17,22 +17,9 @@ import { formatVia, parseViaHop } from '../message/via.ts';
 import { reasonPhrase } from '../status.ts';
 import { writeStatelessTag } from '../ua/stateless-tag.ts';
 import { stampCanonicalViaAt } from './canonical-via.ts';
+import { cseqMatches, decodeLatin1, requestLineEnd, requestMethod, scanHeaderSection } from './header-scan.ts';
 import type { Flow } from './flow.ts';
 import { responseDestination, stampReceived } from './via-stamp.ts';
-
-/** Buffer's latin1 decoder, which toString('latin1') ends in (on Buffer.prototype, undocumented). */
-interface LatinSliceable {
-  latin1Slice(start: number, end: number): string;
-}
-
-/**
- * The whole datagram as latin1 text. Calls the decoder toString('latin1') ends in, skipping its
- * argument handling (measurable per keepalive); falls back to toString if a Node version lacks it.
- */
-const decodeLatin1: (data: Buffer) => string =
-  typeof (Buffer.prototype as Partial<LatinSliceable>).latin1Slice === 'function'
-    ? (data) => (data as Buffer & LatinSliceable).latin1Slice(0, data.length)
-    : (data) => data.toString('latin1');
 
 /** A request read just enough to answer it statelessly. Header values are raw (latin1), trimmed. */
 export interface PeekedRequest {
@@ -60,93 +47,30 @@ export interface PeekedRequest {
   header(name: string): string | undefined;
 }
 
-// Header keys read here (RFC 3261 §7.3.3 compact forms included); OTHER is skipped without slicing.
-const OTHER = 0;
-const VIA = 1;
-const FROM = 2;
-const TO = 3;
-const CALL_ID = 4;
-const CSEQ = 5;
-const LENGTH = 6;
-const TYPE = 7;
 const TO_TAG = /;\s*tag\s*=/i;
-const MAX_LENGTH_DIGITS = 10;
 
 /**
- * One latin1 string for the whole datagram, scanned by char codes in place: header names are
- * recognised without slicing or lower-casing, and only the values read here are sliced (a slice of a
- * flat string is not a copy). This runs for every keepalive of the fleet, hence no regex, no
- * per-header allocation.
+ * One latin1 string for the whole datagram, scanned in place by the header scanner the edge's forwarding
+ * shares (header-scan.ts): only the values read here are sliced (a slice of a flat string is not a copy).
+ * This runs for every keepalive of the fleet, hence no regex over the headers, no per-header allocation.
  */
 export function peekDatagramRequest(data: Buffer): PeekedRequest | undefined {
   const text = decodeLatin1(data);
-  const end = text.indexOf('\r\n\r\n');
-  if (end < 0) return undefined;
-  let eol = text.indexOf('\r\n');
-  const method = requestLineMethod(text, eol);
-  if (method === undefined) return undefined;
-  const via: string[] = [];
-  let viaStart = -1;
-  let viaEnd = -1;
-  let from: string | undefined;
-  let to: string | undefined;
-  let callId: string | undefined;
-  let cseq: string | undefined;
-  let type: string | undefined;
-  let length = -1;
-  for (let pos = eol + 2; pos < end; pos = eol + 2) {
-    const c = text.charCodeAt(pos);
-    if (c === 32 || c === 9) return undefined; // folded header line: leave it to the parser
-    eol = text.indexOf('\r\n', pos); // the last header line's CRLF is at `end`
-    const colon = text.indexOf(':', pos);
-    if (colon < 0 || colon >= eol || colon === pos) return undefined; // not a header line: the parser answers 400
-    const key = headerKey(text, pos, colon);
-    if (key === OTHER) continue;
-    let a = colon + 1;
-    let b = eol;
-    while (a < b && isLws(text.charCodeAt(a))) a++;
-    while (b > a && isLws(text.charCodeAt(b - 1))) b--;
-    if (key === LENGTH) {
-      if (length >= 0 || b === a || b - a > MAX_LENGTH_DIGITS) return undefined;
-      length = 0;
-      for (let k = a; k < b; k++) {
-        const d = text.charCodeAt(k) - 48;
-        if (d < 0 || d > 9) return undefined;
-        length = length * 10 + d;
-      }
-      continue;
-    }
-    const value = text.slice(a, b);
-    if (key === VIA) {
-      if (via.length === 0) {
-        viaStart = a;
-        viaEnd = b;
-      }
-      via.push(value);
-    }
-    else if (key === FROM) {
-      if (from !== undefined) return undefined;
-      from = value;
-    } else if (key === TO) {
-      if (to !== undefined) return undefined;
-      to = value;
-    } else if (key === CALL_ID) {
-      if (callId !== undefined) return undefined;
-      callId = value;
-    } else if (key === CSEQ) {
-      if (cseq !== undefined) return undefined;
-      cseq = value;
-    } else {
-      if (type !== undefined) return undefined;
-      type = value;
-    }
-  }
-  if (via.length === 0 || from === undefined || to === undefined || callId === undefined || cseq === undefined) return undefined;
-  if (!cseqMatches(cseq, method)) return undefined;
-  const bodyStart = end + 4;
-  if (length >= 0 && length !== text.length - bodyStart) return undefined;
+  const eol = requestLineEnd(text);
+  if (eol < 0) return undefined;
+  const s = scanHeaderSection(text, eol);
+  if (s === undefined || s.vias === 0 || s.froms !== 1 || s.tos !== 1 || s.callIds !== 1 || s.cseqs !== 1 || s.types > 1) return undefined;
+  const method = requestMethod(text);
+  if (!cseqMatches(text, s.cseqStart, s.cseqEnd, method)) return undefined;
+  const bodyStart = s.end + 4;
+  if (s.length >= 0 && s.length !== text.length - bodyStart) return undefined;
+  const to = text.slice(s.toStart, s.toEnd);
   if (to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
-  return new Peeked(data, method, via, viaStart, viaEnd, from, to, callId, cseq, type, text, bodyStart);
+  const via = [text.slice(s.viaStart, s.viaEnd)];
+  const more = s.moreVias;
+  if (more !== undefined) for (let i = 0; i < more.length; i += 2) via.push(text.slice(more[i] as number, more[i + 1] as number));
+  const type = s.types === 0 ? undefined : text.slice(s.typeStart, s.typeEnd);
+  return new Peeked(data, method, via, s.viaStart, s.viaEnd, text.slice(s.fromStart, s.fromEnd), to, text.slice(s.callIdStart, s.callIdEnd), text.slice(s.cseqStart, s.cseqEnd), type, text, bodyStart);
 }
 
 /** A PeekedRequest whose body view is made only when asked for (the keepalive handler reads `text`). */
@@ -223,70 +147,7 @@ function nameAt(text: string, at: number, name: string): boolean {
   return true;
 }
 
-/**
- * `Method SP Request-URI SP SIP/2.0 CRLF` (§7.1) at the start, the URI one token (no char ≤ SP, so
- * this CRLF is the first one). A regex: its compiled loop costs less per char than charCodeAt.
- */
-const REQUEST_LINE = /[A-Za-z]+ [^\x00-\x20]+ SIP\/2\.0\r\n/y;
-
-/** The method token of the request line that ends at `eol`, or undefined. */
-function requestLineMethod(text: string, eol: number): string | undefined {
-  REQUEST_LINE.lastIndex = 0;
-  if (!REQUEST_LINE.test(text) || REQUEST_LINE.lastIndex !== eol + 2) return undefined;
-  return text.slice(0, text.indexOf(' '));
-}
-
-/** `CSeq: 1*10DIGIT LWS Method`, the method equal to the request's (§8.1.1.5, §17.2.3). */
-function cseqMatches(cseq: string, method: string): boolean {
-  let i = 0;
-  while (i < cseq.length && isDigit(cseq.charCodeAt(i))) i++;
-  if (i === 0 || i > 10) return false;
-  const digitsEnd = i;
-  while (i < cseq.length && isLws(cseq.charCodeAt(i))) i++;
-  return i > digitsEnd && cseq.length - i === method.length && cseq.startsWith(method, i);
-}
-
-/** The header read here that `text[start, colon)` names (trailing LWS allowed), case-insensitively. */
-function headerKey(text: string, start: number, colon: number): number {
-  let end = colon;
-  while (end > start && isLws(text.charCodeAt(end - 1))) end--;
-  switch (end - start) {
-    case 1:
-      switch (text.charCodeAt(start) | 0x20) {
-        case 118: return VIA; // v
-        case 102: return FROM; // f
-        case 116: return TO; // t
-        case 105: return CALL_ID; // i
-        case 108: return LENGTH; // l
-        case 99: return TYPE; // c
-        default: return OTHER;
-      }
-    case 2: return named(text, start, 'To', 'to', TO);
-    case 3: return named(text, start, 'Via', 'via', VIA);
-    case 4: return named(text, start, 'From', 'from', FROM) || named(text, start, 'CSeq', 'cseq', CSEQ);
-    case 7: return named(text, start, 'Call-ID', 'call-id', CALL_ID);
-    case 12: return named(text, start, 'Content-Type', 'content-type', TYPE);
-    case 14: return named(text, start, 'Content-Length', 'content-length', LENGTH);
-    default: return OTHER;
-  }
-}
-
-/**
- * `key` when text at `start` spells `lower` in any letter case (only letters fold), else OTHER. The
- * usual spelling (`usual`, RFC 3261 §20) is tried first with one built-in comparison.
- */
-function named(text: string, start: number, usual: string, lower: string, key: number): number {
-  if (text.startsWith(usual, start)) return key;
-  for (let k = 0; k < lower.length; k++) {
-    const c = text.charCodeAt(start + k);
-    const w = lower.charCodeAt(k);
-    if (c !== w && !(w >= 97 && w <= 122 && c === w - 32)) return OTHER;
-  }
-  return key;
-}
-
 const isLws = (c: number): boolean => c === 32 || c === 9;
-const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 
 /** Where a stateless answer goes and the top Via it copies, stamped like every inbound request. */
 export interface StampedVia {
