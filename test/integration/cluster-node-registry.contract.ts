@@ -48,7 +48,7 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       assert.ok(row !== null);
       assert.deepEqual(
         { ...row, lastHeartbeat: undefined, offlineInMs: undefined },
-        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true, draining: false, placementGroup: 'default' },
+        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true, draining: false, drainedShare: 0, placementGroup: 'default' },
       );
       assert.ok(row.startedAt instanceof Date && row.lastHeartbeat instanceof Date);
     });
@@ -127,6 +127,34 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       await fx.advance(20);
       await registry.heartbeat(nodeInfo('signal-node-b'), 0);
       assert.equal((await registry.getNode('signal-node-b', 60_000))?.draining, false, 'the restarted process takes devices again');
+    });
+
+    it('paced drain (issue 14): progress from the drain’s start over its period, kept when asked again, 1 without a period or when stopping, 0 undrained', async () => {
+      await registry.heartbeat(nodeInfo('signal-node-a'), 0);
+      await registry.heartbeat(nodeInfo('signal-node-b'), 0);
+      const share = async (code: string): Promise<number | undefined> => (await registry.getNode(code, 60_000))?.drainedShare;
+      assert.equal(await share('signal-node-a'), 0, 'not draining');
+      assert.equal(await registry.setDraining('signal-node-a', true, 2000), true);
+      const first = (await share('signal-node-a'))!;
+      assert.ok(first >= 0 && first < 0.5, `just started: ${first}`);
+      await fx.advance(1000);
+      assert.equal(await registry.setDraining('signal-node-a', true, 2000), true, 'asked again');
+      const mid = (await share('signal-node-a'))!;
+      assert.ok(mid >= 0.5 && mid <= 1, `the drain kept its start: ${mid}`);
+      await fx.advance(1100);
+      assert.equal(await share('signal-node-a'), 1, 'done after the period');
+      await registry.heartbeat(nodeInfo('signal-node-a'), 0);
+      assert.equal(await share('signal-node-a'), 1, 'kept across heartbeats');
+      await registry.setDraining('signal-node-a', false);
+      assert.deepEqual([(await registry.getNode('signal-node-a', 60_000))?.draining, await share('signal-node-a')], [false, 0]);
+      await registry.setDraining('signal-node-a', true, 60_000);
+      assert.ok((await share('signal-node-a'))! < 0.5, 'drained again: a new start');
+      await registry.setDraining('signal-node-b', true);
+      assert.equal(await share('signal-node-b'), 1, 'no period: everything at once');
+      await registry.setDraining('signal-node-b', false);
+      await registry.leave('signal-node-b');
+      assert.equal(await share('signal-node-b'), 1, 'a stop in progress releases everything');
+      await assert.rejects(async () => registry.setDraining('signal-node-a', true, -1), RangeError);
     });
 
     it('codes are case-sensitive and listed in ordinal order', async () => {

@@ -28,7 +28,7 @@ export { withClaimBatching, type ClaimBatchingOptions } from './ownership.batche
 export { createRedisClient, subscriberConnection, waitForRedisReady, type RedisClient, type RedisClientOptions } from './redis-client.ts';
 export { parseRedisUrl, type RedisTarget, type RedisEndpoint } from './redis-url.ts';
 
-export type { NodeInfo, NodeRow, NodeRegistry } from './node-table.port.ts';
+export { MAX_DRAIN_PERIOD_MS, type NodeInfo, type NodeRow, type NodeRegistry } from './node-table.port.ts';
 export { createMemoryNodeRegistry, type MemoryNodeRegistryOptions } from './node-table.memory.ts';
 export { createMysqlNodeRegistry } from './node-table.mysql.ts';
 export { createMysqlPool, parseMysqlUrl, DEFAULT_MYSQL_QUEUE_LIMIT, DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_FULL, type MysqlPoolOptions } from './mysql-pool.ts';

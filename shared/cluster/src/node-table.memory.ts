@@ -2,7 +2,7 @@
 import { systemClock, type Clock } from './clock.ts';
 import { compareCodes } from './election.ts';
 import { StoreClosedError } from './errors.ts';
-import type { NodeInfo, NodeRegistry, NodeRow } from './node-table.port.ts';
+import { MAX_DRAIN_PERIOD_MS, type NodeInfo, type NodeRegistry, type NodeRow } from './node-table.port.ts';
 
 export interface MemoryNodeRegistryOptions {
   clock?: Clock;
@@ -10,7 +10,7 @@ export interface MemoryNodeRegistryOptions {
 
 export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): NodeRegistry {
   const clock = opts.clock ?? systemClock;
-  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean; draining: boolean }>();
+  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean; draining: boolean; drainStart: number; drainPeriodMs: number }>();
   let closed = false;
   const open = (): void => {
     if (closed) throw new StoreClosedError('node registry is closed');
@@ -25,6 +25,7 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       onlineDeviceCount: r.onlineDeviceCount,
       online,
       draining: r.draining || r.left,
+      drainedShare: r.left || (r.draining && r.drainPeriodMs === 0) ? 1 : r.draining ? Math.min(1, Math.max(0, (clock.now() - r.drainStart) / r.drainPeriodMs)) : 0,
       placementGroup: r.info.placementGroup ?? 'default',
       offlineInMs: online ? r.lastHeartbeat + windowMs - clock.now() : 0,
     };
@@ -32,7 +33,8 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
   return {
     async heartbeat(self, onlineDeviceCount) {
       open();
-      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false, draining: rows.get(self.code)?.draining ?? false });
+      const was = rows.get(self.code);
+      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false, draining: was?.draining ?? false, drainStart: was?.drainStart ?? 0, drainPeriodMs: was?.drainPeriodMs ?? 0 });
     },
     async listNodes(onlineWindowMs) {
       open();
@@ -47,10 +49,13 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       const r = rows.get(code);
       if (r !== undefined) r.left = true;
     },
-    async setDraining(code, draining) {
+    async setDraining(code, draining, periodMs = 0) {
       open();
+      if (!Number.isInteger(periodMs) || periodMs < 0 || periodMs > MAX_DRAIN_PERIOD_MS) throw new RangeError(`drain period must be 0..${MAX_DRAIN_PERIOD_MS} ms, got ${periodMs}`);
       const r = rows.get(code);
       if (r === undefined) return false;
+      if (draining && !r.draining) r.drainStart = clock.now();
+      r.drainPeriodMs = draining ? periodMs : 0;
       r.draining = draining;
       return true;
     },

@@ -8,7 +8,7 @@ import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { compareCodes } from './election.ts';
 import { StoreClosedError } from './errors.ts';
 import { toNodeRegistryError } from './mysql-errors.ts';
-import type { NodeRegistry, NodeRow } from './node-table.port.ts';
+import { MAX_DRAIN_PERIOD_MS, type NodeRegistry, type NodeRow } from './node-table.port.ts';
 
 const DEFAULT_GROUP = 'default';
 
@@ -32,13 +32,24 @@ const SELECT = `
 SELECT node_code, sip_host, sip_port, internal_base_url, cascade_node, started_at, last_heartbeat,
        online_device_count, version, placement_group,
        draining <> 0 OR (left_at IS NOT NULL AND left_at >= last_heartbeat) AS draining,
+       CASE WHEN left_at IS NOT NULL AND left_at >= last_heartbeat THEN 1
+            WHEN draining = 0 THEN 0
+            WHEN drain_started_at IS NULL OR drain_period_ms IS NULL OR drain_period_ms = 0 THEN 1
+            ELSE LEAST(1, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, drain_started_at, NOW(3)) / (drain_period_ms * 1000))) END AS drained_share,
        last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AND (left_at IS NULL OR left_at < last_heartbeat) AS online,
        TIMESTAMPDIFF(MICROSECOND, NOW(3), last_heartbeat + INTERVAL ? MICROSECOND) AS offline_in_us
 FROM signal_node`;
 
-// Never before the last heartbeat (online needs left_at < last_heartbeat): offline at once, whatever the clocks.
-const DRAIN = 'UPDATE signal_node SET draining = ? WHERE node_code = ?';
+// A drain already under way keeps its start (asking again must not bring released devices back); a new
+// period applies from that start. Undraining clears both.
+const DRAIN = `UPDATE signal_node SET
+  drain_started_at = IF(draining <> 0 AND drain_started_at IS NOT NULL, drain_started_at, NOW(3)),
+  drain_period_ms = ?,
+  draining = 1
+WHERE node_code = ?`;
+const UNDRAIN = 'UPDATE signal_node SET draining = 0, drain_started_at = NULL, drain_period_ms = NULL WHERE node_code = ?';
 
+// Never before the last heartbeat (online needs left_at < last_heartbeat): offline at once, whatever the clocks.
 const LEAVE = 'UPDATE signal_node SET left_at = GREATEST(NOW(3), last_heartbeat) WHERE node_code = ?';
 
 interface NodeRecord extends RowDataPacket {
@@ -53,6 +64,7 @@ interface NodeRecord extends RowDataPacket {
   version: string;
   placement_group: string;
   draining: number | null;
+  drained_share: number | string | null;
   online: number | null;
   offline_in_us: number | string | null;
 }
@@ -94,11 +106,13 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
       run('leave', async () => {
         await pool.query(LEAVE, [code]);
       }),
-    setDraining: (code, draining) =>
-      run('setDraining', async () => {
-        const [res] = await pool.query<ResultSetHeader>(DRAIN, [draining ? 1 : 0, code]);
+    setDraining: (code, draining, periodMs = 0) => {
+      const period = drainPeriod(periodMs);
+      return run('setDraining', async () => {
+        const [res] = await pool.query<ResultSetHeader>(draining ? DRAIN : UNDRAIN, draining ? [period, code] : [code]);
         return res.affectedRows > 0;
-      }),
+      });
+    },
     async close() {
       closed = true;
     },
@@ -108,6 +122,11 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
 function windowUs(windowMs: number): number {
   if (!Number.isFinite(windowMs) || windowMs < 0) throw new RangeError(`online window must be >= 0 ms, got ${windowMs}`);
   return Math.round(windowMs * 1000);
+}
+
+function drainPeriod(periodMs: number): number {
+  if (!Number.isInteger(periodMs) || periodMs < 0 || periodMs > MAX_DRAIN_PERIOD_MS) throw new RangeError(`drain period must be 0..${MAX_DRAIN_PERIOD_MS} ms, got ${periodMs}`);
+  return periodMs;
 }
 
 function toRow(r: NodeRecord): NodeRow {
@@ -123,6 +142,7 @@ function toRow(r: NodeRecord): NodeRow {
     onlineDeviceCount: r.online_device_count,
     online: r.online === 1,
     draining: r.draining === 1,
+    drainedShare: r.draining === 1 ? Math.min(1, Math.max(0, Number(r.drained_share ?? 1))) : 0,
     placementGroup: r.placement_group,
     offlineInMs: r.online === 1 ? Math.max(0, Number(r.offline_in_us ?? 0) / 1000) : 0,
   };

@@ -35,9 +35,18 @@ export interface NodeRow extends NodeInfo {
    * at their next registration.
    */
   readonly draining: boolean;
+  /**
+   * Progress of a paced drain (issue 14), 0..1 on the store's clock at read time: the share of the node's
+   * devices placement has released (elapsed / period since the drain started). 0 when not draining, 1 when
+   * stopping or drained without a period (everything leaves at once).
+   */
+  readonly drainedShare: number;
   /** The node's placement group (`default` unless configured). */
   readonly placementGroup: string;
 }
+
+/** Longest drain period a node table stores: a day. */
+export const MAX_DRAIN_PERIOD_MS = 86_400_000;
 
 export interface NodeRegistry {
   /** Upsert own row; last heartbeat = the store's current time. */
@@ -52,9 +61,10 @@ export interface NodeRegistry {
   leave(code: string): Promise<void>;
   /**
    * Operator drain (issue 14): kept across heartbeats and restarts until undrained. Resolves whether the
-   * node is known.
+   * node is known. Draining with `periodMs` > 0 paces it: the node's devices are released evenly over that
+   * period from the drain's start (a drain already under way keeps its start); 0 releases them all at once.
    */
-  setDraining(code: string, draining: boolean): Promise<boolean>;
+  setDraining(code: string, draining: boolean, periodMs?: number): Promise<boolean>;
   /** Idempotent; later calls reject with StoreClosedError. Does not close a pool it was given. */
   close(): Promise<void>;
 }

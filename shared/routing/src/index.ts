@@ -76,6 +76,7 @@ export {
   placementGroup,
   placeDevice,
   isEligibleShard,
+  drainSlot,
   type Shard,
   type PlacementRule,
   type PlacementPolicy,

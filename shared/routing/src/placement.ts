@@ -7,7 +7,9 @@
  *    group (a region's shards: GB/T 28181 codes start with the province/city/district, §附录 D). No rule
  *    matches → the `default` group.
  * 2. **Eligible shards**: the group's members that are online (the node table's heartbeat window) and not
- *    draining (an operator drains a shard before an upgrade).
+ *    draining (an operator drains a shard before an upgrade). A drain is paced: a draining shard keeps a
+ *    device until the drain's progress passes the device's slot (drainSlot), so its devices arrive at the
+ *    others at an even rate over the drain period instead of all within one keepalive interval.
  * 3. **Rendezvous hash** of the device code over the eligible shards (highest random weight, the engine's
  *    hash): a shard leaving moves only its own devices, spread evenly over the others; a shard joining takes
  *    an even share from each.
@@ -30,6 +32,12 @@ export interface Shard {
   readonly online: boolean;
   /** Set by an operator (or a stop in progress): takes no device, keeps none at its next registration. */
   readonly draining: boolean;
+  /**
+   * A draining shard's devices leave paced, not all at once: the share (0..1) of them released so far (the
+   * node table's drain progress). A device whose drain slot (drainSlot) is below it is placed elsewhere,
+   * the others stay until their slot comes. Absent = 1: everything leaves now (a stop in progress).
+   */
+  readonly drainedShare?: number;
 }
 
 export interface PlacementRule {
@@ -65,6 +73,20 @@ export function placementGroup(policy: PlacementPolicy, deviceId: string): strin
 
 export const isEligibleShard = (s: Shard): boolean => s.online && !s.draining;
 
+/** Seed of the drain slot hash: independent of the rendezvous scores, so a shard's own devices are uniform in it. */
+const DRAIN_SEED = 0xd7a1;
+const TWO_32 = 2 ** 32;
+
+/**
+ * When a device leaves a draining shard, as a share of the drain (0 ≤ slot < 1): it is placed elsewhere
+ * once the shard's drainedShare passes its slot. Uniform over any shard's devices, so a drain over a period
+ * releases them at an even rate; fixed per device, so a released device never comes back.
+ */
+export const drainSlot = (deviceId: string): number => hashString(deviceId, DRAIN_SEED) / TWO_32;
+
+/** A shard that still serves `slot`'s device: eligible, or draining with the drain not yet at the device's slot. */
+const holds = (s: Shard, slot: () => number): boolean => s.online && (!s.draining || (s.drainedShare !== undefined && slot() >= s.drainedShare));
+
 /**
  * hashString of shard codes, kept: placement runs per forwarded message at the edge, over the same few
  * codes. Bounded (emptied when full: only a recomputation is lost).
@@ -84,15 +106,18 @@ function codeHash(code: string): number {
 /**
  * The shard for `deviceId`, or null when its group has no eligible shard. Equal weights: the highest
  * mix of (device hash, shard hash) wins; ties (practically never) go to the smaller code, so the answer
- * never depends on the order of `shards`.
+ * never depends on the order of `shards`. A draining shard still wins the devices whose drain slot it has
+ * not reached (paced drain): it was their highest score before the drain, and only they see it.
  */
 export function placeDevice(policy: PlacementPolicy, shards: readonly Shard[], deviceId: string): Shard | null {
   const group = placementGroup(policy, deviceId);
   const key = hashString(deviceId);
+  let slot: number | undefined;
+  const slotOf = (): number => (slot ??= drainSlot(deviceId));
   let best: Shard | null = null;
   let bestScore = -1;
   for (const s of shards) {
-    if (s.group !== group || !isEligibleShard(s)) continue;
+    if (s.group !== group || !holds(s, slotOf)) continue;
     const score = mix2(key, codeHash(s.code));
     if (score > bestScore || (score === bestScore && best !== null && s.code < best.code)) {
       bestScore = score;

@@ -3,7 +3,7 @@
 // on the order the node table lists shards in.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compilePlacementRules, placeDevice, placementGroup, type PlacementPolicy, type Shard } from '../src/index.ts';
+import { compilePlacementRules, drainSlot, placeDevice, placementGroup, type PlacementPolicy, type Shard } from '../src/index.ts';
 
 const shard = (code: string, over: Partial<Shard> = {}): Shard => ({ code, sipHost: '10.0.0.1', sipPort: 5060, group: 'default', online: true, draining: false, ...over });
 const three = [shard('node-a'), shard('node-b'), shard('node-c')];
@@ -64,6 +64,34 @@ describe('placement', () => {
       }
     }
     assert.ok(Math.abs(taken - DEVICES / 4) <= DEVICES / 40, `node-d took ${taken}`);
+  });
+
+  it('a paced drain releases the drained shard’s devices in step with its progress, to the others, never back', () => {
+    const before = assign(NONE, three);
+    const held = before.filter((x) => x === 'node-b').length;
+    let released = new Set<number>();
+    for (const share of [0, 0.1, 0.25, 0.5, 0.75, 0.99, 1]) {
+      const after = assign(NONE, three.map((s) => (s.code === 'node-b' ? { ...s, draining: true, drainedShare: share } : s)));
+      const now = new Set<number>();
+      for (let i = 0; i < DEVICES; i++) {
+        if (before[i] !== 'node-b') assert.equal(after[i], before[i], `device ${i} of a staying shard moved at ${share}`);
+        else if (after[i] !== 'node-b') {
+          assert.ok(after[i] === 'node-a' || after[i] === 'node-c');
+          now.add(i);
+        }
+      }
+      // uniform: the share released is the drain's progress (±2 % of the shard's devices)
+      assert.ok(Math.abs(now.size - share * held) <= held / 50, `at ${share}: ${now.size} of ${held} released`);
+      for (const i of released) assert.ok(now.has(i), `device ${i} came back to the draining shard`);
+      released = now;
+    }
+    assert.equal(released.size, held, 'all gone at the end of the drain');
+  });
+
+  it('a drain without progress (a stop in progress) releases everything at once; the slot is in [0, 1)', () => {
+    const stopping = three.map((s) => (s.code === 'node-b' ? { ...s, draining: true } : s));
+    assert.ok(assign(NONE, stopping).every((x) => x !== 'node-b'));
+    for (let i = 0; i < 1000; i++) assert.ok(drainSlot(dev(i)) >= 0 && drainSlot(dev(i)) < 1);
   });
 
   it('is the same whatever order the shards are listed in', () => {
