@@ -31,7 +31,16 @@ export interface ShardLog {
   warn(obj: object, msg: string): void;
 }
 
-export const shardOf = (r: NodeRow): Shard => ({ code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining });
+export const shardOf = (r: NodeRow): Shard => ({
+  code: r.code,
+  sipHost: r.sipHost,
+  sipPort: r.sipPort,
+  group: r.placementGroup,
+  online: r.online,
+  draining: r.draining,
+  // paced drain: the share released as of this read (the next read, one poll later, moves it on)
+  drainedShare: r.drainedShare,
+});
 
 export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindowMs: number; pollMs: number; log: ShardLog }): ShardSource {
   let shards: readonly Shard[] = [];

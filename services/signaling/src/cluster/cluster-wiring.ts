@@ -249,7 +249,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       ownerRouting,
       inbound,
       edgeRouting,
-      nodes: tracker === null || registry === null ? null : createClusterNodeDirectory(tracker, registry),
+      nodes: tracker === null || registry === null ? null : createClusterNodeDirectory(tracker, registry, { drainRate: config.placement.drainRate }),
       owners: config.redis === null ? null : createClusterOwnerDirectory(store, recorder, sip.instanceId),
       cascadeLeader: () => tracker?.cascadeLeader ?? sip.instanceId,
       shards: () => {
@@ -331,5 +331,5 @@ function openRedis(url: string, instanceId: string, log: Logger): RedisClient {
 
 /** A node-table row as a placement shard (issue 14). */
 function shardOf(r: NodeRow): Shard {
-  return { code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining };
+  return { code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining, drainedShare: r.drainedShare };
 }

@@ -1,12 +1,22 @@
 // GET /vms/nodes in cluster mode (SPEC NODE-2, CASC-1): the node table read fresh through the tracker
 // (which also refreshes its routing view), each node with its online device count, and the cascade
 // leader. FAIL-4: with MySQL unreachable the last good listing is shown rather than an error.
-import type { NodeRegistry, NodeRow } from '@vms/cluster';
+import { MAX_DRAIN_PERIOD_MS, type NodeRegistry, type NodeRow } from '@vms/cluster';
 import { StorageError } from '../errors/catalog.ts';
 import type { NodeDirectory, NodeView } from '../nodes/node-directory.port.ts';
 import type { NodeTracker } from './node-tracker.ts';
 
-export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeRegistry): NodeDirectory {
+/**
+ * Paced drain (issue 14): the period that releases `onlineDevices` at `rate` per second, at least 1 s (and at
+ * most the table's longest), so the other shards take a drained shard's devices at a rate they absorb —
+ * unpaced, all of them re-register within one keepalive interval, however many there are.
+ */
+export function defaultDrainPeriodMs(onlineDevices: number, rate: number): number {
+  return Math.min(MAX_DRAIN_PERIOD_MS, Math.max(MIN_DRAIN_PERIOD_MS, Math.ceil((Math.max(0, onlineDevices) / rate) * 1000)));
+}
+export const MIN_DRAIN_PERIOD_MS = 1000;
+
+export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeRegistry, o: { drainRate: number }): NodeDirectory {
   return {
     async listNodes() {
       let rows: readonly NodeRow[];
@@ -19,10 +29,16 @@ export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeR
       }
       return { nodes: rows.map(nodeView), cascadeLeader: rows.some((r) => r.online) ? tracker.cascadeLeader : null };
     },
-    async setDraining(nodeCode, draining) {
+    async setDraining(nodeCode, draining, periodMs) {
       let known: boolean;
       try {
-        known = await registry.setDraining(nodeCode, draining);
+        let period = periodMs ?? 0;
+        if (draining && periodMs === undefined) {
+          // the node's own count at its last heartbeat (NODE-2); unknown node: setDraining says so
+          const row = await registry.getNode(nodeCode, 0);
+          period = defaultDrainPeriodMs(row?.onlineDeviceCount ?? 0, o.drainRate);
+        }
+        known = await registry.setDraining(nodeCode, draining, period);
       } catch (err) {
         throw new StorageError('node table', { cause: err });
       }
@@ -44,5 +60,6 @@ function nodeView(r: NodeRow): NodeView {
     lastHeartbeatAt: r.lastHeartbeat.getTime(),
     version: r.version,
     draining: r.draining,
+    drainedShare: r.drainedShare,
   };
 }

@@ -58,6 +58,8 @@ export interface PlacementSettings {
   readonly redirect: boolean;
   /** Device ids / prefixes redirected without X-GB-ver: 3.0. */
   readonly redirectAllow: readonly string[];
+  /** Devices per second a drain releases when the operator names no period (paced drain). */
+  readonly drainRate: number;
 }
 
 export interface HttpSettings {

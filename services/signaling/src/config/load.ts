@@ -291,6 +291,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       rules: get('vms.placement.rules') ?? [],
       redirect: get('vms.placement.redirect') ?? false,
       redirectAllow: get('vms.placement.redirect-allow') ?? [],
+      drainRate: get('vms.placement.drain-rate') ?? 100,
     },
     limits: {
       deviceMaxChannels: get('vms.limits.device-max-channels') ?? 50_000,

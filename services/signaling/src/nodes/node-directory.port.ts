@@ -13,6 +13,8 @@ export interface NodeView {
   readonly version: string;
   /** Placement gives it no device (issue 14): drained by an operator, or stopping. */
   readonly draining: boolean;
+  /** Paced drain progress, 0..1: the share of its devices placement has released (0 when not draining). */
+  readonly drainedShare: number;
 }
 
 export interface NodeListing {
@@ -23,6 +25,9 @@ export interface NodeListing {
 
 export interface NodeDirectory {
   listNodes(): Promise<NodeListing>;
-  /** Operator drain (issue 14); resolves false for a node the table does not know (or no table). */
-  setDraining(nodeCode: string, draining: boolean): Promise<boolean>;
+  /**
+   * Operator drain (issue 14); resolves false for a node the table does not know (or no table). Paced over
+   * `periodMs`; absent = the node's online devices at `vms.placement.drain-rate` per second.
+   */
+  setDraining(nodeCode: string, draining: boolean, periodMs?: number): Promise<boolean>;
 }

@@ -29,6 +29,7 @@ export function createStandaloneNodeDirectory(o: StandaloneNodeOptions): NodeDir
         lastHeartbeatAt: o.clock.now(),
         version: o.version,
         draining: false,
+        drainedShare: 0,
       };
       return { nodes: [self], cascadeLeader: o.nodeCode };
     },

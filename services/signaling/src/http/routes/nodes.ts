@@ -1,6 +1,7 @@
 import { operatorRole } from '../access.ts';
 import { BadParameterError } from '../../errors/catalog.ts';
-import { optionalBoolean, requiredText } from '../params.ts';
+import { MAX_DRAIN_PERIOD_MS } from '@vms/cluster';
+import { optionalBoolean, optionalInt, requiredText } from '../params.ts';
 import type { HttpDeps, RouteHandlers } from '../handler.types.ts';
 
 /**
@@ -30,7 +31,9 @@ export function nodeHandlers(deps: HttpDeps): Pick<RouteHandlers, 'nodes.list' |
       const nodeCode = requiredText(ctx.query, 'nodeCode');
       const draining = optionalBoolean(ctx.query, 'draining');
       if (draining === undefined) throw new BadParameterError('draining', 'true or false');
-      if (!(await deps.nodes.setDraining(nodeCode, draining))) throw new BadParameterError('nodeCode', 'not in the node table');
+      // paced: over periodS, else the node's online devices at vms.placement.drain-rate per second
+      const periodS = optionalInt(ctx.query, 'periodS', 0, MAX_DRAIN_PERIOD_MS / 1000);
+      if (!(await deps.nodes.setDraining(nodeCode, draining, periodS === undefined ? undefined : periodS * 1000))) throw new BadParameterError('nodeCode', 'not in the node table');
       return { nodeCode, draining };
     },
   };

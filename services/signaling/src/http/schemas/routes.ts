@@ -1,6 +1,7 @@
 // One schema per route of the route table (route-table.ts): what fastify validates before the owner
 // routing hook and the handler run, and what /openapi.json publishes. A route missing here fails to
 // type-check; a route fastify serves that the document lacks fails http/openapi.test.ts.
+import { MAX_DRAIN_PERIOD_MS } from '@vms/cluster';
 import { DEVICE_ACTIONS, PTZ_COMMANDS, PTZ_SPEED_MAX, PTZ_SPEED_MIN } from '../../control/device-control.port.ts';
 import { PLAYBACK_ACTIONS, STREAM_MODES } from '../../media/media-session.types.ts';
 import type { RouteId } from '../route-table.ts';
@@ -102,10 +103,18 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
   },
   'nodes.list': { summary: 'The node table: instances, their online devices, the cascade leader', tags: ['instance'], response: answers(anyData('{cascadeLeader, nodes}'), 'the node table') },
   'nodes.drain': {
-    summary: 'Drain (or undrain) a shard: device placement gives it no device; its devices move at their next registration',
-    description: 'Operator role. `draining=false` undrains. 400 (nodeCode) for a node not in the node table or without one (standalone).',
+    summary: 'Drain (or undrain) a shard: device placement gives it no device; its devices move, paced, at their next registration',
+    description:
+      'Operator role. `draining=false` undrains. Paced: the shard releases its devices evenly over `periodS` (default: its online devices / `vms.placement.drain-rate`, at least 1 s; 0 = all at once); all have moved within the period + one device keepalive interval + one registration; `GET /vms/nodes` shows `drainedShare`. Draining again keeps the drain’s start. 400 (nodeCode) for a node not in the node table or without one (standalone).',
     tags: ['instance'],
-    querystring: query({ nodeCode: { type: 'string', minLength: 1, maxLength: 64, description: 'node code (instance-id)' }, draining: booleanParam('drain (true) or undrain (false)') }, ['nodeCode', 'draining']),
+    querystring: query(
+      {
+        nodeCode: { type: 'string', minLength: 1, maxLength: 64, description: 'node code (instance-id)' },
+        draining: booleanParam('drain (true) or undrain (false)'),
+        periodS: intParam(0, MAX_DRAIN_PERIOD_MS / 1000, 'seconds over which the devices are released (default from the drain rate)'),
+      },
+      ['nodeCode', 'draining'],
+    ),
     response: answers(anyData('{nodeCode, draining}'), 'the node’s new draining flag'),
   },
   'device.info': { summary: 'Ask the device for its DeviceInfo', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceInfo') },
