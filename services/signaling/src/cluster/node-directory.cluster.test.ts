@@ -29,7 +29,7 @@ describe('paced drain (node directory)', () => {
     const { clock, registry, directory } = setup();
     await registry.heartbeat(info('node-a'), 10);
     await registry.heartbeat(info('node-b'), 1000);
-    assert.equal(await directory.setDraining('node-b', true), true);
+    assert.equal(await directory.setDraining('node-b', true), 10_000);
     assert.equal(await shareOf(directory, 'node-b'), 0);
     clock.advance(5000);
     assert.equal(await shareOf(directory, 'node-b'), 0.5);
@@ -41,12 +41,12 @@ describe('paced drain (node directory)', () => {
   it('an explicit period wins (0 = all at once); an unknown node is refused', async () => {
     const { clock, registry, directory } = setup();
     await registry.heartbeat(info('node-b'), 1000);
-    assert.equal(await directory.setDraining('node-b', true, 2000), true);
+    assert.equal(await directory.setDraining('node-b', true, 2000), 2000);
     clock.advance(1000);
     assert.equal(await shareOf(directory, 'node-b'), 0.5);
-    await directory.setDraining('node-b', false);
-    assert.equal(await directory.setDraining('node-b', true, 0), true);
+    assert.equal(await directory.setDraining('node-b', false), 0);
+    assert.equal(await directory.setDraining('node-b', true, 0), 0);
     assert.equal(await shareOf(directory, 'node-b'), 1);
-    assert.equal(await directory.setDraining('no-such-node', true), false);
+    assert.equal(await directory.setDraining('no-such-node', true), null);
   });
 });

@@ -31,8 +31,8 @@ export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeR
     },
     async setDraining(nodeCode, draining, periodMs) {
       let known: boolean;
+      let period = draining ? (periodMs ?? 0) : 0;
       try {
-        let period = periodMs ?? 0;
         if (draining && periodMs === undefined) {
           // the node's own count at its last heartbeat (NODE-2); unknown node: setDraining says so
           const row = await registry.getNode(nodeCode, 0);
@@ -42,8 +42,9 @@ export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeR
       } catch (err) {
         throw new StorageError('node table', { cause: err });
       }
-      if (known) await tracker.refresh().catch(() => undefined); // this instance's placement sees it at once
-      return known;
+      if (!known) return null;
+      await tracker.refresh().catch(() => undefined); // this instance's placement sees it at once
+      return period;
     },
   } satisfies NodeDirectory;
 }

@@ -26,8 +26,9 @@ export interface NodeListing {
 export interface NodeDirectory {
   listNodes(): Promise<NodeListing>;
   /**
-   * Operator drain (issue 14); resolves false for a node the table does not know (or no table). Paced over
-   * `periodMs`; absent = the node's online devices at `vms.placement.drain-rate` per second.
+   * Operator drain (issue 14); resolves null for a node the table does not know (or no table), else the
+   * drain period applied (0 when undrained). Paced over `periodMs`; absent = the node's online devices at
+   * `vms.placement.drain-rate` per second.
    */
-  setDraining(nodeCode: string, draining: boolean, periodMs?: number): Promise<boolean>;
+  setDraining(nodeCode: string, draining: boolean, periodMs?: number): Promise<number | null>;
 }

@@ -34,6 +34,6 @@ export function createStandaloneNodeDirectory(o: StandaloneNodeOptions): NodeDir
       return { nodes: [self], cascadeLeader: o.nodeCode };
     },
     // One instance places every device on itself: nothing to drain to.
-    setDraining: async () => false,
+    setDraining: async () => null,
   } satisfies NodeDirectory;
 }

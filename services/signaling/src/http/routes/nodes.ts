@@ -33,8 +33,9 @@ export function nodeHandlers(deps: HttpDeps): Pick<RouteHandlers, 'nodes.list' |
       if (draining === undefined) throw new BadParameterError('draining', 'true or false');
       // paced: over periodS, else the node's online devices at vms.placement.drain-rate per second
       const periodS = optionalInt(ctx.query, 'periodS', 0, MAX_DRAIN_PERIOD_MS / 1000);
-      if (!(await deps.nodes.setDraining(nodeCode, draining, periodS === undefined ? undefined : periodS * 1000))) throw new BadParameterError('nodeCode', 'not in the node table');
-      return { nodeCode, draining };
+      const periodMs = await deps.nodes.setDraining(nodeCode, draining, periodS === undefined ? undefined : periodS * 1000);
+      if (periodMs === null) throw new BadParameterError('nodeCode', 'not in the node table');
+      return { nodeCode, draining, periodMs };
     },
   };
 }

@@ -115,7 +115,7 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
       },
       ['nodeCode', 'draining'],
     ),
-    response: answers(anyData('{nodeCode, draining}'), 'the node’s new draining flag'),
+    response: answers(anyData('{nodeCode, draining, periodMs}'), 'the node’s new draining flag and the drain period applied (0 when undrained)'),
   },
   'device.info': { summary: 'Ask the device for its DeviceInfo', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceInfo') },
   'device.status': { summary: 'Ask the device for its DeviceStatus', description: ROUTING.device, tags: ['device control'], querystring: byDevice, response: answers(anyData('what the device answered'), 'DeviceStatus') },
