@@ -14,6 +14,9 @@ import { REPO_ROOT, SERVER_ID, startInstance, startStores, waitForOnline, type I
 export const PASSWORD = 'edge-pass-1';
 export const ONLINE_WINDOW_MS = 1500; // 3 heartbeats of 0.5 s (SPEC NODE-1)
 export const POLL_MS = 200;
+/** With `platformDefaults`: the default heartbeat of 5 s (3 beats = the online window) and the edge's default poll. */
+export const DEFAULT_ONLINE_WINDOW_MS = 15_000;
+export const DEFAULT_POLL_MS = 1000;
 export const CODES = ['shard-a', 'shard-b', 'shard-c'] as const;
 const POLICY = compilePlacementRules([]);
 
@@ -28,6 +31,9 @@ export interface PlacementCluster {
   readonly ids: readonly string[];
   /** ms the fleet took to start (every device's first REGISTER through the edge). */
   readonly startMs: number;
+  /** The node table's online window and the edge's poll period this cluster runs with. */
+  readonly onlineWindowMs: number;
+  readonly pollMs: number;
   owners(list: readonly string[]): Promise<(string | null)[]>;
   close(): Promise<void>;
 }
@@ -49,6 +55,12 @@ export interface PlacementClusterOptions {
   readonly edgeShardTransport?: 'udp' | 'tcp';
   /** Device simulators (default) or SIPp devices (test/sipp/edge/device.xml, all from one SIPp socket). */
   readonly kind?: 'sim' | 'sipp';
+  /**
+   * The shards with their default settings (keepalive interval and count, offline scan, node heartbeat 5 s)
+   * and the edge with its default poll: `keepaliveS` is then only the devices' own keepalive period. Else
+   * the fast test settings (heartbeat 0.5 s, the shards expecting `keepaliveS`).
+   */
+  readonly platformDefaults?: boolean;
 }
 
 const SIPP_DIR = join(REPO_ROOT, 'test', 'sipp', 'edge');
@@ -59,19 +71,25 @@ export const deviceIds = (first: string, count: number): string[] => Array.from(
 export async function startPlacementCluster(o: PlacementClusterOptions): Promise<PlacementCluster> {
   const stores = await startStores();
   const shards = new Map<string, Instance>();
-  const env = {
-    VMS_GB28181_SIP_PASSWORD: PASSWORD,
+  const defaults = o.platformDefaults === true;
+  const onlineWindowMs = defaults ? DEFAULT_ONLINE_WINDOW_MS : ONLINE_WINDOW_MS;
+  const pollMs = defaults ? DEFAULT_POLL_MS : POLL_MS;
+  const fast = {
     VMS_GB28181_SIP_KEEPALIVE_INTERVAL: String(o.keepaliveS),
     VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT: '3',
     VMS_GB28181_SIP_OFFLINE_SCAN_PERIOD: '1',
     VMS_GB28181_SIP_NODE_HEARTBEAT_INTERVAL: '0.5',
+  };
+  const env = {
+    VMS_GB28181_SIP_PASSWORD: PASSWORD,
+    ...(defaults ? {} : fast),
     VMS_PLACEMENT_REDIRECT: 'true',
     LOG_LEVEL: 'info',
     ...o.env,
   };
   for (const code of CODES) shards.set(code, await startInstance(stores, code, { env: { ...env, ...o.shardEnv?.(code) } }));
   await waitForOnline(shards.get('shard-c')!, [...CODES]);
-  const source = createPolledShardSource({ registry: createMysqlNodeRegistry(stores.pool), onlineWindowMs: ONLINE_WINDOW_MS, pollMs: POLL_MS, log: silentLogger });
+  const source = createPolledShardSource({ registry: createMysqlNodeRegistry(stores.pool), onlineWindowMs, pollMs, log: silentLogger });
   await source.refresh();
   const edge = await startEdge({
     code: 'edge-1',
@@ -104,7 +122,20 @@ export async function startPlacementCluster(o: PlacementClusterOptions): Promise
   const ids = fleet?.devices.map((d) => d.deviceId) ?? (sipp === null ? [] : deviceIds(o.firstId, o.devices));
   const owners = (list: readonly string[]): Promise<(string | null)[]> => stores.redisClient.mget(...list.map((id) => ownershipKey(id)));
   // SIPp starts its calls at a rate: done when every device is owned somewhere
-  if (sipp !== null) await waitFor(async () => (await owners(ids)).every((x) => x !== null), { timeoutMs: 120_000, intervalMs: 500, description: `${ids.length} SIPp devices registered through the edge` });
+  if (sipp !== null) {
+    try {
+      await waitFor(async () => (await owners(ids)).every((x) => x !== null), { timeoutMs: 180_000, intervalMs: 500, description: `${ids.length} SIPp devices registered through the edge` });
+    } catch (err) {
+      // what a loaded machine did, for the report: where the devices are, what SIPp saw, what the edge shed
+      const where = new Map<string, number>();
+      for (const x of await owners(ids)) where.set(String(x), (where.get(String(x)) ?? 0) + 1);
+      const result = await sipp.stop();
+      await edge.close();
+      await Promise.all([...shards.values()].map((x) => x.proc.stop()));
+      await stores.stop();
+      throw new Error(`${JSON.stringify(Object.fromEntries(where))}; SIPp ${JSON.stringify(result.stats)}; edge ${JSON.stringify(edge.stats())}\n${result.output}`, { cause: err });
+    }
+  }
   const startMs = Date.now() - t0;
   return {
     stores,
@@ -114,6 +145,8 @@ export async function startPlacementCluster(o: PlacementClusterOptions): Promise
     sipp,
     ids,
     startMs,
+    onlineWindowMs,
+    pollMs,
     owners,
     async close() {
       await fleet?.close();
