@@ -124,7 +124,7 @@ export async function startPlacementCluster(o: PlacementClusterOptions): Promise
   // SIPp starts its calls at a rate: done when every device is owned somewhere
   if (sipp !== null) {
     try {
-      await waitFor(async () => (await owners(ids)).every((x) => x !== null), { timeoutMs: 180_000, intervalMs: 500, description: `${ids.length} SIPp devices registered through the edge` });
+      await waitFor(async () => (await owners(ids)).every((x) => x !== null), { timeoutMs: 120_000, intervalMs: 500, description: `${ids.length} SIPp devices registered through the edge` });
     } catch (err) {
       // what a loaded machine did, for the report: where the devices are, what SIPp saw, what the edge shed
       const where = new Map<string, number>();
