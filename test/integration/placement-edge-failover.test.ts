@@ -13,6 +13,7 @@ import { buildKeepalive } from '@vms/gb28181';
 import { waitFor } from '@vms/harness';
 import { drainSlot } from '@vms/routing';
 import { createSipStack } from '@vms/sip';
+import type { RowDataPacket } from 'mysql2/promise';
 import { api, SERVER_ID, TENANT, token, waitForOnline } from './routing-cluster.ts';
 import { CODES, PASSWORD, placedAmong, startPlacementCluster, type PlacementCluster } from './placement-edge-cluster.ts';
 
@@ -24,10 +25,11 @@ const DEVICES = Number(process.env.VMS_EDGE_FAILOVER_DEVICES ?? 300);
 // whose keepalive went to the dead shard tries again within one interval too.
 const KEEPALIVE_S = 12;
 // One registration (401 + digest REGISTER) for every mover at once, on two cores shared with other suites:
-// the target sheds first REGISTERs past its ceiling (503) and SIPp tries again 1–4 s later. At least 15 s;
+// the target sheds first REGISTERs past its ceiling (503) and SIPp tries again 1–4 s later, or a starved store
+// fails it (500) and the device waits its 8 s answer timeout + up to 4 s before trying again. At least 25 s;
 // more when the movers outnumber what the targets complete on a loaded machine: at load ~20 a shard finished
 // ~7 registrations a second (1,000 devices registered in 46 s over three shards), so 5/s per target is the floor.
-const REGISTRATION_MS = 15_000;
+const REGISTRATION_MS = 25_000;
 const LOADED_REGISTRATIONS_PER_S = 5;
 const registrationMs = (movers: number, targets: number): number => Math.max(REGISTRATION_MS, Math.ceil((movers / (targets * LOADED_REGISTRATIONS_PER_S)) * 1000));
 let c: PlacementCluster;
@@ -49,7 +51,10 @@ async function waitMoved(ids: readonly string[], want: (id: string) => string, t
   } catch (err) {
     const left = ids.filter((id) => !movedAt.has(id)).slice(0, 5);
     const where = await c.owners(left);
-    const stragglers = left.map((id, i) => `${id} on ${where[i]}`).join(', ');
+    // alive or not: the device's last keepalive and registration as the store has them (database clock)
+    const [rows] = left.length === 0 ? [[]] : await c.stores.pool.query<RowDataPacket[]>('SELECT device_id, keepalive_at, registered_at, NOW(3) AS now FROM gb_device WHERE device_id IN (?)', [left]);
+    const seen = new Map((rows as RowDataPacket[]).map((r) => [String(r.device_id), `keepalive ${String(r.keepalive_at)}, registered ${String(r.registered_at)}, now ${String(r.now)}`]));
+    const stragglers = left.map((id, i) => `${id} on ${where[i]} (${seen.get(id) ?? 'no row'})`).join(', ');
     throw new Error(`${what}: ${movedAt.size} of ${ids.length} within ${timeoutMs} ms (last at ${Math.max(0, ...movedAt.values())} ms); not moved: ${stragglers}`, { cause: err });
   }
   return movedAt;
