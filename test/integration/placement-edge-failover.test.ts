@@ -80,6 +80,9 @@ before(async () => {
 });
 
 after(async () => {
+  // SIPp's own count: a call that ended (failed) is a device that stopped, not one the platform left behind
+  const sipp = await c?.sipp?.stop();
+  if (sipp !== undefined) process.stdout.write(`# SIPp devices: ${JSON.stringify(sipp.stats)}\n`);
   await c?.close();
 });
 
