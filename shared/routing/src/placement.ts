@@ -84,9 +84,6 @@ const TWO_32 = 2 ** 32;
  */
 export const drainSlot = (deviceId: string): number => hashString(deviceId, DRAIN_SEED) / TWO_32;
 
-/** A shard that still serves `slot`'s device: eligible, or draining with the drain not yet at the device's slot. */
-const holds = (s: Shard, slot: () => number): boolean => s.online && (!s.draining || (s.drainedShare !== undefined && slot() >= s.drainedShare));
-
 /**
  * hashString of shard codes, kept: placement runs per forwarded message at the edge, over the same few
  * codes. Bounded (emptied when full: only a recomputation is lost).
@@ -112,12 +109,17 @@ function codeHash(code: string): number {
 export function placeDevice(policy: PlacementPolicy, shards: readonly Shard[], deviceId: string): Shard | null {
   const group = placementGroup(policy, deviceId);
   const key = hashString(deviceId);
-  let slot: number | undefined;
-  const slotOf = (): number => (slot ??= drainSlot(deviceId));
+  let slot: number | undefined; // computed only when a draining shard is in the group (no closure: edge hot path)
   let best: Shard | null = null;
   let bestScore = -1;
   for (const s of shards) {
-    if (s.group !== group || !holds(s, slotOf)) continue;
+    if (s.group !== group || !s.online) continue;
+    if (s.draining) {
+      // paced drain: still this device's shard until the drain passes its slot
+      if (s.drainedShare === undefined) continue;
+      slot ??= drainSlot(deviceId);
+      if (slot < s.drainedShare) continue;
+    }
     const score = mix2(key, codeHash(s.code));
     if (score > bestScore || (score === bestScore && best !== null && s.code < best.code)) {
       bestScore = score;
