@@ -5,7 +5,8 @@
 // refresh), or to BYE the upstream cleanly. Kept with the same store as the device dialogs' snapshots
 // (atomic snapshot + per-instance index, tombstones), under its own key prefix.
 // Pure: JSON in and out; parseUpstreamSnapshot checks every field (what Redis gives back is input).
-import { parseDialog, SnapshotFormatError, type SavedDialog } from '../recovery/session-snapshot.ts';
+import { parseDialog, type SavedDialog } from '../recovery/session-snapshot.ts';
+import { failField, intField, tokenField } from '../recovery/snapshot-fields.ts';
 import type { SnapshotCodec } from '../recovery/session-snapshots.port.ts';
 
 /** The upstream's SDP offer as received (a GB28181 offer is a few hundred bytes). */
@@ -42,46 +43,34 @@ export interface UpstreamSnapshot {
   readonly ending?: true;
 }
 
-function fail(field: string, why: string): never {
-  throw new SnapshotFormatError(field, why);
-}
+const str = tokenField;
 
-function str(o: Record<string, unknown>, k: string, re: RegExp, field = k): string {
-  const v = o[k];
-  if (typeof v !== 'string' || !re.test(v)) fail(field, 'is not a bounded token');
-  return v;
-}
-
-function int(o: Record<string, unknown>, k: string, max: number): number {
-  const v = o[k];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) fail(k, `is not an integer in 0..${max}`);
-  return v;
-}
+const int = (o: Record<string, unknown>, k: string, max: number): number => intField(o, k, 0, max);
 
 export function serializeUpstreamSnapshot(s: UpstreamSnapshot): string {
   const text = JSON.stringify(s);
-  if (Buffer.byteLength(text) > MAX_BYTES) fail('snapshot', `longer than ${MAX_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
   return text;
 }
 
 export function parseUpstreamSnapshot(input: string): UpstreamSnapshot {
-  if (input.length > MAX_BYTES) fail('snapshot', `longer than ${MAX_BYTES} bytes`);
+  if (input.length > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
   let raw: unknown;
   try {
     raw = JSON.parse(input);
   } catch {
-    fail('snapshot', 'is not JSON');
+    failField('snapshot', 'is not JSON');
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('snapshot', 'is not an object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) failField('snapshot', 'is not an object');
   const o = raw as Record<string, unknown>;
-  if (o.v !== 1) fail('v', 'is not 1');
+  if (o.v !== 1) failField('v', 'is not 1');
   const purpose = o.purpose;
-  if (purpose !== 'live' && purpose !== 'playback' && purpose !== 'download') fail('purpose', 'is not live, playback or download');
+  if (purpose !== 'live' && purpose !== 'playback' && purpose !== 'download') failField('purpose', 'is not live, playback or download');
   const vw = o.viewer;
-  if (typeof vw !== 'object' || vw === null || Array.isArray(vw)) fail('viewer', 'is not an object');
+  if (typeof vw !== 'object' || vw === null || Array.isArray(vw)) failField('viewer', 'is not an object');
   const viewer = vw as Record<string, unknown>;
   const offerSdp = o.offerSdp;
-  if (typeof offerSdp !== 'string' || offerSdp.length === 0 || Buffer.byteLength(offerSdp) > MAX_OFFER_BYTES) fail('offerSdp', `is not an SDP of at most ${MAX_OFFER_BYTES} bytes`);
+  if (typeof offerSdp !== 'string' || offerSdp.length === 0 || Buffer.byteLength(offerSdp) > MAX_OFFER_BYTES) failField('offerSdp', `is not an SDP of at most ${MAX_OFFER_BYTES} bytes`);
   return {
     v: 1,
     holder: str(o, 'holder', TOKEN),

@@ -7,7 +7,8 @@
 // to release it cleanly. Kept with the same store as the device dialogs' snapshots (atomic snapshot + per-instance
 // index, tombstones), under its own key prefix.
 // Pure: JSON in and out; parseAudioSnapshot checks every field (what Redis gives back is input).
-import { parseDialog, SnapshotFormatError, type SavedDialog } from './session-snapshot.ts';
+import { parseDialog, type SavedDialog } from './session-snapshot.ts';
+import { failField, intField, objectField, tokenField } from './snapshot-fields.ts';
 import type { SnapshotCodec } from './session-snapshots.port.ts';
 
 const MAX_BYTES = 16 * 1024;
@@ -45,51 +46,34 @@ export interface AudioSnapshot {
   readonly previousHolder?: string;
 }
 
-function fail(field: string, why: string): never {
-  throw new SnapshotFormatError(field, why);
-}
-
-function str(o: Record<string, unknown>, k: string, re: RegExp, field = k): string {
-  const v = o[k];
-  if (typeof v !== 'string' || !re.test(v)) fail(field, 'is not a bounded token');
-  return v;
-}
-
-function int(o: Record<string, unknown>, k: string, min: number, max: number, field = k): number {
-  const v = o[k];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(field, `is not an integer in ${min}..${max}`);
-  return v;
-}
-
-function obj(v: unknown, field: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(field, 'is not an object');
-  return v as Record<string, unknown>;
-}
+const str = tokenField;
+const int = intField;
+const obj = objectField;
 
 export function serializeAudioSnapshot(s: AudioSnapshot): string {
   const text = JSON.stringify(s);
-  if (Buffer.byteLength(text) > MAX_BYTES) fail('snapshot', `longer than ${MAX_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
   return text;
 }
 
 export function parseAudioSnapshot(input: string): AudioSnapshot {
-  if (input.length > MAX_BYTES) fail('snapshot', `longer than ${MAX_BYTES} bytes`);
+  if (input.length > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
   let raw: unknown;
   try {
     raw = JSON.parse(input);
   } catch {
-    fail('snapshot', 'is not JSON');
+    failField('snapshot', 'is not JSON');
   }
   const o = obj(raw, 'snapshot');
-  if (o.v !== 1) fail('v', 'is not 1');
+  if (o.v !== 1) failField('v', 'is not 1');
   const purpose = o.purpose;
-  if (purpose !== 'talk' && purpose !== 'broadcast') fail('purpose', 'is not talk or broadcast');
+  if (purpose !== 'talk' && purpose !== 'broadcast') failField('purpose', 'is not talk or broadcast');
   const source = obj(o.source, 'source');
   const to = obj(o.deviceAudio, 'deviceAudio');
   const channelId = str(o, 'channelId', GB_ID);
   const receive = o.receiveStreamId;
-  if (purpose === 'talk' && receive !== `talk_${channelId}`) fail('receiveStreamId', 'is not the talk stream of the channel');
-  if (purpose === 'broadcast' && receive !== undefined) fail('receiveStreamId', 'is set on a broadcast');
+  if (purpose === 'talk' && receive !== `talk_${channelId}`) failField('receiveStreamId', 'is not the talk stream of the channel');
+  if (purpose === 'broadcast' && receive !== undefined) failField('receiveStreamId', 'is set on a broadcast');
   return {
     v: 1,
     holder: str(o, 'holder', TOKEN),

@@ -6,6 +6,9 @@
 // every field and bound and throws SnapshotFormatError, never a TypeError.
 import type { MediaPurpose } from '@vms/media';
 import type { StreamMode } from '../media/media-session.types.ts';
+import { intField, objectField, SnapshotFormatError, type SnapshotObject } from './snapshot-fields.ts';
+
+export { SnapshotFormatError } from './snapshot-fields.ts';
 
 export const SNAPSHOT_VERSION = 1;
 /** A snapshot longer than this is refused both ways (a live stream with its viewers fits in a few KiB). */
@@ -63,14 +66,6 @@ export interface SessionSnapshot {
   readonly previousHolder?: string;
 }
 
-export class SnapshotFormatError extends Error {
-  readonly code = 'SNAPSHOT_ERR_FORMAT';
-  constructor(readonly field: string, reason: string) {
-    super(`session snapshot: ${field} ${reason}`);
-    this.name = 'SnapshotFormatError';
-  }
-}
-
 export function serializeSnapshot(s: SessionSnapshot): string {
   const text = JSON.stringify(s.sessionIds.length > MAX_SAVED_VIEWERS ? { ...s, sessionIds: s.sessionIds.slice(0, MAX_SAVED_VIEWERS) } : s);
   if (Buffer.byteLength(text) > MAX_SNAPSHOT_BYTES) throw new SnapshotFormatError('snapshot', `longer than ${MAX_SNAPSHOT_BYTES} bytes`);
@@ -83,12 +78,8 @@ const MODES: readonly StreamMode[] = ['udp', 'tcp-passive', 'tcp-active'];
 const TOKEN_RE = /^[\x21\x23-\x7e]{1,256}$/;
 const SSRC_RE = /^[01]\d{9}$/;
 
-type Obj = Record<string, unknown>;
-
-function obj(v: unknown, field: string): Obj {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SnapshotFormatError(field, 'is not an object');
-  return v as Obj;
-}
+type Obj = SnapshotObject;
+const obj = objectField;
 function token(o: Obj, k: string, field = k, allowEmpty = false): string {
   const v = o[k];
   if (typeof v !== 'string' || !(TOKEN_RE.test(v) || (allowEmpty && v === ''))) throw new SnapshotFormatError(field, 'is not a bounded token');
@@ -100,11 +91,7 @@ function text(o: Obj, k: string, field = k): string {
   if (typeof v !== 'string' || v.length === 0 || v.length > 512 || /[\x00-\x1f\x7f]/.test(v)) throw new SnapshotFormatError(field, 'is not bounded printable text');
   return v;
 }
-function int(o: Obj, k: string, min: number, max: number, field = k): number {
-  const v = o[k];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new SnapshotFormatError(field, `is not an integer in ${min}..${max}`);
-  return v;
-}
+const int = intField;
 function seq(o: Obj, k: string): number | null {
   return o[k] === null ? null : int(o, k, 0, 2 ** 31 - 1, `dialog.${k}`); // RFC 3261 §8.1.1.5: below 2^31
 }
