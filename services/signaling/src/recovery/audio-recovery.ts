@@ -22,7 +22,8 @@ import { dialogStateOf } from '../media/saved-dialog.ts';
 import type { AudioMode, BroadcastSource, BroadcastView } from '../sip/sip-broadcast.ts';
 import type { AudioSnapshot } from './audio-snapshot.ts';
 import { decideAudioMedia } from './audio-decision.ts';
-import { decideOrphan, type MediaView } from './recovery-decision.ts';
+import { workOrphan, type OrphanStepDeps } from './orphan-step.ts';
+import type { MediaView } from './recovery-decision.ts';
 import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
 import { createOrphanReader, createScanLoop, runJobs, type RecoveryScanLoop, type ScanLoopView } from './scan-loop.ts';
 
@@ -119,36 +120,21 @@ export function createAudioRecovery(d: AudioRecoveryDeps): AudioRecovery {
     }
   };
 
-  const work = async (holder: string, e: IndexedSnapshot<AudioSnapshot>, since: number, now: number): Promise<void> => {
-    const step = decideOrphan({
-      now,
-      entry: e,
-      orphanSince: since,
-      giveUpAfterMs: d.giveUpMs,
-      ownedHere: e.state === 'ok' && d.ownedHere(e.snapshot.deviceId),
-      reachable: e.state === 'ok' && d.flowOf(e.snapshot.deviceId) !== undefined,
-    });
-    if (step.kind === 'wait') return;
-    if (step.kind === 'forget') {
-      if (e.state === 'malformed') log.warn({ holder, callId: e.callId, err: e.error }, 'unreadable audio session snapshot dropped');
-      await d.store.end(holder, e.callId, d.lockTtlMs);
-      d.onOutcome?.({ outcome: 'forgotten', reason: step.reason });
-      return;
-    }
-    if (e.state !== 'ok') return;
-    if (!(await d.store.lock(e.callId, d.self, d.lockTtlMs))) return; // another instance is on it
-    if (!(await d.store.exists(holder, e.callId))) return; // ended since the listing
-    const s = e.snapshot;
-    const slog = log.child({ holder, oldCallId: e.callId, purpose: s.purpose, deviceId: s.deviceId, channelId: s.channelId });
-    let done = false;
-    try {
-      if (step.kind === 'release') done = await release(holder, s, step.reason, slog).then(() => true);
-      else done = await recover(holder, s, slog);
-    } finally {
-      // kept when done: the lock then outlives any listing read before the entry ended
-      if (!done) await d.store.unlock(e.callId, d.self).catch(() => undefined);
-    }
+  const slogOf = (holder: string, s: AudioSnapshot): Logger => log.child({ holder, oldCallId: s.dialog.callId, purpose: s.purpose, deviceId: s.deviceId, channelId: s.channelId });
+  const step: OrphanStepDeps<AudioSnapshot> = {
+    store: d.store,
+    self: d.self,
+    lockTtlMs: d.lockTtlMs,
+    giveUpMs: d.giveUpMs,
+    ownedHere: d.ownedHere,
+    reachable: (deviceId) => d.flowOf(deviceId) !== undefined,
+    log,
+    kind: 'audio session',
+    onForgotten: (reason) => d.onOutcome?.({ outcome: 'forgotten', reason }),
+    release: (holder, s, reason) => release(holder, s, reason, slogOf(holder, s)),
+    recover: (holder, s) => recover(holder, s, slogOf(holder, s)),
   };
+  const work = (holder: string, e: IndexedSnapshot<AudioSnapshot>, since: number, now: number): Promise<void> => workOrphan(step, holder, e, since, now);
 
   const orphans = createOrphanReader({ store: d.store, self: d.self, run: d.run, limit: LIST_LIMIT, log });
   const scan = async (loop: ScanLoopView): Promise<void> => {

@@ -18,7 +18,8 @@ import type { MediaPlane } from '../media/media-plane.ts';
 import type { MediaSessionManager } from '../media/media-session-manager.ts';
 import type { MediaSignaling } from '../media/media-signaling.port.ts';
 import type { StreamHolderDirectory } from '../media/stream-holders.port.ts';
-import { decideMedia, decideOrphan, type MediaView } from './recovery-decision.ts';
+import { workOrphan, type OrphanStepDeps } from './orphan-step.ts';
+import { decideMedia, type MediaView } from './recovery-decision.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
 import type { IndexedSnapshot, SessionSnapshotStore } from './session-snapshots.port.ts';
 import { createOrphanReader, createScanLoop, runJobs, type RecoveryScanLoop, type ScanLoopView } from './scan-loop.ts';
@@ -135,35 +136,20 @@ export function createSessionRecovery(d: SessionRecoveryDeps): SessionRecovery {
     }
   };
 
-  const work = async (holder: string, e: IndexedSnapshot, since: number, now: number): Promise<void> => {
-    const step = decideOrphan({
-      now,
-      entry: e,
-      orphanSince: since,
-      giveUpAfterMs: d.giveUpMs,
-      ownedHere: e.state === 'ok' && d.ownedHere(e.snapshot.deviceId),
-      reachable: e.state === 'ok' && d.reachable(e.snapshot.deviceId),
-    });
-    if (step.kind === 'wait') return;
-    if (step.kind === 'forget') {
-      if (e.state === 'malformed') log.warn({ holder, callId: e.callId, err: e.error }, 'unreadable session snapshot dropped');
-      await d.store.end(holder, e.callId, d.lockTtlMs);
-      d.onOutcome?.({ outcome: 'forgotten', reason: step.reason });
-      return;
-    }
-    if (e.state !== 'ok') return;
-    if (!(await d.store.lock(e.callId, d.self, d.lockTtlMs))) return; // another instance is on it
-    // the listing may predate another instance's recovery that ended the entry meanwhile
-    if (!(await d.store.exists(holder, e.callId))) return;
-    let done = false;
-    try {
-      if (step.kind === 'release') done = await release(holder, e.snapshot, step.reason).then(() => true);
-      else done = await recover(holder, e.snapshot);
-    } finally {
-      // kept when done: the lock then outlives any listing read before the entry ended
-      if (!done) await d.store.unlock(e.callId, d.self).catch(() => undefined);
-    }
+  const step: OrphanStepDeps<SessionSnapshot> = {
+    store: d.store,
+    self: d.self,
+    lockTtlMs: d.lockTtlMs,
+    giveUpMs: d.giveUpMs,
+    ownedHere: d.ownedHere,
+    reachable: d.reachable,
+    log,
+    kind: 'device session',
+    onForgotten: (reason) => d.onOutcome?.({ outcome: 'forgotten', reason }),
+    release,
+    recover,
   };
+  const work = (holder: string, e: IndexedSnapshot, since: number, now: number): Promise<void> => workOrphan(step, holder, e, since, now);
 
   const orphans = createOrphanReader<SessionSnapshot>({ store: d.store, self: d.self, run: d.run, limit: LIST_LIMIT, log });
   const scan = async (loop: ScanLoopView): Promise<void> => {
