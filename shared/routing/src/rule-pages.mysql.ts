@@ -58,11 +58,17 @@ export async function* readRulePages(pool: Pool, o: RulePagesOptions): AsyncGene
   const readAhead = Math.max(1, Math.min(4, Math.floor(o.readAhead)));
   // the page size is part of the statement's text (LIMIT takes no double): one prepared statement per size
   const sql = `SELECT ${RULE_COLUMNS} FROM routing_version_rule WHERE version = ? AND id > ? AND id <= ? ORDER BY id LIMIT ${pageRows}`;
-  const fetch = (range: Range): Promise<Fetched> =>
-    o.run(async () => {
+  const fetch = (range: Range): Promise<Fetched> => {
+    const page = o.run(async () => {
       const [rows] = await pool.execute<RowDataPacket[]>({ sql, rowsAsArray: true }, [o.version, range.after, range.last]);
       return { range, rows: rows as unknown as unknown[][] };
     });
+    // A page read ahead may fail while the consumer packs an earlier one: without a handler at once that is an
+    // unhandled rejection (fatal to the process by default). Its failure still reaches the consumer when the
+    // page's turn comes (`await queue.shift()`).
+    page.catch(() => undefined);
+    return page;
+  };
   const ranges = idRanges(Number(bounds[0]), Number(bounds[1]), o.ruleCount, pageRows);
   // in id order: the head is the page handed on next
   const queue: Promise<Fetched>[] = [];
