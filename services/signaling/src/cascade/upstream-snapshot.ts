@@ -6,7 +6,7 @@
 // (atomic snapshot + per-instance index, tombstones), under its own key prefix.
 // Pure: JSON in and out; parseUpstreamSnapshot checks every field (what Redis gives back is input).
 import { parseDialog, type SavedDialog } from '../recovery/session-snapshot.ts';
-import { failField, intField, tokenField } from '../recovery/snapshot-fields.ts';
+import { failField, intField, parseBoundedObject, serializeBounded, tokenField } from '../recovery/snapshot-fields.ts';
 import type { SnapshotCodec } from '../recovery/session-snapshots.port.ts';
 
 /** The upstream's SDP offer as received (a GB28181 offer is a few hundred bytes). */
@@ -48,21 +48,11 @@ const str = tokenField;
 const int = (o: Record<string, unknown>, k: string, max: number): number => intField(o, k, 0, max);
 
 export function serializeUpstreamSnapshot(s: UpstreamSnapshot): string {
-  const text = JSON.stringify(s);
-  if (Buffer.byteLength(text) > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
-  return text;
+  return serializeBounded(s, MAX_BYTES);
 }
 
 export function parseUpstreamSnapshot(input: string): UpstreamSnapshot {
-  if (input.length > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(input);
-  } catch {
-    failField('snapshot', 'is not JSON');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) failField('snapshot', 'is not an object');
-  const o = raw as Record<string, unknown>;
+  const o = parseBoundedObject(input, MAX_BYTES);
   if (o.v !== 1) failField('v', 'is not 1');
   const purpose = o.purpose;
   if (purpose !== 'live' && purpose !== 'playback' && purpose !== 'download') failField('purpose', 'is not live, playback or download');

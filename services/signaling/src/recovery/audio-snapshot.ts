@@ -8,7 +8,7 @@
 // index, tombstones), under its own key prefix.
 // Pure: JSON in and out; parseAudioSnapshot checks every field (what Redis gives back is input).
 import { parseDialog, type SavedDialog } from './session-snapshot.ts';
-import { failField, intField, objectField, tokenField } from './snapshot-fields.ts';
+import { failField, intField, parseBoundedObject, serializeBounded, objectField, tokenField } from './snapshot-fields.ts';
 import type { SnapshotCodec } from './session-snapshots.port.ts';
 
 const MAX_BYTES = 16 * 1024;
@@ -51,20 +51,11 @@ const int = intField;
 const obj = objectField;
 
 export function serializeAudioSnapshot(s: AudioSnapshot): string {
-  const text = JSON.stringify(s);
-  if (Buffer.byteLength(text) > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
-  return text;
+  return serializeBounded(s, MAX_BYTES);
 }
 
 export function parseAudioSnapshot(input: string): AudioSnapshot {
-  if (input.length > MAX_BYTES) failField('snapshot', `longer than ${MAX_BYTES} bytes`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(input);
-  } catch {
-    failField('snapshot', 'is not JSON');
-  }
-  const o = obj(raw, 'snapshot');
+  const o = parseBoundedObject(input, MAX_BYTES);
   if (o.v !== 1) failField('v', 'is not 1');
   const purpose = o.purpose;
   if (purpose !== 'talk' && purpose !== 'broadcast') failField('purpose', 'is not talk or broadcast');

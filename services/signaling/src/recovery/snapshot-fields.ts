@@ -31,3 +31,22 @@ export function intField(o: SnapshotObject, k: string, min: number, max: number,
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) failField(field, `is not an integer in ${min}..${max}`);
   return v;
 }
+
+/** `s` as JSON of at most `maxBytes`. */
+export function serializeBounded(s: unknown, maxBytes: number): string {
+  const text = JSON.stringify(s);
+  if (Buffer.byteLength(text) > maxBytes) failField('snapshot', `longer than ${maxBytes} bytes`);
+  return text;
+}
+
+/** The JSON object in `input` (at most `maxBytes`), fields not read yet. */
+export function parseBoundedObject(input: string, maxBytes: number): SnapshotObject {
+  if (input.length > maxBytes) failField('snapshot', `longer than ${maxBytes} bytes`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(input);
+  } catch {
+    failField('snapshot', 'is not JSON');
+  }
+  return objectField(raw, 'snapshot');
+}
