@@ -9,10 +9,28 @@ import { freePort, waitFor } from '@vms/harness';
 import { buildRtpPacket } from '../stand-ins/rtp-packets.ts';
 import type { ZlmStandIn } from '../stand-ins/zlm-stand-in.ts';
 import { mediaNodesEnv, startStandIn, syncChannels, ZLM_SECRET } from './media-e2e-fixture.ts';
-import { api, SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
+import { api, eventually, logLines, SERVER_ID, startInstance, startStores, waitForOnline, type Instance, type Stores } from './routing-cluster.ts';
 
 /** Default node heartbeat 5 s × 3 (SPEC NODE-1): the online window. */
 export const ONLINE_WINDOW_MS = 15_000;
+
+/**
+ * The rebooted `device` got the operator's audio through exactly one Notify/INVITE, and exactly one recovery
+ * was logged, by `by` and not by `other`; resolves with that log line and the device's call.
+ */
+export async function assertOneAudioRecovery(
+  device: SimulatedDevice,
+  by: Instance,
+  other: Instance,
+): Promise<{ readonly logged: Record<string, unknown>; readonly call: SimulatedDevice['audioCalls'][number] }> {
+  const call = device.audioCalls[0];
+  assert.ok(call !== undefined);
+  await waitFor(() => call.packets >= 10, { timeoutMs: 5000, description: 'the operator’s audio at the rebooted device' });
+  assert.equal(device.audioCalls.length, 1, 'one Notify/INVITE for the recovery');
+  await eventually(() => logLines(by, 'orphaned audio session recovered').length === 1, 'the new owner logged the recovery');
+  assert.equal(logLines(other, 'orphaned audio session recovered').length, 0);
+  return { logged: logLines(by, 'orphaned audio session recovered')[0] ?? {}, call };
+}
 
 export interface AudioCluster {
   readonly stores: Stores;
