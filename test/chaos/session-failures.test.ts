@@ -58,18 +58,26 @@ chaosScenario(`kill -9 of an owner with ${CAMERAS} live sessions: recovered on t
     const sync = await api(a, `/vms/device/catalog/sync?deviceId=${c.deviceId}`, { method: 'POST' });
     if (sync.json.success !== true) throw new Error(`catalog sync refused: ${sync.bytes.toString().slice(0, 300)}`);
   }
+  const channelCount = async (c: SimulatedDevice): Promise<number> => {
+    const d = (await api(a, `/vms/channels?deviceId=${c.deviceId}&size=10`)).json.data as { total?: number; records?: unknown[] } | unknown[];
+    return Array.isArray(d) ? d.length : (d.total ?? d.records?.length ?? 0);
+  };
   await waitFor(
     async () => {
-      for (const c of first) {
-        const d = (await api(a, `/vms/channels?deviceId=${c.deviceId}&size=10`)).json.data as { total?: number; records?: unknown[] } | unknown[];
-        if ((Array.isArray(d) ? d.length : (d.total ?? d.records?.length ?? 0)) < 1) return false;
-      }
+      for (const c of first) if ((await channelCount(c)) < 1) return false;
       return true;
     },
     { timeoutMs: 40_000, intervalMs: 200, description: 'channels stored' },
   ).catch(async (err: unknown) => {
-    const c = first[0] as SimulatedDevice;
-    throw new Error(`channels not stored: ${(await api(a, `/vms/channels?deviceId=${c.deviceId}&size=10`)).bytes.toString().slice(0, 300)}`, { cause: err });
+    // name the devices without channels, their sync's progress and what node-a logged about them
+    const missing: string[] = [];
+    for (const c of first) {
+      if ((await channelCount(c)) >= 1) continue;
+      const progress = (await api(a, `/vms/device/catalog/sync?deviceId=${c.deviceId}`)).bytes.toString().slice(0, 300);
+      const lines = a.proc.output().split('\n').filter((l) => l.includes(c.deviceId) && /catalog|Catalog|MESSAGE/.test(l)).slice(-6);
+      missing.push(`${c.deviceId}: progress ${progress}; log ${lines.join(' | ').slice(0, 1500)}`);
+    }
+    throw new Error(`channels not stored for ${missing.length} of ${first.length}: ${missing.join('\n')}`, { cause: err });
   });
   for (const c of first) {
     const start = await api(b, `/vms/play/start?channelId=${c.channelIds[0] as string}`, { method: 'POST' }); // forwarded to node-a

@@ -2,11 +2,16 @@
 // device (a second POST joins the running one), progress readable while MESSAGEs arrive, the result
 // stored when the answer is complete (replacing the channel list) or when the wait ends with part of it
 // (added to the stored channels, nothing deleted, progress flagged `partial`).
+//
+// A store that refuses the write for a passing reason (StorageError: MySQL over its statement deadline,
+// a deadlock, a restart) gets the same answer again a few times before the sync is called failed: the
+// answer is in memory, and losing it to a two-second hiccup would leave the device without channels
+// until someone asks again (SPEC FAIL-4, "bad input loses nothing").
 import { buildCatalogQuery } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import type { CatalogProgress } from '../control/device-control.port.ts';
-import type { DeviceId } from '../devices/device.types.ts';
-import { DeviceOfflineError } from '../errors/catalog.ts';
+import type { Channel, ChannelInput, DeviceId } from '../devices/device.types.ts';
+import { DeviceOfflineError, StorageError } from '../errors/catalog.ts';
 import { publishCatalogSync } from '../metrics/channels.ts';
 import { DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
 import { createCatalogAssembly, type CatalogAnswer, type CatalogAssembly } from './catalog-assembler.ts';
@@ -32,7 +37,12 @@ export interface CatalogSyncDeps {
   /** Sends a body to the device; rejects with a catalog error. */
   readonly send: (session: DeviceSession, targetId: string, body: Buffer, operation: string) => Promise<void>;
   readonly timeouts: QueryTimeouts;
+  /** Waits before each new attempt to store an answer the store refused (StorageError); default STORE_RETRY_MS. */
+  readonly storeRetryMs?: readonly number[];
 }
+
+/** Three more attempts over 4.25 s: longer than one MySQL statement deadline and the gate's probe after it. */
+export const STORE_RETRY_MS: readonly number[] = [250, 1000, 3000];
 
 interface SyncState {
   state: CatalogProgress['state'];
@@ -52,6 +62,8 @@ const OPERATION = 'catalog query';
 export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
   const { side } = d;
   const syncs = new Map<DeviceId, SyncState>();
+  const retryMs = d.storeRetryMs ?? STORE_RETRY_MS;
+  const pause = (ms: number): Promise<void> => new Promise((resolve) => side.clock.setTimeout(resolve, ms));
 
   const view = (deviceId: DeviceId, s: SyncState | undefined): CatalogProgress => {
     if (s === undefined) {
@@ -70,14 +82,31 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
     };
   };
 
-  const store = async (deviceId: DeviceId, answer: CatalogAnswer, s: SyncState, log: Logger): Promise<void> => {
-    const channels = answer.items.map((i) => channelFromItem(i));
-    const now = side.clock.now();
+  /** Writes the answer; returns the channels stored before it (for the change events). */
+  const write = async (deviceId: DeviceId, answer: CatalogAnswer, channels: ChannelInput[], now: number): Promise<Channel[]> => {
     // a complete answer needs every stored channel (DELs), once per sync; a partial one only its own
     const listening = side.events.hasListeners('catalogChanged');
     const stored = !listening ? [] : answer.complete ? await readAllChannels(side.devices, deviceId) : await readReportedChannels(side.devices, deviceId, channels);
     if (answer.complete) await side.devices.replaceChannels(deviceId, channels, now);
     else await side.devices.upsertChannels(deviceId, channels, now);
+    return stored;
+  };
+
+  const store = async (deviceId: DeviceId, answer: CatalogAnswer, s: SyncState, log: Logger): Promise<void> => {
+    const channels = answer.items.map((i) => channelFromItem(i));
+    const now = side.clock.now();
+    let stored: Channel[];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        stored = await write(deviceId, answer, channels, now);
+        break;
+      } catch (err) {
+        const wait = retryMs[attempt];
+        if (!(err instanceof StorageError) || wait === undefined) throw err;
+        log.warn({ err, attempt: attempt + 1, retryInMs: wait }, 'catalog answer not stored, trying again');
+        await pause(wait);
+      }
+    }
     Object.assign(s, { state: 'done', finishedAt: side.clock.now(), total: answer.total, received: channels.length, partial: !answer.complete, assembly: null });
     const changes = diffChannels(stored, channels, answer.complete);
     const removed = changes.filter((c) => c.event === 'DEL').map((c) => c.channelId);

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { createMemoryDeviceRepository } from '../../src/devices/device-repository.memory.ts';
 import type { DeviceRepository } from '../../src/devices/device-repository.port.ts';
-import { DeviceOfflineError, DeviceTimeoutError, RecordQueryNotFoundError } from '../../src/errors/catalog.ts';
+import { DeviceOfflineError, DeviceTimeoutError, RecordQueryNotFoundError, StorageError } from '../../src/errors/catalog.ts';
 import { createDeviceEvents, type DeviceEventMap, type DeviceEvents } from '../../src/events/device-events.ts';
 import { startDeviceSide, type DeviceSide } from '../../src/sip/device-side.ts';
 import { bodies, startFakeDevice, type FakeDevice } from './fake-device.ts';
@@ -31,6 +31,8 @@ describe('device side over SIP', () => {
   const seen: Seen = { online: [], offline: [], catalogChanged: [], alarm: [], mobilePosition: [], mediaStatus: [], snapshotFinished: [], upgradeResult: [], uplink: [] };
   let dev: FakeDevice;
   let deviceReads = 0;
+  /** The store refuses this many channel replacements (as MySQL past its statement deadline would). */
+  let refusedReplaces = 0;
 
   before(async () => {
     const config = loadConfig([], { VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_PASSWORD: PASSWORD });
@@ -40,6 +42,13 @@ describe('device side over SIP', () => {
       getDevice: (deviceId) => {
         deviceReads++;
         return store.getDevice(deviceId);
+      },
+      replaceChannels: (...args) => {
+        if (refusedReplaces > 0) {
+          refusedReplaces--;
+          return Promise.reject(new StorageError('replace channels', { cause: Object.assign(new Error('timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' }) }));
+        }
+        return store.replaceChannels(...args);
       },
     };
     events = createDeviceEvents(log);
@@ -164,6 +173,39 @@ describe('device side over SIP', () => {
     const p = await side.control.catalogProgress(DEV);
     assert.deepEqual([p.state, p.partial, p.total, p.received], ['done', true, 4, 1]);
     assert.equal((await devices.listChannels(DEV, { page: 1, size: 10 })).total, 3, 'nothing deleted on a partial answer');
+    dev.onMessage(() => {});
+  });
+
+  it('catalog sync whose store refuses the write twice: stored on the third attempt, nothing lost', async () => {
+    await devices.replaceChannels(DEV, [], Date.now());
+    dev.onMessage(async ({ msg }) => {
+      if (msg.cmdType === 'Catalog') await dev.send(bodies.catalogPage(DEV, msg.sn, 2, [CH1, CH2]));
+    });
+    refusedReplaces = 2;
+    await side.control.syncCatalog(DEV);
+    await waitUntil(async () => (await side.control.catalogProgress(DEV)).state !== 'running', 4000);
+    const p = await side.control.catalogProgress(DEV);
+    assert.deepEqual([p.state, p.error, p.received], ['done', null, 2]);
+    assert.equal(refusedReplaces, 0);
+    assert.deepEqual((await devices.listChannels(DEV, { page: 1, size: 10 })).items.map((c) => c.channelId), [CH1, CH2]);
+    dev.onMessage(() => {});
+  });
+
+  it('catalog sync whose store keeps refusing: failed after four attempts, the stored channels untouched', async () => {
+    dev.onMessage(async ({ msg }) => {
+      if (msg.cmdType === 'Catalog') await dev.send(bodies.catalogPage(DEV, msg.sn, 1, [CH3]));
+    });
+    refusedReplaces = 10;
+    const t0 = Date.now();
+    await side.control.syncCatalog(DEV);
+    await waitUntil(async () => (await side.control.catalogProgress(DEV)).state !== 'running', 8000);
+    const p = await side.control.catalogProgress(DEV);
+    assert.equal(p.state, 'failed');
+    assert.match(p.error ?? '', /storage operation failed/);
+    assert.equal(refusedReplaces, 6, 'one attempt and three retries, then no more');
+    assert.ok(Date.now() - t0 >= 4000, 'the retries are spread over 4.25 s');
+    assert.deepEqual((await devices.listChannels(DEV, { page: 1, size: 10 })).items.map((c) => c.channelId), [CH1, CH2]);
+    refusedReplaces = 0;
     dev.onMessage(() => {});
   });
 
