@@ -11,6 +11,33 @@ import { startStack } from './support/stack-fixtures.ts';
 
 const SDP = 'v=0\r\no=34020000002000000001 0 0 IN IP4 127.0.0.1\r\ns=Play\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video 30000 RTP/AVP 96\r\na=recvonly\r\na=rtpmap:96 PS/90000\r\ny=0100000001\r\n';
 
+/**
+ * An upstream (UAC) set up a dialog with the first stack (UAS), which then crashed: the second stack is
+ * left with the saved state and the upstream's flow to rebuild the UAS side from.
+ */
+async function uasDialogAfterCrash() {
+  const first = await startStack();
+  const second = await startStack();
+  const upstream = await startStack();
+  let uas: Dialog | undefined;
+  first.onRequest('INVITE', (_req, ctx) => {
+    uas = ctx.accept({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
+  });
+  const { dialog: up } = await upstream.createUAC({
+    uri: `sip:34020000001320000001@127.0.0.1:${first.port}`,
+    headers: { From: '<sip:34010000002000000001@3401000000>', To: '<sip:34020000001320000001@3402000000>' },
+    body: SDP,
+    contentType: 'APPLICATION/SDP',
+    target: { host: '127.0.0.1', port: first.port, transport: 'udp' },
+  });
+  assert.ok(uas !== undefined);
+  await sleep(50); // the ACK reached the first stack
+  const saved = uas.snapshot;
+  await first.close(); // the crash
+  const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: upstream.port, localAddress: '127.0.0.1', localPort: second.port };
+  return { second, upstream, up, saved, flow, close: () => Promise.all([first.close(), second.close(), upstream.close()]) };
+}
+
 describe('restoreDialog', () => {
   it('a second stack BYEs a dialog the first one set up: same Call-ID and tags, CSeq + 1; the peer ends it', async () => {
     const first = await startStack();
@@ -52,32 +79,13 @@ describe('restoreDialog', () => {
   });
 
   it('re-INVITE from the restored UAS side: a target refresh to the new stack (Contact, CSeq + 1), ACKed; the peer BYEs the new stack', async () => {
-    const first = await startStack();
-    const second = await startStack();
-    const upstream = await startStack();
+    const { second, up, saved, flow, close } = await uasDialogAfterCrash();
     try {
-      let uas: Dialog | undefined;
-      first.onRequest('INVITE', (_req, ctx) => {
-        uas = ctx.accept({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
-      });
-      const { dialog: up } = await upstream.createUAC({
-        uri: `sip:34020000001320000001@127.0.0.1:${first.port}`,
-        headers: { From: '<sip:34010000002000000001@3401000000>', To: '<sip:34020000001320000001@3402000000>' },
-        body: SDP,
-        contentType: 'APPLICATION/SDP',
-        target: { host: '127.0.0.1', port: first.port, transport: 'udp' },
-      });
-      assert.ok(uas !== undefined);
-      await sleep(50); // the ACK reached the first stack
-      const saved = uas.snapshot;
-      await first.close(); // the crash
-
       const reinvites: SipRequest[] = [];
       up.on('request', (req, ctx) => {
         reinvites.push(req); // the stack follows the target refresh itself (RFC 3261 §12.2.2): no help here
         ctx.reply(200, { body: SDP, contentType: 'application/sdp' });
       });
-      const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: upstream.port, localAddress: '127.0.0.1', localPort: second.port };
       const restored = second.restoreDialog(saved, flow);
       const res = await restored.reinvite({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
       assert.equal(res.status, 200, res.reason);
@@ -92,31 +100,13 @@ describe('restoreDialog', () => {
       assert.equal(byeRes.status, 200, `${byeRes.reason} ${String(up.localSeq)} ${String(restored.remoteSeq)}`);
       assert.deepEqual(await ended, ['bye']);
     } finally {
-      await Promise.all([first.close(), second.close(), upstream.close()]);
+      await close();
     }
   });
 
   it('a refused re-INVITE leaves the dialog as it was (RFC 3261 §14.1); its BYE still ends the peer\'s dialog', async () => {
-    const first = await startStack();
-    const second = await startStack();
-    const upstream = await startStack();
+    const { second, up, saved, flow, close } = await uasDialogAfterCrash();
     try {
-      let uas: Dialog | undefined;
-      first.onRequest('INVITE', (_req, ctx) => {
-        uas = ctx.accept({ body: SDP.replace('recvonly', 'sendonly'), contentType: 'application/sdp' });
-      });
-      const { dialog: up } = await upstream.createUAC({
-        uri: `sip:34020000001320000001@127.0.0.1:${first.port}`,
-        headers: { From: '<sip:34010000002000000001@3401000000>', To: '<sip:34020000001320000001@3402000000>' },
-        body: SDP,
-        contentType: 'APPLICATION/SDP',
-        target: { host: '127.0.0.1', port: first.port, transport: 'udp' },
-      });
-      assert.ok(uas !== undefined);
-      await sleep(50);
-      const saved = uas.snapshot;
-      await first.close();
-      const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: upstream.port, localAddress: '127.0.0.1', localPort: second.port };
       const restored = second.restoreDialog(saved, flow);
       const res = await restored.reinvite({ body: SDP, contentType: 'application/sdp' }); // no listener: 488
       assert.equal(res.status, 488);
@@ -125,7 +115,7 @@ describe('restoreDialog', () => {
       assert.equal((await restored.request('BYE')).status, 200);
       assert.deepEqual(await ended, ['bye']);
     } finally {
-      await Promise.all([first.close(), second.close(), upstream.close()]);
+      await close();
     }
   });
 });
