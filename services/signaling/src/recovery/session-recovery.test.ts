@@ -10,35 +10,18 @@ import pino from 'pino';
 import { createMemoryDeviceKeyIndex } from '../cluster/device-index.memory.ts';
 import { FakeClock } from '../core/clock.ts';
 import type { MediaPlane } from '../media/media-plane.ts';
+import { SAMPLE_DEVICE, sampleSnapshot } from '../../test/recovery/snapshot-samples.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
 import { createMemorySessionSnapshots } from './session-snapshots.memory.ts';
 import type { SessionSnapshotStore } from './session-snapshots.port.ts';
 import { createRedisSessionSnapshots } from './session-snapshots.redis.ts';
 import { createSessionRecovery, type RecoveryOutcome } from './session-recovery.ts';
 
-const DEV = '34020000001320000001';
+const DEV = SAMPLE_DEVICE;
 const NODE = { id: 'zlm-1' } as MediaNode;
-const snap = (callId: string, over: Partial<SessionSnapshot> = {}): SessionSnapshot => ({
-  v: 1,
-  holder: 'node-a',
-  run: 'r-old',
-  streamId: `${DEV}_${callId}`,
-  purpose: 'live',
-  deviceId: DEV,
-  channelId: '34020000001310000001',
-  nodeId: NODE.id,
-  ssrc: '0200000007',
-  allocatedSsrc: '0200000007',
-  mode: 'udp',
-  rtpPort: 30_000,
-  dialog: { callId, localTag: 'l', remoteTag: 'r', local: '<sip:a@b>', remote: '<sip:c@d>', localSeq: 1, remoteSeq: null, routeSet: [], remoteTarget: 'sip:c@127.0.0.1:5060', transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5060 },
-  sessionIds: ['v1'],
-  createdAt: 1,
-  expiresAt: 2,
-  range: null,
-  speed: 1,
-  ...over,
-});
+/** A live session of DEV on NODE that node-a held in its run before the crash. */
+const snap = (callId: string, over: Partial<SessionSnapshot> = {}): SessionSnapshot =>
+  sampleSnapshot(callId, { run: 'r-old', nodeId: NODE.id, ssrc: '0200000007', allocatedSsrc: '0200000007', sessionIds: ['v1'], ...over });
 
 function instance(store: SessionSnapshotStore, self: string, o: { ownedHere?: boolean; readers?: number | 'down'; clock?: FakeClock; recoverDelayMs?: number } = {}) {
   const clock = o.clock ?? new FakeClock(10_000);

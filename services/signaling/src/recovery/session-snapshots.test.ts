@@ -8,44 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import { createRedisClient, waitForRedisReady, type RedisClient } from '@vms/cluster';
 import { sleep, startRedis, type RedisServer } from '@vms/harness';
 import { FakeClock } from '../core/clock.ts';
+import { sampleSnapshot } from '../../test/recovery/snapshot-samples.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
 import { createMemorySessionSnapshots } from './session-snapshots.memory.ts';
 import type { SessionSnapshotStore } from './session-snapshots.port.ts';
 import { createRedisSessionSnapshots } from './session-snapshots.redis.ts';
 
-const snap = (callId: string, holder = 'node-a'): SessionSnapshot => ({
-  v: 1,
-  holder,
-  run: 'r1',
-  streamId: `34020000001320000001_${callId}`,
-  purpose: 'live',
-  deviceId: '34020000001320000001',
-  channelId: '34020000001310000001',
-  nodeId: 'zlm-1',
-  ssrc: '0200000001',
-  allocatedSsrc: '0200000001',
-  mode: 'udp',
-  rtpPort: 30_000,
-  dialog: {
-    callId,
-    localTag: 't1',
-    remoteTag: 't2',
-    local: '<sip:34020000002000000001@3402000000>',
-    remote: '<sip:34020000001310000001@3402000000>',
-    localSeq: 1,
-    remoteSeq: null,
-    routeSet: [],
-    remoteTarget: 'sip:34020000001310000001@127.0.0.1:5062',
-    transport: 'udp',
-    remoteAddress: '127.0.0.1',
-    remotePort: 5062,
-  },
-  sessionIds: ['s1'],
-  createdAt: 1,
-  expiresAt: 2,
-  range: null,
-  speed: 1,
-});
+const snap = (callId: string, holder = 'node-a'): SessionSnapshot => sampleSnapshot(callId, { holder });
 
 interface Subject {
   store: SessionSnapshotStore;
