@@ -22,7 +22,23 @@ export {
 export { compileTable, compileTableSliced, validateTable, MAX_ISSUES, type CompileResult, type TableIssue } from './compile.ts';
 export { RoutingTable } from './table.ts';
 export { TableBuilder, assembleTable, type TableTopology, type BuiltRules, type BuildOutcome } from './compile.ts';
-export { createWorkerTableBuilder, TableBuildAbortedError, DEFAULT_BUILD_DEADLINE_MS, DEFAULT_BUILD_THREAD_IDLE_MS, type BuildTimes, type WorkerTableBuilder, type WorkerBuildOptions, type VersionSourceSpec } from './table-worker.ts';
+export {
+  createWorkerTableBuilder,
+  TableBuildAbortedError,
+  DEFAULT_BUILD_DEADLINE_MS,
+  DEFAULT_BUILD_THREAD_IDLE_MS,
+  MAX_BUILD_THREAD_IDLE_MS,
+  REPLACE_BASE_MS,
+  REPLACE_MAX_MS,
+  replacementDelayMs,
+  type BuildTimes,
+  type WarmTimes,
+  type BuildThreadLog,
+  type WorkerTableBuilder,
+  type WorkerBuildOptions,
+  type VersionSourceSpec,
+} from './table-worker.ts';
+export { WARMUP_RULES } from './warmup-table.ts';
 export type { VersionSource } from './table-build.worker.ts';
 export { mysqlVersionSource, openMysqlVersionSource, MYSQL_VERSION_SOURCE } from './version-source.mysql.ts';
 export { memoryVersionSource, openMemoryVersionSource, MEMORY_VERSION_SOURCE } from './version-source.memory.ts';

@@ -36,6 +36,17 @@ export type PushMessage =
   | { readonly kind: 'page'; readonly rules: readonly Rule[] }
   | { readonly kind: 'end' };
 
+/**
+ * Warms a kept thread up (table-worker.ts `warm`): imports the source's module (the MySQL driver), then
+ * builds `rules` synthetic rules (warmup-table.ts) through the same path as a version's pages, and throws
+ * the result away. Answered with `warmed`.
+ */
+export interface WarmRequest {
+  readonly kind: 'warm';
+  readonly rules: number;
+  readonly source?: VersionSourceSpec | undefined;
+}
+
 /** Pages posted and not yet packed, at most. */
 export const PUSH_WINDOW = 4;
 
@@ -60,6 +71,16 @@ export type BuildReply =
     }
   | { readonly kind: 'refused'; readonly issues: readonly TableIssue[]; readonly more: number }
   | { readonly kind: 'missing' }
+  | {
+      readonly kind: 'warmed';
+      /** When the thread had loaded its module (epoch ms). */
+      readonly startMs: number;
+      /** The warm-up's wall and the thread's CPU for it, ms (module import included). */
+      readonly ms: number;
+      readonly cpuMs: number;
+      readonly rules: number;
+    }
+  | { readonly kind: 'warm-failed'; readonly message: string }
   | { readonly kind: 'error'; readonly message: string };
 
 /** Buffers of the built arrays, each once (the transfer list of the reply). */

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { TableBuilder } from './compile.ts';
 import type { VersionReader } from './routing-store.port.ts';
-import { builtBuffers, type BuildReply, type BuildRequest, type PushMessage } from './table-build.protocol.ts';
+import { ruleFromArray } from './routing-rows.ts';
+import { builtBuffers, type BuildReply, type BuildRequest, type PushMessage, type WarmRequest } from './table-build.protocol.ts';
+import { WARMUP_PAGE_ROWS, warmupRows, warmupTopology } from './warmup-table.ts';
 import type { TableTopology } from './compile.ts';
 import type { Rule } from './types.ts';
 
@@ -100,6 +102,37 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
   }
 }
 
+/** Synthetic rows in pages, made into rules as the MySQL store makes its rows (ruleFromArray), an I/O turn between pages. */
+async function* warmupPages(count: number): AsyncGenerator<readonly Rule[]> {
+  const rows = warmupRows(count);
+  for (;;) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const page: Rule[] = [];
+    for (let r = rows.next(); r.done !== true; r = rows.next()) {
+      page.push(ruleFromArray(r.value));
+      if (page.length === WARMUP_PAGE_ROWS) break;
+    }
+    if (page.length > 0) yield page;
+    if (page.length < WARMUP_PAGE_ROWS) return;
+  }
+}
+
+/**
+ * The warm-up (WarmRequest): the source's module imported (its driver loaded once, not in the first
+ * build), then the synthetic version built and dropped. The thread's start is reported here, not with the
+ * first build.
+ */
+async function warm(req: WarmRequest): Promise<BuildReply> {
+  const startMs = loadedMs;
+  loadedMs = 0;
+  const t0 = performance.now();
+  const cpu0 = threadCpuMs();
+  if (req.source !== undefined) await import(req.source.module);
+  const { reply } = await buildFrom(warmupTopology('UTC'), req.rules, warmupPages(req.rules), 0, performance.now(), threadCpuMs());
+  if (reply.kind !== 'built') return { kind: 'warm-failed', message: `the warm-up version did not build (${reply.kind})` };
+  return { kind: 'warmed', startMs, ms: performance.now() - t0, cpuMs: threadCpuMs() - cpu0, rules: req.rules };
+}
+
 const port = parentPort;
 if (port !== null) {
   let pushed: PushedPages | undefined;
@@ -109,15 +142,28 @@ if (port !== null) {
       (err: unknown) => port.postMessage({ kind: 'error', message: err instanceof Error ? err.message : String(err) } satisfies BuildReply),
     );
   };
-  port.on('message', (m: BuildRequest | PushMessage) => {
-    if (!('kind' in m)) return answer(build(m));
+  // a build asked for during the warm-up starts after it (one build at a time on this thread; its pages,
+  // if posted, queue meanwhile within the sender's window)
+  let warming: Promise<unknown> = Promise.resolve();
+  port.on('message', (m: BuildRequest | PushMessage | WarmRequest) => {
+    if (!('kind' in m)) return answer(warming.then(() => build(m)));
     switch (m.kind) {
+      case 'warm':
+        warming = warm(m).then(
+          (reply) => port.postMessage(reply),
+          (err: unknown) => port.postMessage({ kind: 'warm-failed', message: err instanceof Error ? err.message : String(err) } satisfies BuildReply),
+        );
+        return;
       case 'begin': {
-        const startMs = loadedMs;
-        loadedMs = 0;
         const pages = new PushedPages(() => port.postMessage({ kind: 'ack' } satisfies BuildReply));
         pushed = pages;
-        return answer(buildFrom(m.top, m.ruleCount, pages.pages(), startMs, performance.now(), threadCpuMs()));
+        return answer(
+          warming.then(() => {
+            const startMs = loadedMs;
+            loadedMs = 0;
+            return buildFrom(m.top, m.ruleCount, pages.pages(), startMs, performance.now(), threadCpuMs());
+          }),
+        );
       }
       case 'page':
         return pushed?.push(m.rules);

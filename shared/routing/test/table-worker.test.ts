@@ -175,7 +175,8 @@ describe('routing table built on a worker thread', () => {
   });
 
   it('one build at a time: a newer request gives the running build up; a build past its deadline is given up', async () => {
-    const builder = createWorkerTableBuilder({ source: memoryVersionSource(data(3, variedRules())), idleMs: 300 });
+    const clock = new FakeClock(0);
+    const builder = createWorkerTableBuilder({ source: memoryVersionSource(data(3, variedRules())), idleMs: 300, clock });
     const first = builder.build(3, TZ);
     const second = builder.build(3, TZ);
     await assert.rejects(first, TableBuildAbortedError);
@@ -186,7 +187,7 @@ describe('routing table built on a worker thread', () => {
     assert.ok(builder.last!.threadStartMs > 0);
     assert.ok((await builder.build(3, TZ))?.ok === true);
     assert.equal(builder.last!.threadStartMs, 0, 'the second build ran on the same thread');
-    await new Promise((res) => setTimeout(res, 600));
+    clock.advance(300);
     assert.equal(builder.threads, 0, 'an idle thread is terminated after idleMs');
 
     const slow = createWorkerTableBuilder({ source: memoryVersionSource(data(3, variedRules())), deadlineMs: 1 });
