@@ -9,7 +9,11 @@
 // phases — thread start, reading (MariaDB and the driver's parsing), packing, indexes, transfer, wrap —
 // with the build thread's CPU and the load average; over the MariaDB builds, this thread's longest block
 // (CPU between two ticks of a 1 ms timer) and the event-loop delay (`monitorEventLoopDelay`, wall).
-// Run from the repository root: npx tsx test/bench/routing-mysql.ts [--quick] [--rules N] [--runs N]
+// The MariaDB builder is the service's (`keepWarm`: its thread started and warmed up when the engine
+// starts, before the rows are loaded here): its first build is the first build after start-up; the
+// process's RSS before and after that thread's start and warm-up is its idle cost. A builder without a
+// kept thread then builds once on a new thread (what a replacement thread's first build costs).
+// Run from the repository root: npx tsx test/bench/routing-mysql.ts [--quick] [--rules N] [--runs N] [--warmup-rules N]
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,8 +49,26 @@ const mariadbdCpuMs = (): number => {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
 };
 const pool = createMysqlPool(db.url, { connectionLimit: 1 });
+const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
+/** RSS after a collection of this thread's heap when the bench runs with --expose-gc (else as it is). */
+const rss = (): number => {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().rss;
+};
 try {
   await migrate(pool, DEPLOY_SQL);
+  // the engine's start: the build thread started and warmed up beside it (routing-wiring.ts)
+  const warmupRules = argOf('--warmup-rules');
+  const fromDb = createWorkerTableBuilder({ source: mysqlVersionSource(db.url), keepWarm: true, ...(warmupRules === undefined ? {} : { warmupRules }) });
+  await new Promise((r) => setTimeout(r, 500));
+  const rss0 = rss();
+  const warmed = await fromDb.warm();
+  if (warmed === undefined) throw new Error('the build thread did not warm up');
+  await new Promise((r) => setTimeout(r, 1000));
+  const rss1 = rss();
+  console.log(
+    `warm build thread: started in ${s(warmed.threadStartMs)}, warm-up (${warmed.rules.toLocaleString('en-US')} synthetic rules, the MySQL source's module loaded) ${s(warmed.warmupMs)} wall / ${s(warmed.warmupCpuMs)} CPU; process RSS ${mb(rss0)} → ${mb(rss1)} idle: +${mb(rss1 - rss0)}${'gc' in globalThis ? ' (after GCs of this thread)' : ''}`,
+  );
   const t = benchTable(RULES);
   const version = 1;
   let t0 = performance.now();
@@ -71,7 +93,7 @@ try {
   await pool.query('UPDATE routing_current SET version = ? WHERE id = 1', [version]);
   console.log(`routing-mysql bench: ${RULES.toLocaleString('en-US')} rules loaded into mariadbd in ${s(performance.now() - t0)} (load ${load()} on ${cpus().length} CPUs)`);
 
-  const fromDb = createWorkerTableBuilder({ source: mysqlVersionSource(db.url) });
+  const cold = createWorkerTableBuilder({ source: mysqlVersionSource(db.url) });
   const fromMemory = createWorkerTableBuilder({ source: { module: BENCH_TABLE_MODULE, export: 'openBenchVersionSource', options: { rules: RULES } } });
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const blocks = monitorMainThreadCpu();
@@ -91,7 +113,10 @@ try {
     return wallMs;
   };
   delay.enable();
-  await build('MariaDB, new thread', fromDb);
+  const first = await build('MariaDB, warm thread 1st', fromDb);
+  const firstTimes = fromDb.last!;
+  await build('MariaDB, new thread', cold);
+  await cold.close();
   await build('memory, new thread', fromMemory);
   const pairs: { db: number; memory: number; load: string }[] = [];
   for (let i = 0; i < RUNS; i++) {
@@ -110,14 +135,15 @@ try {
   const stallMs = blocks.maxMs;
   console.log(
     `\nkept thread, MariaDB / memory in the same run: ${pairs.map((p, i) => `${s(p.db)} / ${s(p.memory)} = ${ratios[i]!.toFixed(2)} (load ${p.load})`).join('; ')}` +
+      `\nfirst build after start, on the warm thread: ${s(first)} wall — before it, thread start ${s(warmed.threadStartMs)} and JIT warm-up ${s(warmed.warmupMs)} (${s(warmed.warmupCpuMs)} CPU) off the path; in it, read ${s(firstTimes.readMs - firstTimes.packMs)}, pack + index ${s(firstTimes.packMs)} (${s(firstTimes.packCpuMs)} CPU), finish ${s(firstTimes.buildMs)}, transfer ${firstTimes.transferMs.toFixed(1)} ms, wrap + swap ${firstTimes.wrapMs.toFixed(1)} ms; build thread ${s(firstTimes.threadCpuMs)} CPU` +
       `\nthis thread over all builds: longest block ${stallMs.toFixed(1)} ms CPU (${blocks.ticks} ticks), event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms wall, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`,
   );
   printSummary({
     bench: 'routing-mysql',
     what: `${RULES.toLocaleString('en-US')} rules read from MariaDB, built on a worker thread and swapped (beside the same rules from memory)`,
-    figures: `kept thread: MariaDB ${s(best.db)} wall vs memory ${s(best.memory)} in the same pair (ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}), longest main-thread block ${stallMs.toFixed(1)} ms CPU, loop delay max ${(delay.max / 1e6).toFixed(0)} ms wall, at load ${best.load}`,
+    figures: `first build after start (warm thread) ${s(first)}; warm idle thread +${mb(rss1 - rss0)} RSS; kept thread: MariaDB ${s(best.db)} wall vs memory ${s(best.memory)} in the same pair (ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}), longest main-thread block ${stallMs.toFixed(1)} ms CPU, loop delay max ${(delay.max / 1e6).toFixed(0)} ms wall, at load ${best.load}`,
     target: '≤ 3 s, no stall > 50 ms',
-    met: best.db <= 3000 && stallMs <= 50,
+    met: first <= 3000 && best.db <= 3000 && stallMs <= 50,
   });
 } finally {
   await pool.end();

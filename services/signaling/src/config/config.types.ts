@@ -112,6 +112,11 @@ export interface RoutingSettings {
   /** Period of a health probe round, and one probe's longest wait (≤ the period). */
   readonly probeIntervalMs: number;
   readonly probeTimeoutMs: number;
+  /**
+   * null (default): one table build thread started and warmed up at start, kept for the process's lifetime
+   * (replaced if it dies); else the thread is started by a build and ended after this long idle.
+   */
+  readonly buildThreadIdleMs: number | null;
 }
 
 /** SPEC SEC-3 bounds; times in milliseconds here (seconds in the settings). README "Bounds". */

@@ -282,17 +282,18 @@ describe('loadConfig', () => {
   });
 
   it('routing settings: defaults, values, an unknown time zone and a timeout over the interval named by key', () => {
-    assert.deepEqual(loadConfig([], {}, io()).routing, { timeZone: 'Asia/Shanghai', pollIntervalMs: 5000, probeIntervalMs: 10_000, probeTimeoutMs: 3000 });
+    assert.deepEqual(loadConfig([], {}, io()).routing, { timeZone: 'Asia/Shanghai', pollIntervalMs: 5000, probeIntervalMs: 10_000, probeTimeoutMs: 3000, buildThreadIdleMs: null });
     const c = loadConfig(
       [],
-      { VMS_ROUTING_TIME_ZONE: 'Europe/Paris', VMS_ROUTING_POLL_INTERVAL: '2', VMS_ROUTING_PROBE_INTERVAL: '30', VMS_ROUTING_PROBE_TIMEOUT: '0.5' },
+      { VMS_ROUTING_TIME_ZONE: 'Europe/Paris', VMS_ROUTING_POLL_INTERVAL: '2', VMS_ROUTING_PROBE_INTERVAL: '30', VMS_ROUTING_PROBE_TIMEOUT: '0.5', VMS_ROUTING_BUILD_THREAD_IDLE: '300' },
       io(),
     ).routing;
-    assert.deepEqual(c, { timeZone: 'Europe/Paris', pollIntervalMs: 2000, probeIntervalMs: 30_000, probeTimeoutMs: 500 });
-    const bad = issuesOf(() => loadConfig([], { VMS_ROUTING_TIME_ZONE: 'Mars/Olympus', VMS_ROUTING_POLL_INTERVAL: '0' }, io()));
+    assert.deepEqual(c, { timeZone: 'Europe/Paris', pollIntervalMs: 2000, probeIntervalMs: 30_000, probeTimeoutMs: 500, buildThreadIdleMs: 300_000 });
+    const bad = issuesOf(() => loadConfig([], { VMS_ROUTING_TIME_ZONE: 'Mars/Olympus', VMS_ROUTING_POLL_INTERVAL: '0', VMS_ROUTING_BUILD_THREAD_IDLE: 'Infinity' }, io()));
     assert.deepEqual(bad.map((i) => [i.key, i.env]), [
       ['vms.routing.time-zone', 'VMS_ROUTING_TIME_ZONE'],
       ['vms.routing.poll-interval', 'VMS_ROUTING_POLL_INTERVAL'],
+      ['vms.routing.build-thread-idle', 'VMS_ROUTING_BUILD_THREAD_IDLE'],
     ]);
     const crossed = issuesOf(() => loadConfig([], { VMS_ROUTING_PROBE_INTERVAL: '2', VMS_ROUTING_PROBE_TIMEOUT: '5' }, io()));
     assert.deepEqual(crossed.map((i) => i.key), ['vms.routing.probe-timeout']);

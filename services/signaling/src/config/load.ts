@@ -280,6 +280,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       pollIntervalMs: ms(get('vms.routing.poll-interval') ?? 5),
       probeIntervalMs: ms(get('vms.routing.probe-interval') ?? 10),
       probeTimeoutMs: ms(get('vms.routing.probe-timeout') ?? 3),
+      buildThreadIdleMs: nullableMs(get('vms.routing.build-thread-idle')),
     },
     recovery: {
       enabled: get('vms.recovery.enabled') ?? true,
@@ -339,6 +340,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
 }
 
 const ms = (seconds: number): number => Math.round(seconds * 1000);
+/** A duration whose absence means "never". */
+const nullableMs = (seconds: number | undefined): number | null => (seconds === undefined ? null : ms(seconds));
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

@@ -77,6 +77,12 @@ export const SETTINGS = [
   { key: 'vms.routing.time-zone', type: 'timeZone', default: 'Asia/Shanghai', doc: "IANA time zone the routing rules' time windows are read in (validated against the runtime's zone data)" },
   { key: 'vms.routing.poll-interval', type: 'seconds', default: '5', doc: 'period at which every instance checks the routing version table for a new published version, seconds (the Redis nudge makes it a fallback)' },
   { key: 'vms.routing.probe-interval', type: 'seconds', default: '10', doc: "period of a routing health probe round (SIP OPTIONS to 'sip' destinations, HTTP GET to 'http' ones), seconds" },
+  {
+    key: 'vms.routing.build-thread-idle',
+    type: 'seconds',
+    default: 'none: one build thread started and warmed up at start, kept for the process lifetime',
+    doc: 'when set, the routing table build thread is started by a build and ended after this long idle, seconds (saves its memory; the first build after that pays the thread start and cold code)',
+  },
   { key: 'vms.routing.probe-timeout', type: 'seconds', default: '3', doc: 'longest wait for one routing health probe, seconds (at most the probe interval)' },
   { key: 'vms.recovery.enabled', type: 'boolean', default: 'true', doc: 'session continuity (SPEC §11): established device dialogs (live, playback, download, talk, broadcast) and the cascade leader\'s upstream dialogs are snapshotted in Redis and restored by the device\'s new owner (crash or move) and by the next leader' },
   { key: 'vms.recovery.give-up', type: 'seconds', default: '30', doc: 'an orphaned session whose device has not come back within this is released (BYE if reachable, RTP port closed, SSRC freed), seconds' },

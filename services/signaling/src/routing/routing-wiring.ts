@@ -23,6 +23,7 @@ import {
   type RoutingTable,
   type TableIssue,
   type WorkerBuildOptions,
+  type WorkerTableBuilder,
 } from '@vms/routing';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.types.ts';
@@ -44,6 +45,8 @@ export interface RoutingWiring {
   readonly reloader: RoutingReloader;
   readonly shadow: ShadowState;
   readonly timeZone: string;
+  /** The published table's builder: its build thread (started and warmed up at start unless vms.routing.build-thread-idle is set). */
+  readonly builder: Pick<WorkerTableBuilder, 'threads' | 'running' | 'lastWarm' | 'deaths' | 'warm'>;
   /** The instance clock's now (decisions explained by the API use it, like real ones). */
   now(): number;
   /** The published table, or undefined while nothing is published (callers keep their built-in choice). */
@@ -70,7 +73,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   const log = d.log.child({ component: 'routing' });
   const closers: (() => Promise<void>)[] = [];
   // vms.routing.*: zone of rule time windows (the platform's), poll and probe periods
-  const { timeZone, pollIntervalMs, probeIntervalMs, probeTimeoutMs } = d.config.routing;
+  const { timeZone, pollIntervalMs, probeIntervalMs, probeTimeoutMs, buildThreadIdleMs } = d.config.routing;
   let store: RoutingStore;
   let source: WorkerBuildOptions['source'];
   if (d.config.mysql !== null) {
@@ -92,10 +95,20 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   // pages posted to the thread. The shadow table has a builder of its own: a build supersedes the one
   // running on the same builder, and a shadow start must not cancel a reload.
   const builderOptions = source !== undefined ? { source } : { reader: s };
-  const builder = createWorkerTableBuilder(builderOptions);
-  const shadowBuilder = createWorkerTableBuilder({ ...builderOptions, idleMs: 60_000 });
+  // The published table's build thread is kept warm by default (vms.routing.build-thread-idle unset): started
+  // now and warmed up with a synthetic version beside start-up, so the first version published after start
+  // builds as fast as later ones (a new thread's start and cold code cost ~1 s of a 1,000,000-rule build);
+  // its cost is the idle thread's memory (docs/routing.md). Replaced if it dies, ended by close.
+  const builder = createWorkerTableBuilder({ ...builderOptions, clock: d.clock, log, ...(buildThreadIdleMs === null ? { keepWarm: true } : { idleMs: buildThreadIdleMs }) });
+  const shadowBuilder = createWorkerTableBuilder({ ...builderOptions, idleMs: 60_000, clock: d.clock, log });
   closers.push(() => builder.close());
   closers.push(() => shadowBuilder.close());
+  if (buildThreadIdleMs === null) {
+    // not awaited: start-up does not wait for the thread; a build asked for meanwhile runs after the warm-up
+    void builder.warm().then((w) => {
+      if (w !== undefined) log.info({ threadStartMs: Math.round(w.threadStartMs), warmupMs: Math.round(w.warmupMs), rules: w.rules }, 'routing build thread warmed up');
+    });
+  }
   const reloader = new RoutingReloader({
     store,
     clock: d.clock,
@@ -173,6 +186,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
       return false;
     },
     timeZone,
+    builder,
     now: () => d.clock.now(),
     published: () => (reloader.table.version > 0 ? reloader.table : undefined),
     health,

@@ -82,4 +82,21 @@ describe('routing administration', () => {
     await bad(h['routing.rules.create'](ctx({ body: [] })), 'body');
     await routing.close();
   });
+
+  it('the build thread is started and warmed up with the engine, kept with no idle timer, and ended by close; build-thread-idle turns that off', async () => {
+    const clock = new FakeClock(0);
+    const routing = await openRouting({ config: loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: 'a' }), redis: null, clock, log });
+    assert.equal(routing.builder.threads, 1, 'started by openRouting, without a build');
+    const warmed = await routing.builder.warm();
+    assert.ok(warmed !== undefined && warmed.rules > 0, 'the warm-up ran');
+    assert.equal(routing.builder.running, 0);
+    clock.advance(24 * 3600_000);
+    assert.equal(routing.builder.threads, 1, 'kept: no idle timeout');
+    await routing.close();
+    assert.equal(routing.builder.threads, 0, 'ended by close');
+
+    const idle = await openRouting({ config: loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: 'a', VMS_ROUTING_BUILD_THREAD_IDLE: '60' }), redis: null, clock, log });
+    assert.equal(idle.builder.threads, 0, 'with an idle timeout the thread waits for a build');
+    await idle.close();
+  });
 });
