@@ -5,13 +5,13 @@
 // runs `--rounds` times (default 3), in alternation. With `node --expose-gc` this thread's heap is collected
 // before each reading, so what moves is the build thread's memory (its heap is not collected from here).
 // No database: the warm-up only imports the source's module.
-// Run from the repository root: node --expose-gc --import tsx test/bench/routing-warm-rss.ts [--rounds N]
+// Run from the repository root: node --expose-gc --import tsx test/bench/routing-warm-rss.ts [--rounds N] [--quick: 1 round]
 import { loadavg } from 'node:os';
 import { createWorkerTableBuilder, mysqlVersionSource, WARMUP_RULES } from '@vms/routing';
-import { printSummary } from './summary.ts';
+import { isQuick, printSummary } from './summary.ts';
 
 const i = process.argv.indexOf('--rounds');
-const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) : 3;
+const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) : isQuick() ? 1 : 3;
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1000));
 const rss = (): number => {

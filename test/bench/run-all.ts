@@ -37,6 +37,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'invite', baseline: '2,000 held, play p50 8–12 ms sequential, RSS 218 MB' },
   { name: 'device-flood', baseline: '25–33 ms CPU per 61.6 KiB catalog, flat to 105,000 channels (load 18–24: event-loop max 270–530 ms wall)' },
   { name: 'routing', baseline: '1M rules: decide 1.29/3.49 µs, 74.7 MB, SWRR 0.38 µs; sliced build 3.65 s CPU (loaded machine)' },
+  { name: 'routing-warm-rss', baseline: 'idle kept-warm build thread: +32.9 MB RSS, median of 3 (thread alone +32.7 MB), load 11–13' },
   { name: 'routing-mysql', baseline: '1M rules from MariaDB, kept build thread: 14.7 s wall at load 14 (2.3 s CPU of the build thread, reading 10.7 s)' },
   { name: 'memory-per-device', needs: ['kamailio'], baseline: '1.30 KB RSS per device at 100,000 standalone (Kamailio 0.92 KB)', quickLimitMin: 8 },
   { name: 'recovery', baseline: '200/200 live sessions recovered after kill -9, one INVITE each; all RTP back 32.9 s after the kill (window 15 s)' },
