@@ -9,8 +9,8 @@
 // phases — thread start, reading (MariaDB and the driver's parsing), packing, indexes, transfer, wrap —
 // with the build thread's CPU and the load average; over the MariaDB builds, this thread's longest block
 // (CPU between two ticks of a 1 ms timer) and the event-loop delay (`monitorEventLoopDelay`, wall).
-// The MariaDB builder is the service's (`keepWarm`: its thread started and warmed up when the engine
-// starts, before the rows are loaded here): its first build is the first build after start-up; the
+// The MariaDB builder keeps its thread warm (`keepWarm`, as the service does for a table of ≥ 100,000
+// rules; started and warmed up before the rows are loaded here): its first build is a warm thread's; the
 // process's RSS before and after that thread's start and warm-up is its idle cost. A builder without a
 // kept thread then builds once on a new thread (what a replacement thread's first build costs).
 // Run from the repository root: npx tsx test/bench/routing-mysql.ts [--quick] [--rules N] [--runs N] [--warmup-rules N]

@@ -31,6 +31,8 @@ export {
   REPLACE_BASE_MS,
   REPLACE_MAX_MS,
   replacementDelayMs,
+  KEEP_WARM_RULES,
+  keepBuildThreadWarm,
   type BuildTimes,
   type WarmTimes,
   type BuildThreadLog,

@@ -26,6 +26,17 @@ export const DEFAULT_BUILD_DEADLINE_MS = 60_000;
  */
 export const DEFAULT_BUILD_THREAD_IDLE_MS = 5 * 60_000;
 /**
+ * A table this large keeps its build thread warm for the process's lifetime: its next reload must fit in 3 s
+ * (issue 13: 1,000,000 rules in 2.3–2.5 s on a kept thread, ~1 s more on a new one). A smaller table builds
+ * in well under a second either way and is not worth the idle thread's 30–50 MB (docs/routing.md).
+ */
+export const KEEP_WARM_RULES = 100_000;
+
+/** Whether the build thread of a table of `ruleCount` rules is kept warm. */
+export function keepBuildThreadWarm(ruleCount: number): boolean {
+  return ruleCount >= KEEP_WARM_RULES;
+}
+/**
  * Longest `idleMs`: a timer's delay is a signed 32-bit count of ms in Node; a longer one (Infinity included)
  * is clamped to 1 ms, which would end the thread at once instead of never (`keepWarm` is "never").
  */
@@ -144,6 +155,13 @@ export interface WorkerTableBuilder {
   readonly lastWarm: WarmTimes | undefined;
   /** Threads that died without being ended here (crashes), since the builder was made. */
   readonly deaths: number;
+  /** Whether the thread is kept between builds (`keepWarm`). */
+  readonly keptWarm: boolean;
+  /**
+   * Turns `keepWarm` on or off from now on: on, the idle thread's timer is cleared and it is kept (a dead
+   * one replaced); off, an idle thread is ended after idleMs from now. Starts no thread by itself.
+   */
+  setKeepWarm(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -184,7 +202,7 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
   ] as const) {
     if (!Number.isInteger(v) || v < 0 || v > max) throw new RangeError(`createWorkerTableBuilder: ${name} must be an integer 0..${max}, not ${v}`);
   }
-  const keepWarm = o.keepWarm === true;
+  let keepWarm = o.keepWarm === true;
   const clock = o.clock ?? systemClock;
   const log = o.log;
   let thread: Thread | undefined;
@@ -387,6 +405,20 @@ export function createWorkerTableBuilder(o: WorkerBuildOptions): WorkerTableBuil
     },
     get deaths() {
       return deaths;
+    },
+    get keptWarm() {
+      return keepWarm;
+    },
+    setKeepWarm(on) {
+      if (on === keepWarm || closed) return;
+      keepWarm = on;
+      if (!on && replaceTimer !== undefined) clock.clearTimeout(replaceTimer);
+      if (!on) replaceTimer = undefined;
+      const t = thread;
+      if (t === undefined || current?.thread === t || t.warmup !== undefined) return; // parked when its work ends
+      if (t.idle !== undefined) clock.clearTimeout(t.idle);
+      t.idle = undefined;
+      if (!on) t.idle = clock.setTimeout(() => end(t), idleMs);
     },
     get running() {
       return current === undefined ? 0 : 1;

@@ -8,6 +8,8 @@ import {
   createWorkerTableBuilder,
   memoryVersionSource,
   replacementDelayMs,
+  keepBuildThreadWarm,
+  KEEP_WARM_RULES,
   DEFAULT_BUILD_THREAD_IDLE_MS,
   MAX_BUILD_THREAD_IDLE_MS,
   REPLACE_BASE_MS,
@@ -67,6 +69,25 @@ describe('kept-warm routing build thread', () => {
     assert.equal(clock.pending, 0, 'and leaves no timer');
     assert.equal(await builder.warm(), undefined, 'a closed builder starts nothing');
     assert.equal(builder.threads, 0);
+  });
+
+  it('setKeepWarm: on keeps the idle thread past idleMs; off ends it idleMs later', async () => {
+    const clock = new FakeClock(0);
+    const builder = createWorkerTableBuilder({ source: memoryVersionSource(data), idleMs: 60_000, clock });
+    assert.equal(builder.keptWarm, false);
+    assert.ok((await builder.build(1, TZ))?.ok === true);
+    assert.equal(clock.pending, 1, 'an ordinary thread has its idle timer');
+    builder.setKeepWarm(true);
+    assert.equal(builder.keptWarm, true);
+    assert.equal(clock.pending, 0, 'kept: the idle timer is cleared');
+    clock.advance(24 * 3600_000);
+    assert.equal(builder.threads, 1, 'still there a day later');
+    builder.setKeepWarm(false);
+    clock.advance(59_999);
+    assert.equal(builder.threads, 1);
+    clock.advance(1);
+    assert.equal(builder.threads, 0, 'ended idleMs after keepWarm was turned off');
+    await builder.close();
   });
 
   it('a build asked for during the warm-up runs after it on the same thread', async () => {
@@ -171,5 +192,19 @@ describe('kept-warm routing build thread', () => {
     for (const [deaths, ms] of table) assert.equal(replacementDelayMs(deaths), ms, String(deaths));
     assert.equal(REPLACE_BASE_MS, 1000);
     assert.equal(REPLACE_MAX_MS, 60_000);
+  });
+});
+
+describe('which tables keep their build thread warm', () => {
+  it('from KEEP_WARM_RULES rules on', () => {
+    for (const [rules, kept] of [
+      [0, false],
+      [1000, false],
+      [KEEP_WARM_RULES - 1, false],
+      [KEEP_WARM_RULES, true],
+      [1_000_000, true],
+    ] as const) {
+      assert.equal(keepBuildThreadWarm(rules), kept, String(rules));
+    }
   });
 });

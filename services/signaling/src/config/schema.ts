@@ -80,8 +80,8 @@ export const SETTINGS = [
   {
     key: 'vms.routing.build-thread-idle',
     type: 'seconds',
-    default: 'none: one build thread started and warmed up at start, kept for the process lifetime',
-    doc: 'when set, the routing table build thread is started by a build and ended after this long idle, seconds (saves its memory; the first build after that pays the thread start and cold code)',
+    default: 'none: the build thread is kept for the process lifetime while the table has 100,000 rules or more, else ended after 5 idle minutes',
+    doc: 'when set, the routing table build thread is always ended after this long idle, seconds (saves its memory; the first build after that pays the thread start and cold code)',
   },
   { key: 'vms.routing.probe-timeout', type: 'seconds', default: '3', doc: 'longest wait for one routing health probe, seconds (at most the probe interval)' },
   { key: 'vms.recovery.enabled', type: 'boolean', default: 'true', doc: 'session continuity (SPEC §11): established device dialogs (live, playback, download, talk, broadcast) and the cascade leader\'s upstream dialogs are snapshotted in Redis and restored by the device\'s new owner (crash or move) and by the next leader' },

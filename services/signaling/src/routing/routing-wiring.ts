@@ -6,6 +6,7 @@ import { createMysqlPool, subscriberConnection, type RedisClient } from '@vms/cl
 import {
   createMemoryHealthStore,
   createWorkerTableBuilder,
+  keepBuildThreadWarm,
   mysqlVersionSource,
   createMemoryRoutingStore,
   createRedisHealthStore,
@@ -46,7 +47,7 @@ export interface RoutingWiring {
   readonly shadow: ShadowState;
   readonly timeZone: string;
   /** The published table's builder: its build thread (started and warmed up at start unless vms.routing.build-thread-idle is set). */
-  readonly builder: Pick<WorkerTableBuilder, 'threads' | 'running' | 'lastWarm' | 'deaths' | 'warm'>;
+  readonly builder: Pick<WorkerTableBuilder, 'threads' | 'running' | 'lastWarm' | 'deaths' | 'warm' | 'keptWarm'>;
   /** The instance clock's now (decisions explained by the API use it, like real ones). */
   now(): number;
   /** The published table, or undefined while nothing is published (callers keep their built-in choice). */
@@ -95,20 +96,18 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   // pages posted to the thread. The shadow table has a builder of its own: a build supersedes the one
   // running on the same builder, and a shadow start must not cancel a reload.
   const builderOptions = source !== undefined ? { source } : { reader: s };
-  // The published table's build thread is kept warm by default (vms.routing.build-thread-idle unset): started
-  // now and warmed up with a synthetic version beside start-up, so the first version published after start
-  // builds as fast as later ones (a new thread's start and cold code cost ~1 s of a 1,000,000-rule build);
-  // its cost is the idle thread's memory (docs/routing.md). Replaced if it dies, ended by close.
-  const builder = createWorkerTableBuilder({ ...builderOptions, clock: d.clock, log, ...(buildThreadIdleMs === null ? { keepWarm: true } : { idleMs: buildThreadIdleMs }) });
+  // The published table's build thread (vms.routing.build-thread-idle unset): kept for the process's
+  // lifetime once the table served has KEEP_WARM_RULES rules or more, so every later reload of a large table
+  // builds on a warm thread (a new thread's start and cold code cost ~1 s of a 1,000,000-rule build), and
+  // replaced if it dies; with a smaller table it is ended after 5 idle minutes, so an instance with a few
+  // rules does not hold the idle thread's 30–50 MB (docs/routing.md). Set: always ended after that idle time.
+  const builder = createWorkerTableBuilder({ ...builderOptions, clock: d.clock, log, ...(buildThreadIdleMs === null ? {} : { idleMs: buildThreadIdleMs }) });
   const shadowBuilder = createWorkerTableBuilder({ ...builderOptions, idleMs: 60_000, clock: d.clock, log });
   closers.push(() => builder.close());
   closers.push(() => shadowBuilder.close());
-  if (buildThreadIdleMs === null) {
-    // not awaited: start-up does not wait for the thread; a build asked for meanwhile runs after the warm-up
-    void builder.warm().then((w) => {
-      if (w !== undefined) log.info({ threadStartMs: Math.round(w.threadStartMs), warmupMs: Math.round(w.warmupMs), rules: w.rules }, 'routing build thread warmed up');
-    });
-  }
+  const keepThreadFor = (table: RoutingTable): void => {
+    if (buildThreadIdleMs === null) builder.setKeepWarm(keepBuildThreadWarm(table.ruleCount));
+  };
   const reloader = new RoutingReloader({
     store,
     clock: d.clock,
@@ -117,6 +116,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     pollMs: pollIntervalMs,
     log,
     build: (version, zone) => builder.build(version, zone),
+    onSwap: keepThreadFor,
   });
   closers.push(async () => reloader.close());
   await reloader.start();

@@ -83,20 +83,20 @@ describe('routing administration', () => {
     await routing.close();
   });
 
-  it('the build thread is started and warmed up with the engine, kept with no idle timer, and ended by close; build-thread-idle turns that off', async () => {
+  it('the build thread of a small table is not kept: ended after 5 idle minutes (kept warm only from KEEP_WARM_RULES rules)', async () => {
     const clock = new FakeClock(0);
     const routing = await openRouting({ config: loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: 'a' }), redis: null, clock, log });
-    assert.equal(routing.builder.threads, 1, 'started by openRouting, without a build');
-    const warmed = await routing.builder.warm();
-    assert.ok(warmed !== undefined && warmed.rules > 0, 'the warm-up ran');
-    assert.equal(routing.builder.running, 0);
-    clock.advance(24 * 3600_000);
-    assert.equal(routing.builder.threads, 1, 'kept: no idle timeout');
+    assert.equal(routing.builder.threads, 0, 'nothing published: no thread');
+    const h = routingHandlers(routing);
+    await h['routing.destinations.put'](ctx({ params: { destinationId: 'zlm-a' }, body: { kind: 'media', address: 'http://10.0.0.1' } }));
+    await h['routing.sets.put'](ctx({ params: { setId: 'east' }, body: { algorithm: 'swrr', members: [{ destinationId: 'zlm-a' }] } }));
+    await h['routing.rules.create'](ctx({ body: { group: 'media', field: 'device', prefix: '3402', setId: 'east' } }));
+    await h['routing.publish'](ctx());
+    assert.equal(await routing.reloader.check(), 'swapped');
+    assert.equal(routing.builder.threads, 1);
+    assert.equal(routing.builder.keptWarm, false, 'one rule: not worth an idle thread');
+    clock.advance(5 * 60_000);
+    assert.equal(routing.builder.threads, 0, 'ended after the default idle time');
     await routing.close();
-    assert.equal(routing.builder.threads, 0, 'ended by close');
-
-    const idle = await openRouting({ config: loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: 'a', VMS_ROUTING_BUILD_THREAD_IDLE: '60' }), redis: null, clock, log });
-    assert.equal(idle.builder.threads, 0, 'with an idle timeout the thread waits for a build');
-    await idle.close();
   });
 });
