@@ -28,7 +28,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, runSipp, spawnManaged, tmpDir, tsxArgs, writeInjectionCsv, type ManagedProcess } from '@vms/harness';
-import { cpuTicks, deviceIdOf, keepalive, SERVER_ID, startKamailio, TICK_US } from './edge/procs.ts';
+import { cpuTicks, deviceIdOf, edgeControl, keepalive, SERVER_ID, startKamailio, TICK_US } from './edge/procs.ts';
 import { isQuick, printSummary } from './summary.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -64,23 +64,8 @@ async function drive(port: number, inject: string, measured: readonly { name: st
   return measured.map((m, i) => ({ name: m.name, cpuUsPerKeepalive: ok > 0 ? ((cpuTicks(m.pid) - (before[i] as number)) * TICK_US) / ok : NaN, ok, failed }));
 }
 
-/** One command to edge-child.ts's bench control socket (`edge control <port>` in its output); its answer. */
-async function command(proc: ManagedProcess, text: string): Promise<string> {
-  const port = Number(/edge control (\d+)/.exec(proc.output())?.[1]);
-  const sock = dgram.createSocket('udp4');
-  try {
-    return await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`edge control: no answer to ${text}`)), 10_000);
-      sock.once('message', (d) => {
-        clearTimeout(timer);
-        resolve(d.toString('utf8'));
-      });
-      sock.send(text, port, '127.0.0.1');
-    });
-  } finally {
-    sock.close();
-  }
-}
+/** One command to edge-child.ts's bench control; its answer. */
+const command = (proc: ManagedProcess, text: string): Promise<string> => edgeControl(Number(/edge control (\d+)/.exec(proc.output())?.[1]), text, 10_000);
 
 function startEdge(port: number, backends: readonly string[], env: Record<string, string> = {}): ManagedProcess {
   return spawnManaged(process.execPath, tsxArgs(join(HERE, 'edge', 'edge-child.ts'), String(port), ...backends), { name: 'sip-edge', env: { ...process.env, ...env } });

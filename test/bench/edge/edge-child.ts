@@ -5,13 +5,13 @@
 // compare with an earlier commit); VMS_BENCH_EDGE_METRICS=1: also the edge's GET /metrics (as main.ts
 // serves it), its port printed as `edge metrics <port>`.
 //
-// The bench's control (bench-only: this file, never the service): a UDP socket on 127.0.0.1, port printed as
-// `edge control <port>`, one command per datagram, one answer each:
+// The bench's control (bench-only: this file, never the service): TCP on 127.0.0.1, port printed as
+// `edge control <port>`, one command line per connection, answered with one line:
 //   `gc`    a full collection now (node started with --expose-gc by the bench, else `error …`), then the GC
 //           tally zeroed: the counted window starts from the same heap every run;
 //   `reset` the GC tally zeroed, no collection (edge.ts: the collections of a run at full speed);
 //   `tally` the collections since (perf_hooks `gc` entries, all of them: kinds and milliseconds), as JSON.
-import dgram from 'node:dgram';
+import { createServer, type AddressInfo } from 'node:net';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { silentLogger } from '@vms/sip';
 import type * as EdgeModule from '@vms/sip-edge';
@@ -60,31 +60,39 @@ const gcObserver = new PerformanceObserver((list) => {
 });
 gcObserver.observe({ entryTypes: ['gc'] });
 
-const control = dgram.createSocket('udp4');
-control.on('message', (d, r) => {
-  const command = d.toString('latin1').trim();
-  let answer: string;
+/** A control command's answer (the `gc` one once its collection's entry is in). */
+async function answer(command: string): Promise<string> {
   if (command === 'gc') {
     const gc = (globalThis as { gc?: () => void }).gc;
-    if (gc === undefined) answer = 'error node without --expose-gc';
-    else {
-      gc();
-      // the collection's own perf entry is delivered asynchronously: zero once it is surely in
-      setTimeout(() => {
-        tally = zero();
-        control.send('ok', r.port, r.address);
-      }, 100);
-      return;
-    }
-  } else if (command === 'reset') {
+    if (gc === undefined) return 'error node without --expose-gc';
+    gc();
+    // the collection's own perf entry is delivered asynchronously: zero once it is surely in
+    await new Promise((r) => setTimeout(r, 100));
     tally = zero();
-    answer = 'ok';
-  } else if (command === 'tally') answer = JSON.stringify(tally);
-  else answer = `error unknown command ${JSON.stringify(command.slice(0, 20))}`;
-  control.send(answer, r.port, r.address);
+    return 'ok';
+  }
+  if (command === 'reset') {
+    tally = zero();
+    return 'ok';
+  }
+  if (command === 'tally') return JSON.stringify(tally);
+  return `error unknown command ${JSON.stringify(command.slice(0, 20))}`;
+}
+// TCP, not UDP: the edge's forwarding runs dgram's Socket.send with its own argument shapes; a control
+// socket answering strings through the same function made V8 deoptimize it ("wrong map") mid-window
+// allowHalfOpen: the client ends its side with the command; the answer (after a collection) still goes out
+const control = createServer({ allowHalfOpen: true }, (conn) => {
+  let text = '';
+  conn.setEncoding('latin1');
+  conn.on('data', (d: string) => {
+    text += d;
+    if (!text.includes('\n') || text.length > 100) return;
+    void answer(text.trim()).then((a) => conn.end(`${a}\n`));
+  });
+  conn.on('error', () => conn.destroy());
 });
-await new Promise<void>((r) => control.bind(0, '127.0.0.1', () => r()));
-process.stdout.write(`edge control ${control.address().port}\n`);
+await new Promise<void>((r) => control.listen(0, '127.0.0.1', () => r()));
+process.stdout.write(`edge control ${(control.address() as AddressInfo).port}\n`);
 
 const metrics = process.env['VMS_BENCH_EDGE_METRICS'] === '1' ? await startMetricsServer(createEdgeMetrics({ counters: edge.counters, shards: shardSource, links: edge.links }), { host: '127.0.0.1', port: 0 }) : null;
 if (metrics !== null) process.stdout.write(`edge metrics ${metrics.port}\n`);

@@ -75,3 +75,27 @@ export function keepalive(k: number, deviceId: string, localPort: number, tag = 
   ];
   return Buffer.from(lines.join('\r\n'), 'latin1');
 }
+
+/** One command to edge-child.ts's bench control (TCP, `edge control <port>` in its output); its answer line. */
+export async function edgeControl(port: number, command: string, timeoutMs = 60_000): Promise<string> {
+  const { connect } = await import('node:net');
+  return await new Promise<string>((resolve, reject) => {
+    const conn = connect(port, '127.0.0.1');
+    let text = '';
+    const timer = setTimeout(() => {
+      conn.destroy();
+      reject(new Error(`edge control: no answer to ${command}`));
+    }, timeoutMs);
+    conn.setEncoding('latin1');
+    conn.on('data', (d: string) => (text += d));
+    conn.on('end', () => {
+      clearTimeout(timer);
+      resolve(text.trim());
+    });
+    conn.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    conn.end(`${command}\n`);
+  });
+}
