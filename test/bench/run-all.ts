@@ -42,8 +42,8 @@ const BENCHES: readonly Bench[] = [
   { name: 'memory-per-device', needs: ['kamailio'], baseline: '1.30 KB RSS per device at 100,000 standalone (Kamailio 0.92 KB)', quickLimitMin: 8 },
   { name: 'recovery', baseline: '200/200 live sessions recovered after kill -9, one INVITE each; all RTP back 32.9 s after the kill (window 15 s)' },
   { name: 'fleet', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~20: keepalive 4.9× Kamailio (4.5× with Redis), REGISTER 23×, clean rate 0 vs ≥ 4,000/s; storm: 0 keepalives lost', quickLimitMin: 8 },
-  { name: 'edge', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~18: edge 144 vs Kamailio 76 µs (1.89×); shard 74 µs through edge vs 113 direct; 2× ceiling: 0 lost, p99 47 ms', quickLimitMin: 6 },
-  { name: 'edge-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: 'edge 130,464 vs Kamailio 62,074 instructions per forwarded keepalive (2.10×; 285,684 before the byte path)', quickLimitMin: 8 },
+  { name: 'edge', needs: ['kamailio', 'sipp'], baseline: 'full at load ~15–18: edge 99.8 vs Kamailio 51.6 µs (1.94×); shard 54.0 µs through edge vs 50.3 direct; 2× ceiling: 0 of 60,000 lost, probes all answered, p99 49–55 ms', quickLimitMin: 6 },
+  { name: 'edge-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: 'steady state, 4 runs: edge 99,048–103,888 vs Kamailio 62,040 instructions per forwarded keepalive (1.60–1.67×; GC 2–5 %, JIT 0 %)', quickLimitMin: 8 },
   { name: 'fuzz', baseline: '1,000,000 inputs over 9 parsers, 0 crashes (docs/chaos.md)' },
 ];
 /** Files of test/bench that are not benchmarks of their own. */
