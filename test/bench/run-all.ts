@@ -47,7 +47,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'fuzz', baseline: '1,000,000 inputs over 9 parsers, 0 crashes (docs/chaos.md)' },
 ];
 /** Files of test/bench that are not benchmarks of their own. */
-const HELPERS = new Set(['run-all.ts', 'summary.ts', 'bare-proxy.ts', 'register-driver.ts', 'main-thread-cpu.ts', 'routing-table.ts']);
+const HELPERS = new Set(['run-all.ts', 'summary.ts', 'bare-proxy.ts', 'register-driver.ts', 'main-thread-cpu.ts', 'routing-table.ts', 'callgrind-v8.ts']);
 
 const { values: args } = parseArgs({
   options: {
