@@ -73,6 +73,27 @@ export function stampCanonicalViaAt(text: string, from: number, to: number, srcA
       rportEnd = i;
     }
   }
+  return stampCanonicalParts(text, from, to, hostStart, hostEnd, sentPort, rportAt, rportEnd, srcAddress, srcPort, forceRport);
+}
+
+/**
+ * The stamped line and destination of a canonical hop text[from, to) already taken apart: host at
+ * [hostStart, hostEnd), the sent-by port or null, the `rport` parameter at [rportAt, rportEnd) or -1.
+ * For stampCanonicalViaAt and for usual-datagram.ts, whose regex has checked the same shape.
+ */
+export function stampCanonicalParts(
+  text: string,
+  from: number,
+  to: number,
+  hostStart: number,
+  hostEnd: number,
+  sentPort: number | null,
+  rportAt: number,
+  rportEnd: number,
+  srcAddress: string,
+  srcPort: number,
+  forceRport: boolean,
+): StampedLine {
   const host = text.slice(hostStart, hostEnd);
   const wantsRport = rportAt >= 0 || forceRport;
   // The same address as written (the usual case) needs no case-folded copies.
@@ -94,5 +115,37 @@ const isValueChar = (c: number): boolean => c !== 59 && c !== 34 && c !== 44 && 
 function sameName(s: string, a0: number, a1: number, b0: number, b1: number): boolean {
   if (a1 - a0 !== b1 - b0) return false;
   for (let k = 0; k < a1 - a0; k++) if (s.charCodeAt(a0 + k) !== s.charCodeAt(b0 + k)) return false;
+  return true;
+}
+
+/** The `rport` parameter canonicalParams() found: name start and parameter end, or -1. */
+export const rportBounds = new Int32Array(2);
+
+/**
+ * The parameter rules of the canonical shape for `;name[=value]…` in text[a, b), whose characters a
+ * regex has already checked (lower-case token names, values without `;` `"` `,` or LWS): at most
+ * MAX_PARAMS, no name twice, no `received`. Records `rport` in rportBounds. False: not canonical.
+ */
+export function canonicalParams(text: string, a: number, b: number): boolean {
+  rportBounds[0] = -1;
+  rportBounds[1] = -1;
+  let params = 0;
+  for (let i = a; i < b; ) {
+    const start = i + 1; // past the `;`
+    let next = text.indexOf(';', start);
+    if (next < 0 || next > b) next = b;
+    let end = start;
+    while (end < next && text.charCodeAt(end) !== 61 /* = */) end++;
+    if (params === MAX_PARAMS) return false;
+    for (let p = 0; p < params; p++) if (sameName(text, nameStart[p] as number, nameEnd[p] as number, start, end)) return false;
+    nameStart[params] = start;
+    nameEnd[params++] = end;
+    if (end - start === 8 && text.startsWith('received', start)) return false;
+    if (end - start === 5 && text.startsWith('rport', start)) {
+      rportBounds[0] = start;
+      rportBounds[1] = next;
+    }
+    i = next;
+  }
   return true;
 }

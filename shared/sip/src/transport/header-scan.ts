@@ -100,8 +100,18 @@ export function scanHeaderSection(text: string, startEol: number): HeaderScan | 
   const s = new HeaderScan();
   s.startEol = startEol;
   s.end = end;
-  let eol = startEol;
-  for (let pos = eol + 2; pos < end; pos = eol + 2) {
+  return scanHeaderLines(text, s, startEol + 2);
+}
+
+/**
+ * The loop of scanHeaderSection over the header lines from `from` (the start of a line) to `s.end`,
+ * adding to what `s` holds: for a caller that has read the first lines itself (usual-datagram.ts) and
+ * set their counts and bounds. `s` itself, or undefined as above.
+ */
+export function scanHeaderLines(text: string, s: HeaderScan, from: number): HeaderScan | undefined {
+  const end = s.end;
+  let eol = from - 2;
+  for (let pos = from; pos < end; pos = eol + 2) {
     const first = text.charCodeAt(pos);
     if (first === 32 || first === 9) return undefined; // folded line: the parser unfolds it
     eol = text.indexOf('\r\n', pos); // the last header line's CRLF is at `end`

@@ -1,0 +1,122 @@
+/**
+ * The usual head of a keepalive-rate datagram read by one compiled regex, for the datagram shortcut
+ * (datagram-shortcut.ts). Nearly every device's SIP stack (osip/eXosip, Hikvision, SIPp, the
+ * simulators and the SPVMN tool in test/fixtures/gb28181-samples) writes a request the same way:
+ *
+ *   METHOD uri SIP/2.0
+ *   Via: SIP/2.0/UDP host[:port](;name[=value])*     (the canonical-via.ts shape)
+ *   From: …
+ *   To: …
+ *   Call-ID: …
+ *   CSeq: digits METHOD
+ *   [Content-Type: …  Max-Forwards: digits  [User-Agent: …]  Content-Length: digits  CRLF]
+ *
+ * with the usual header spellings, one SP after the colon and no LWS at the ends of a value. One
+ * match of that shape reads what the header scanner (header-scan.ts) would read line by line with a
+ * builtin call or two per line, the canonical Via's parts included, in one pass of native code:
+ * measured with callgrind, the per-line scan and the Via stamp were ~12k of the ~55k instructions a
+ * keepalive cost (docs/benchmarks.md). The bracketed tail is optional: when it is not there in that
+ * order, the caller scans the remaining lines with the scanner, from where the match ended.
+ *
+ * A strict subset: whatever does not match — other order, compact or other-case names, LWS, folded
+ * lines, several Via lines on top, a Via of another shape — makes readUsualHead return false and the
+ * caller take the scanner, which decides as before. The values read are exactly the scanner's (the
+ * regex takes no LWS at a value's ends, so trimmed = as written); test/transport-datagram-equivalence
+ * holds the two against each other and against the parser on the captures and on mutations.
+ *
+ * The regex is linear: every repeated part is bounded by a character the next part cannot start
+ * with, and each value's backtracking stays within its line (anchored by the CRLF after it).
+ */
+import { canonicalParams, rportBounds } from './canonical-via.ts';
+
+/** A value with no SP/HT at either end and no CR or LF in it. */
+const V = String.raw`[^ \t\r\n](?:[^\r\n]*[^ \t\r\n])?`;
+
+const USUAL_HEAD = new RegExp(
+  String.raw`([A-Z]+) [^\x00-\x20]+ SIP\/2\.0\r\n` +
+    // sent-by host, port, parameters as canonical-via.ts reads them (lower-case token names)
+    String.raw`Via: SIP\/2\.0\/UDP ([A-Za-z0-9._\-]+)(?::(0|[1-9][0-9]{0,4}))?((?:;[a-z0-9!%'*+._\x60~\-]+(?:=[^;", \t\r\n]+)?)*)\r\n` +
+    `From: (${V})\r\n` +
+    `To: (${V})\r\n` +
+    `Call-ID: (${V})\r\n` +
+    String.raw`CSeq: ([0-9]{1,10} \1)\r\n` +
+    String.raw`(?:Content-Type: (${V})\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n)?`,
+  'y',
+);
+
+const VIA_PREFIX = 'Via: SIP/2.0/UDP '.length;
+
+/** What readUsualHead read; one read at a time (synchronous), overwritten by the next. */
+export class UsualHead {
+  method = '';
+  /** The CRLF ending the request line. */
+  startEol = -1;
+  /** The Via value's bounds in the text, the host's, the sent-by port (null: none). */
+  viaStart = -1;
+  viaEnd = -1;
+  hostEnd = -1;
+  sentPort: number | null = null;
+  /** Whether the Via's parameters follow canonical-via.ts's rules (then rportAt/rportEnd hold). */
+  canonicalVia = false;
+  /** The `rport` parameter's bounds ([name start, parameter end)), -1 when absent. */
+  rportAt = -1;
+  rportEnd = -1;
+  from = '';
+  to = '';
+  callId = '';
+  cseq = '';
+  /** Where the match ended: the body's start when `tail`, else the start of the next header line. */
+  next = -1;
+  /** Whether the tail (Content-Type … Content-Length, the empty line) matched. */
+  tail = false;
+  contentType: string | undefined = undefined;
+  /** Content-Length's value when `tail`. */
+  length = -1;
+}
+
+const head = new UsualHead();
+
+/** Reads the usual head of `text` (a datagram's latin1 text); undefined when it is not one. */
+export function readUsualHead(text: string): UsualHead | undefined {
+  USUAL_HEAD.lastIndex = 0;
+  const m = USUAL_HEAD.exec(text);
+  if (m === null) return undefined;
+  const h = head;
+  const method = m[1] as string;
+  const host = m[2] as string;
+  const port = m[3];
+  const params = m[4] as string;
+  // the literal, not the match's copy: the stack's handler lookup by method then hashes nothing
+  h.method = method === 'MESSAGE' ? 'MESSAGE' : method === 'REGISTER' ? 'REGISTER' : method;
+  h.startEol = text.indexOf('\r\n');
+  h.viaStart = h.startEol + 2 + 'Via: '.length;
+  h.hostEnd = h.startEol + 2 + VIA_PREFIX + host.length;
+  const paramsStart = port === undefined ? h.hostEnd : h.hostEnd + 1 + port.length;
+  h.viaEnd = paramsStart + params.length;
+  if (port === undefined) h.sentPort = null;
+  else {
+    const n = decimal(port);
+    if (n > 65535) return undefined; // the scanner path parses it and decides
+    h.sentPort = n;
+  }
+  h.canonicalVia = canonicalParams(text, paramsStart, h.viaEnd);
+  h.rportAt = rportBounds[0] as number;
+  h.rportEnd = rportBounds[1] as number;
+  h.from = m[5] as string;
+  h.to = m[6] as string;
+  h.callId = m[7] as string;
+  h.cseq = m[8] as string;
+  h.next = USUAL_HEAD.lastIndex;
+  const length = m[10];
+  h.tail = length !== undefined;
+  h.contentType = m[9];
+  h.length = length === undefined ? -1 : decimal(length);
+  return h;
+}
+
+/** The value of a string of 1-10 decimal digits (the regex checked them): no Number(), which hashes the string. */
+function decimal(digits: string): number {
+  let v = 0;
+  for (let i = 0; i < digits.length; i++) v = v * 10 + digits.charCodeAt(i) - 48;
+  return v;
+}

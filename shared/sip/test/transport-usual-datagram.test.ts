@@ -1,0 +1,118 @@
+// The usual-head regex (usual-datagram.ts) reads what the header scanner reads. For every request of
+// the captures in test/fixtures/gb28181-samples and for mutations of them (compact and other-case
+// names, LWS, CR/LF variants, repeated headers, several Vias, GB2312 bytes, truncation), whenever the
+// regex takes a datagram, peekDatagramRequest's answer — what it read, the stamped top Via and its
+// destination, the response bytes — equals the scanner's (peekReadings.scanned), and the scanner's
+// equals the parsed path's (transport-datagram-equivalence.test.ts holds that part on hand-made cases).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildDatagramResponse, peekReadings, stampDatagramVia, type PeekedRequest } from '../src/transport/datagram-shortcut.ts';
+import type { Flow } from '../src/transport/flow.ts';
+import { loadAllSamples } from './message-fixtures/samples.ts';
+
+const flows: Flow[] = [
+  { transport: 'udp', remoteAddress: '10.64.49.218', remotePort: 7100, localAddress: '10.0.0.5', localPort: 5060 },
+  { transport: 'udp', remoteAddress: '203.0.113.7', remotePort: 1024, localAddress: '10.0.0.5', localPort: 5060 },
+  { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5061, localAddress: '127.0.0.1', localPort: 5060 },
+];
+
+/** Everything an answer depends on: the reading (body as text), and per flow and forceRport, the stamp and the bytes. */
+function answerOf(p: PeekedRequest | undefined): unknown {
+  if (p === undefined) return undefined;
+  const out: unknown[] = [{ ...p, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length') }];
+  for (const f of flows) {
+    for (const force of [false, true]) {
+      const via = stampDatagramVia(p, f, force);
+      out.push(via === undefined ? undefined : { via, bytes: buildDatagramResponse(p, via, 200, 'vms-signaling/0.1.0').toString('latin1') });
+    }
+  }
+  return out;
+}
+
+const requests = loadAllSamples()
+  .filter((s) => !s.startLine.startsWith('SIP/2.0'))
+  .map((s) => ({ name: `${s.file}#${s.index}`, wire: s.wire }));
+
+/** The same answer from both readings, and whether the regex took it. */
+function check(wire: Buffer, name: string): boolean {
+  const usual = peekReadings.matches(wire);
+  if (usual) assert.deepEqual(answerOf(peekReadings.usual(wire)), answerOf(peekReadings.scanned(wire)), name);
+  return usual;
+}
+
+describe('usual-head regex = header scanner', () => {
+  it('on every request of the captures, and the usual ones are taken by the regex', () => {
+    assert.ok(requests.length > 20, `requests in the captures: ${requests.length}`);
+    const taken = requests.filter((r) => check(r.wire, r.name)).map((r) => r.name);
+    // Keepalives of the Hikvision capture, both simulators and the SPVMN lower platform (Via … CSeq first)
+    for (const file of ['03-', '04-', '17-']) assert.ok(taken.some((n) => n.startsWith(file)), `a request of ${file} read by the regex: ${taken.join(' ')}`);
+    // and what it reads is what answers: the shortcut answers them
+    for (const r of requests.filter((x) => taken.includes(x.name))) if (peekReadings.usual(r.wire) === undefined) assert.equal(peekReadings.scanned(r.wire), undefined, r.name);
+  });
+
+  it('on mutations of the captured requests (deterministic), taking a good share of them', () => {
+    let state = 0x5eed_1234;
+    const rand = (n: number): number => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % n;
+    };
+    const pieces = [' ', '\t', '\r\n', '\n', '\r', ':', ';', ',', '=', 'v: x', 'Via: SIP/2.0/UDP h;branch=z9hG4bKx\r\n', 'From: <sip:a@b>\r\n', 'l: 0\r\n', 'c: a/b\r\n', 'To: <sip:x@y>;tag=9\r\n', 'CSeq: 1 MESSAGE\r\n', '\xb9\xfa', ';rport', ';received=1.2.3.4', ';RPORT', ':65536', ':0', 'MESSAGE', 'message', '\0'];
+    const seeds = requests.filter((r) => peekReadings.matches(r.wire));
+    let taken = 0;
+    for (let n = 0; n < 6000; n++) {
+      const seed = seeds[rand(seeds.length)] as (typeof seeds)[number];
+      let text = seed.wire.toString('latin1');
+      const head = text.indexOf('\r\n\r\n') + 4;
+      for (let k = 1 + rand(3); k > 0; k--) {
+        const at = rand(rand(4) === 0 ? text.length : head); // mostly in the header section
+        const op = rand(4);
+        const piece = pieces[rand(pieces.length)] as string;
+        if (op === 0) text = text.slice(0, at) + piece + text.slice(at);
+        else if (op === 1) text = text.slice(0, at) + text.slice(at + 1 + rand(3));
+        else if (op === 2) text = text.slice(0, at) + (rand(2) === 0 ? text.charAt(at).toUpperCase() : text.charAt(at).toLowerCase()) + text.slice(at + 1);
+        else text = text.slice(0, at) + piece + text.slice(at + piece.length);
+      }
+      if (check(Buffer.from(text, 'latin1'), `${seed.name} mutated: ${JSON.stringify(text.slice(0, 400))}`)) taken++;
+    }
+    assert.ok(taken > 1000, `mutants the regex read: ${taken}`);
+  });
+
+  it('takes the tail variants (User-Agent, padded Content-Length) and leaves other orders to the scanner, same answer', () => {
+    const body = '<?xml version="1.0" encoding="GB2312"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>1</SN>\r\n<DeviceID>34020000001320000001</DeviceID>\r\n<Info>\xc9\xe3\xcf\xf1\xbb\xfa</Info>\r\n</Notify>\r\n';
+    const headOf = (tail: string[]): Buffer =>
+      Buffer.from(
+        [
+          'MESSAGE sip:34020000002000000001@3402000000 SIP/2.0',
+          'Via: SIP/2.0/UDP 192.168.1.64:5060;rport;branch=z9hG4bK1',
+          'From: <sip:34020000001320000001@3402000000>;tag=1',
+          'To: <sip:34020000002000000001@3402000000>',
+          'Call-ID: 1@192.168.1.64',
+          'CSeq: 20 MESSAGE',
+          ...tail,
+          '',
+          body,
+        ].join('\r\n'),
+        'latin1',
+      );
+    const len = `${Buffer.byteLength(body, 'latin1')}`;
+    const cases: Array<[string[], boolean]> = [
+      [['Content-Type: Application/MANSCDP+xml', 'Max-Forwards: 70', `Content-Length: ${len}`], true],
+      [['Content-Type: Application/MANSCDP+xml', 'Max-Forwards: 70', 'User-Agent: IP Camera', `Content-Length:   ${len}`], true],
+      [['Max-Forwards: 70', 'Contact: <sip:34020000001320000001@192.168.1.64:5060>', 'Content-Type: Application/MANSCDP+xml', `Content-Length: ${len}`], true],
+      [['Max-Forwards: 70', 'l: ' + len, 'c: Application/MANSCDP+xml', 'v: SIP/2.0/UDP proxy:5060;branch=z9hG4bK0'], true],
+      [['Content-Type: Application/MANSCDP+xml', 'Max-Forwards: 70', `Content-Length: ${Number(len) + 1}`], true],
+      [['Content-Type: Application/MANSCDP+xml', 'From: <sip:x@y>;tag=2', `Content-Length: ${len}`], true],
+    ];
+    for (const [tail, matches] of cases) {
+      const wire = headOf(tail);
+      assert.equal(check(wire, tail.join('|')), matches, tail.join('|'));
+    }
+    // the answers themselves: taken, refused (wrong length, second From) exactly as the scanner does
+    assert.ok(peekReadings.usual(headOf(cases[0]![0])));
+    assert.equal(peekReadings.usual(headOf(cases[4]![0])), undefined);
+    assert.equal(peekReadings.usual(headOf(cases[5]![0])), undefined);
+    assert.equal(peekReadings.usual(headOf(cases[3]![0]))?.via.length, 2);
+  });
+});
