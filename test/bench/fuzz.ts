@@ -1,4 +1,4 @@
-// Fuzz bench: every inbound parser (SIP messages and TCP framing, MANSCDP in GB2312 and UTF-8, the
+// Fuzz bench: every inbound parser (SIP messages and TCP framing, the datagram shortcut's two readings, MANSCDP in GB2312 and UTF-8, the
 // keepalive scanner, SDP with y=/f=, MANSRTSP, ZLM hook JSON, control-API JSON bodies) fed mutated
 // captures and grammar-generated inputs; prints inputs/s and counts per parser, and any crash with its
 // input (base64, also saved under test/bench/fuzz/crashes/) and the seed that reproduces it.

@@ -38,6 +38,7 @@ import {
   SipStreamFramer,
 } from '@vms/sip';
 import { sharedChannelFromBody } from '../../../services/signaling/src/http/routes/platforms.ts';
+import { buildDatagramResponse, peekReadings, stampDatagramVia, type PeekedRequest } from '../../../shared/sip/src/transport/datagram-shortcut.ts';
 import { fillTemplate, loadAllSampleBodies } from '../../../shared/gb28181/test/samples.ts';
 import { loadAllSamples } from '../../../shared/sip/test/message-fixtures/samples.ts';
 import { HOOK_KEYS, keepaliveText, manscdpBody, mansrtspText, PLATFORM_KEYS, sdpText, sipMessage } from './grammar.ts';
@@ -169,6 +170,16 @@ function parseJson(input: Buffer): { ok: true; value: unknown } | { ok: false } 
   }
 }
 
+const SHORTCUT_FLOW = { transport: 'udp', remoteAddress: '203.0.113.7', remotePort: 1024, localAddress: '10.0.0.5', localPort: 5060 } as const;
+
+/** Everything a stateless answer depends on, as one string (undefined: the shortcut declines). */
+function shortcutAnswer(p: PeekedRequest | undefined): string | undefined {
+  if (p === undefined) return undefined;
+  const via = stampDatagramVia(p, SHORTCUT_FLOW, false);
+  const read = JSON.stringify([p.method, p.via, p.viaStart, p.viaEnd, p.from, p.to, p.callId, p.cseq, p.contentType, p.bodyStart, p.body.length]);
+  return via === undefined ? read : `${read} ${via.host}:${via.port} ${buildDatagramResponse(p, via, 200, 'fuzz').toString('latin1')}`;
+}
+
 export function fuzzTargets(corpus: Corpus): FuzzTarget[] {
   const hooks = createHookHandler({ lookupNode: (id) => (id === 'zlm-a' ? { secret: 's' } : undefined) });
   const hookNames = [...MEDIA_HOOK_NAMES, 'on_play', '', '../x', 'constructor', 'toString'];
@@ -206,6 +217,21 @@ export function fuzzTargets(corpus: Corpus): FuzzTarget[] {
           if (!isSipError(err)) throw err;
           return false;
         }
+      },
+    },
+    {
+      // the stateless answers' reader: the usual-head regex (usual-datagram.ts) and the header scanner must
+      // read a datagram the same way whenever the regex takes it — what is read, the stamped Via, the bytes
+      name: 'sip datagram shortcut',
+      weight: 0.1,
+      allowed: () => false, // documented never to throw: undefined when unsure
+      generate: mixed(corpus.sip, mutateSip, sipMessage),
+      run: (input) => {
+        const scanned = shortcutAnswer(peekReadings.scanned(input));
+        if (!peekReadings.matches(input)) return scanned !== undefined;
+        const usual = shortcutAnswer(peekReadings.usual(input));
+        if (usual !== scanned) throw new Error(`usual-head reading disagrees with the scanner: ${usual ?? 'declined'} / ${scanned ?? 'declined'}`);
+        return usual !== undefined;
       },
     },
     manscdp('GB2312', corpus),
