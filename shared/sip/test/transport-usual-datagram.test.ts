@@ -1,5 +1,5 @@
 // The usual-head regex (usual-datagram.ts) reads what the header scanner reads. For every request of
-// the captures in test/fixtures/gb28181-samples and for mutations of them (compact and other-case
+// the captures (@vms/fixtures) and for mutations of them (compact and other-case
 // names, LWS, CR/LF variants, repeated headers, several Vias, GB2312 bytes, truncation), whenever the
 // regex takes a datagram, peekDatagramRequest's answer — what it read, the stamped top Via and its
 // destination, the response bytes — equals the scanner's (peekReadings.scanned), and the scanner's

@@ -1,7 +1,7 @@
 /**
  * The usual head of a keepalive-rate datagram read by one compiled regex, for the datagram shortcut
  * (datagram-shortcut.ts). Nearly every device's SIP stack (osip/eXosip, Hikvision, SIPp, the
- * simulators and the SPVMN tool in test/fixtures/gb28181-samples) writes a request the same way:
+ * simulators and the SPVMN tool in the captures of @vms/fixtures) writes a request the same way:
  *
  *   METHOD uri SIP/2.0
  *   Via: SIP/2.0/UDP host[:port](;name[=value])*     (the canonical-via.ts shape)
