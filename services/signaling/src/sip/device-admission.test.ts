@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from './catalog-assembler.ts';
-import { addressMatcher, createAddressBuckets, createTokenBuckets, messageCost } from './device-admission.ts';
+import { addressMatcher, createAddressBuckets, createHeldBuckets, createTokenBuckets, messageCost } from './device-admission.ts';
 
 describe('per-device token bucket', () => {
   it('starts full, refuses past the burst, refills at the rate, never above the burst', () => {
@@ -20,6 +20,33 @@ describe('per-device token bucket', () => {
     assert.equal(b.take(dev, 1, 1_000_000), false);
     assert.equal(b.take(dev, 3, 1_000_000 + 250), false, 'a refused take takes nothing');
     assert.equal(b.take(dev, 2, 1_000_000 + 250), true);
+  });
+
+  it('kept on its holder (createHeldBuckets): the same decisions as the WeakMap buckets, a new holder full', () => {
+    let state = 0x6b75_636b;
+    const rand = (n: number): number => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % n;
+    };
+    const weak = createTokenBuckets(10, 5);
+    const held = createHeldBuckets(10, 5);
+    const keys = [{}, {}, {}];
+    const holders = keys.map(() => ({ rateTokens: 0, rateAt: -1 }));
+    let now = 1000;
+    for (let i = 0; i < 20_000; i++) {
+      now += rand(4) === 0 ? rand(2000) : rand(30);
+      const k = rand(keys.length);
+      const cost = 1 + rand(3);
+      assert.equal(held.take(holders[k]!, cost, now), weak.take(keys[k]!, cost, now), `step ${i}`);
+      if (rand(500) === 0) {
+        keys[k] = {}; // re-registered: a new session object
+        holders[k] = { rateTokens: 0, rateAt: -1 };
+      }
+    }
+    const fresh = { rateTokens: 0, rateAt: -1 };
+    assert.deepEqual([1, 2, 3, 4, 5, 6].map(() => held.take(fresh, 1, 0)), [true, true, true, true, true, false], 'full (the burst) at the first take, at clock 0 too');
   });
 
   it('a message costs one token plus one per full 4 KiB of body', () => {

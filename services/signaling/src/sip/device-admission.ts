@@ -11,7 +11,7 @@ import type { CatalogItem, ManscdpCommand } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository } from '../devices/device-repository.port.ts';
 import { ChannelLimitError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
-import type { DeviceFlows, DeviceSession } from './device-flows.ts';
+import type { DeviceFlows, DeviceSession, RateHolder } from './device-flows.ts';
 
 export interface DeviceLimits {
   /** Channels one device may hold. */
@@ -155,12 +155,35 @@ function catalogIds(cmd: ManscdpCommand): readonly string[] | undefined {
   return undefined;
 }
 
+/**
+ * createTokenBuckets() with the bucket kept on its holder rather than in a WeakMap by it: the same
+ * decisions, without a keyed lookup per keepalive (a wall-clock profile put the WeakMap's at 1.5 % of
+ * the keepalive server's samples, docs/benchmarks.md).
+ */
+export function createHeldBuckets(ratePerSec: number, burst: number) {
+  return {
+    /** Takes `cost` tokens if there are that many; false (nothing taken) otherwise. */
+    take(h: RateHolder, cost: number, now: number): boolean {
+      if (h.rateAt < 0) {
+        h.rateTokens = burst;
+        h.rateAt = now;
+      } else if (now > h.rateAt) {
+        h.rateTokens = Math.min(burst, h.rateTokens + ((now - h.rateAt) * ratePerSec) / 1000);
+        h.rateAt = now;
+      }
+      if (h.rateTokens < cost) return false;
+      h.rateTokens -= cost;
+      return true;
+    },
+  };
+}
+
 export function createDeviceAdmission(
   devices: Pick<DeviceRepository, 'getDevice' | 'getChannels'>,
   flows: Pick<DeviceFlows, 'get'>,
   limits: DeviceLimits,
 ): DeviceAdmission {
-  const buckets = createTokenBuckets(limits.messageRatePerSec, limits.messageBurst);
+  const buckets = createHeldBuckets(limits.messageRatePerSec, limits.messageBurst);
   const refusals = new WeakMap<DeviceSession, { lastLog: number; since: number }>();
 
   const logRefusal = (session: DeviceSession, err: VmsError, now: number, log: Logger): void => {

@@ -6,7 +6,15 @@ import type { Flow } from '@vms/sip';
 import type { Charset, DeviceId, Transport } from '../devices/device.types.ts';
 import type { GbVersion } from './gb-version.ts';
 
-export interface DeviceSession {
+/** Where a holder keeps its own rate bucket (device-admission.ts createHeldBuckets). */
+export interface RateHolder {
+  /** Tokens left at `rateAt`. */
+  rateTokens: number;
+  /** When the bucket was last refilled; negative: never charged (full). A new session: a new full bucket. */
+  rateAt: number;
+}
+
+export interface DeviceSession extends RateHolder {
   readonly deviceId: DeviceId;
   /** Last flow a request of the device arrived on. */
   flow: Flow;
@@ -27,7 +35,7 @@ export interface DeviceSession {
   path: string | null;
 }
 
-export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path'> & { readonly edgeFlow?: string | null; readonly path?: string | null };
+export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
 
 export interface DeviceFlows {
   /** A successful REGISTER: creates or replaces the session (online). */
@@ -61,6 +69,8 @@ export function createDeviceFlows(): DeviceFlows {
         online: true,
         edgeFlow: s.edgeFlow ?? null,
         path: s.path ?? null,
+        rateTokens: 0, // SPEC SEC-3 message bucket (device-admission.ts): full at the first message
+        rateAt: -1,
       };
       sessions.set(s.deviceId, session);
       return session;
