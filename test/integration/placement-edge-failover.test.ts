@@ -5,7 +5,8 @@
 // moved, a moved device answers controls asked on any instance; a 2022 device (X-GB-ver: 3.0) following 302
 // registers on its placed shard, a 2016 one is served where it registered; a drained shard's devices all move,
 // paced (none before its slot in the drain period), each within its slot + one keepalive interval + 6 s (the
-// shard answers a moved device's keepalive 404, it registers at once), nobody else moved.
+// shard answers a moved device's keepalive 404, it registers at once), nobody else moved; undrained, it takes
+// its devices back paced the same way.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createSimulatedDevice, type SimulatedDevice } from '@vms/device-sim';
@@ -227,6 +228,35 @@ describe('draining a shard (operator API)', () => {
     process.stdout.write(`# shard-a REGISTER answers: ${await registrations('shard-a')}\n`);
     const info = await api(c.shards.get('shard-c')!, `/vms/device/info?deviceId=${drained[0]!}`, { timeoutMs: 15_000 });
     assert.equal(info.json.success, true, `the drained shard routes a control to the device’s new owner: ${info.bytes.toString()}`);
-    assert.deepEqual((await api(a, '/vms/nodes/drain?nodeCode=shard-c&draining=false', { method: 'POST', token: operator })).json.data, { nodeCode: 'shard-c', draining: false, periodMs: 0 });
+  });
+
+  it('undrain: shard-c takes its devices back paced too (none before its slot of the return period), each within its slot + keepalive + 6 s, nobody else moves', async () => {
+    const a = c.shards.get('shard-a')!;
+    const operator = await token(TENANT, 'operator');
+    const serving = ['shard-a', 'shard-c'];
+    const owners = await c.owners(c.ids);
+    assert.ok(owners.every((o) => o === 'shard-a'), 'every device on shard-a after the drain');
+    const returning = c.ids.filter((id) => placedAmong(serving, id) === 'shard-c');
+    const staying = c.ids.filter((id) => placedAmong(serving, id) !== 'shard-c');
+    const t0 = Date.now();
+    // default: its share of the group's online devices (all on shard-a, over the two serving shards) at 100/s
+    const res = await api(a, '/vms/nodes/drain?nodeCode=shard-c&draining=false', { method: 'POST', token: operator });
+    const { periodMs } = res.json.data as { periodMs: number };
+    assert.deepEqual(res.json.data, { nodeCode: 'shard-c', draining: false, periodMs });
+    assert.ok(periodMs >= 1000 && periodMs <= Math.ceil((DEVICES / 2 / 100) * 1000) + 100, `period ${periodMs} ms for ~${returning.length} devices at 100/s`);
+    const listed = (await api(a, '/vms/nodes', { token: operator })).json.data as { nodes: { nodeCode: string; draining: boolean; joinedShare: number }[] };
+    const row = listed.nodes.find((n) => n.nodeCode === 'shard-c');
+    assert.equal(row?.draining, false);
+    assert.ok(row.joinedShare >= 0 && row.joinedShare <= 1);
+    const registration = registrationMs(returning.length, 1);
+    const bound = c.pollMs + periodMs + KEEPALIVE_S * 1000 + registration;
+    const movedAt = await waitMoved(returning, () => 'shard-c', t0, bound, `${returning.length} devices back on the undrained shard-c`);
+    const early = returning.filter((id) => movedAt.get(id)! < drainSlot(id) * periodMs - 250);
+    assert.deepEqual(early, [], 'no device came back before its slot of the return period');
+    const moveMs = DEVICES <= 300 ? MOVE_MS : registration;
+    const late = lateMovers(movedAt, (id) => c.pollMs + drainSlot(id) * periodMs, moveMs);
+    assert.deepEqual(late, [], `came back later than poll + its slot of the period + keepalive ${KEEPALIVE_S} s + ${moveMs} ms`);
+    assert.deepEqual(await c.owners(staying), staying.map(() => 'shard-a'), 'no device of shard-a’s own moved');
+    process.stdout.write(`# ${returning.length} devices back on an undrained shard in ${Date.now() - t0} ms (${spread(movedAt)}; period ${periodMs})\n`);
   });
 });
