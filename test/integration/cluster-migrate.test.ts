@@ -62,7 +62,7 @@ describe('migrate()', () => {
     const [cols] = await pool.query<RowDataPacket[]>('SHOW COLUMNS FROM signal_node');
     assert.deepEqual(
       cols.map((c) => c.Field),
-      ['node_code', 'sip_host', 'sip_port', 'internal_base_url', 'cascade_node', 'started_at', 'last_heartbeat', 'left_at', 'draining', 'drain_started_at', 'drain_period_ms', 'placement_group', 'online_device_count', 'version'],
+      ['node_code', 'sip_host', 'sip_port', 'internal_base_url', 'cascade_node', 'started_at', 'last_heartbeat', 'left_at', 'draining', 'drain_started_at', 'drain_period_ms', 'join_started_at', 'join_period_ms', 'join_from', 'placement_group', 'online_device_count', 'version'],
     );
   });
 

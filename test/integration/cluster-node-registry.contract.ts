@@ -48,7 +48,7 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       assert.ok(row !== null);
       assert.deepEqual(
         { ...row, lastHeartbeat: undefined, offlineInMs: undefined },
-        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true, draining: false, drainedShare: 0, placementGroup: 'default' },
+        { ...self, lastHeartbeat: undefined, offlineInMs: undefined, onlineDeviceCount: 42, online: true, draining: false, drainedShare: 0, joinedShare: 1, joinFrom: 1, placementGroup: 'default' },
       );
       assert.ok(row.startedAt instanceof Date && row.lastHeartbeat instanceof Date);
     });
@@ -155,6 +155,37 @@ export function nodeRegistryContract(label: string, make: () => Promise<NodeRegi
       await registry.leave('signal-node-b');
       assert.equal(await share('signal-node-b'), 1, 'a stop in progress releases everything');
       await assert.rejects(async () => registry.setDraining('signal-node-a', true, -1), RangeError);
+    });
+
+    it('paced return (issue 14): undraining a drained node paces its return from where its drain had got; asked again keeps it; a drain clears it', async () => {
+      await registry.heartbeat(nodeInfo('signal-node-a'), 0);
+      await registry.heartbeat(nodeInfo('signal-node-b'), 0);
+      const row = async (code: string): Promise<[number, number]> => {
+        const r = (await registry.getNode(code, 60_000))!;
+        return [r.joinedShare, r.joinFrom];
+      };
+      assert.deepEqual(await row('signal-node-a'), [1, 1], 'not returning');
+      await registry.setDraining('signal-node-a', false, 2000);
+      assert.deepEqual(await row('signal-node-a'), [1, 1], 'undraining a node that is not draining changes nothing');
+      await registry.setDraining('signal-node-a', true, 0);
+      await registry.setDraining('signal-node-a', false, 2000);
+      const [first, from] = await row('signal-node-a');
+      assert.ok(first >= 0 && first < 0.5 && from === 1, `just started, after a finished drain: ${first}, ${from}`);
+      await fx.advance(1000);
+      await registry.setDraining('signal-node-a', false, 2000);
+      const [mid] = await row('signal-node-a');
+      assert.ok(mid >= 0.5 && mid <= 1, `the return kept its start: ${mid}`);
+      await fx.advance(1100);
+      assert.deepEqual(await row('signal-node-a'), [1, 1], 'done after the period');
+      // undrained halfway through a drain: only what the drain had released comes back
+      await registry.setDraining('signal-node-b', true, 2000);
+      await fx.advance(1000);
+      await registry.setDraining('signal-node-b', false, 60_000);
+      const [started, half] = await row('signal-node-b');
+      assert.ok(started < 0.5 && half >= 0.45 && half < 1, `from the drain's progress: ${started}, ${half}`);
+      await registry.setDraining('signal-node-b', true, 0);
+      assert.deepEqual(await row('signal-node-b'), [1, 1], 'a drain ends the return');
+      assert.equal((await registry.getNode('signal-node-b', 60_000))?.drainedShare, 1);
     });
 
     it('codes are case-sensitive and listed in ordinal order', async () => {

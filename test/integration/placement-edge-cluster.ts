@@ -171,7 +171,8 @@ async function startSippDevices(edgePort: number, o: PlacementClusterOptions): P
     limit: o.devices,
     injectionFiles: [writeInjectionCsv(rows)],
     keys: { server_id: SERVER_ID, realm: REALM },
-    traceMessages: false,
+    // SIPP_TRACE=1: SIPp's message trace (-trace_msg) in the run's result (`messages`), to follow one device's calls
+    traceMessages: process.env.SIPP_TRACE === '1',
     timeoutMs: 900_000,
     // a late answer (a shard shedding under load answers after the device gave up and went on) is ignored,
     // not the end of the device: -default_behaviors without abortunexp

@@ -1,7 +1,9 @@
 // Keepalive (GB/T 28181-2016 §9.6.1): a Notify/Keepalive MESSAGE every interval while registered;
 // after `keepaliveMaxFailures` unanswered (or non-2xx) in a row the device registers again. A 401 means
 // the platform does not take this flow as ours (SPEC SEC-1: after our NAT mapping changed, or its
-// restart): the device registers again at once, as the platform asks.
+// restart): the device registers again at once, as the platform asks. So does a 404 or 403: the platform
+// (or the shard a SIP edge moved us to, issue 14) has no registration of us — what many devices do on an
+// error answer to a keepalive, and what WVP's 404 to an unregistered device's MESSAGE relies on.
 import { buildKeepalive, type SnGenerator } from '@vms/gb28181';
 import { SipStatus, type SipLogger, type TimerHandle } from '@vms/sip';
 import type { ResolvedDeviceOptions } from './options.ts';
@@ -63,8 +65,8 @@ export class Keepalive {
       this.#failures = 0;
       return;
     }
-    if (status === SipStatus.Unauthorized) {
-      log.info({ status }, 'device keepalive challenged, registering again');
+    if (status === SipStatus.Unauthorized || status === SipStatus.Forbidden || status === SipStatus.NotFound) {
+      log.info({ status }, 'device keepalive refused, registering again');
       this.#failures = 0;
       registration.renew();
       return;

@@ -108,17 +108,23 @@ describe('registration', () => {
     }
   });
 
-  it('a keepalive answered 401 (the platform does not take this flow, SEC-1): registers again at once', async () => {
-    const platform = await TestPlatform.start({ keepaliveStatus: 401 });
-    const device = await registeredDevice(platform, { keepaliveIntervalS: 0.05, keepaliveMaxFailures: 1000 });
-    try {
-      await platform.waitFor(() => device.registrationCount >= 2, 're-registration after the first 401');
-      assert.ok(platform.messagesOf('Keepalive').length <= 3, 'not after keepaliveMaxFailures (1000) failures');
-    } finally {
-      await device.close();
-      await platform.close();
-    }
-  });
+  for (const [status, why] of [
+    [401, 'the platform does not take this flow, SEC-1'],
+    [404, 'no registration of it here: a shard a SIP edge moved it to, issue 14'],
+    [403, 'refused: register again'],
+  ] as const) {
+    it(`a keepalive answered ${status} (${why}): registers again at once`, async () => {
+      const platform = await TestPlatform.start({ keepaliveStatus: status });
+      const device = await registeredDevice(platform, { keepaliveIntervalS: 0.05, keepaliveMaxFailures: 1000 });
+      try {
+        await platform.waitFor(() => device.registrationCount >= 2, `re-registration after the first ${status}`);
+        assert.ok(platform.messagesOf('Keepalive').length <= 3, 'not after keepaliveMaxFailures (1000) failures');
+      } finally {
+        await device.close();
+        await platform.close();
+      }
+    });
+  }
 
   it('start() against a platform that is down: not registered, keeps retrying; close() is idempotent', async () => {
     const platform = await TestPlatform.start();

@@ -40,6 +40,9 @@ export const shardOf = (r: NodeRow): Shard => ({
   draining: r.draining,
   // paced drain: the share released as of this read (the next read, one poll later, moves it on)
   drainedShare: r.drainedShare,
+  // paced return after an undrain, the same way
+  joinedShare: r.joinedShare,
+  joinFrom: r.joinFrom,
 });
 
 export function createPolledShardSource(o: { registry: NodeRegistry; onlineWindowMs: number; pollMs: number; log: ShardLog }): ShardSource {

@@ -10,11 +10,13 @@ export interface MemoryNodeRegistryOptions {
 
 export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): NodeRegistry {
   const clock = opts.clock ?? systemClock;
-  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean; draining: boolean; drainStart: number; drainPeriodMs: number }>();
+  const rows = new Map<string, { info: NodeInfo; lastHeartbeat: number; onlineDeviceCount: number; left: boolean; draining: boolean; drainStart: number; drainPeriodMs: number; joinStart: number; joinPeriodMs: number; joinFrom: number }>();
   let closed = false;
   const open = (): void => {
     if (closed) throw new StoreClosedError('node registry is closed');
   };
+  const drainedShare = (r: { left: boolean; drainStart: number; drainPeriodMs: number }): number =>
+    r.left || r.drainPeriodMs === 0 ? 1 : Math.min(1, Math.max(0, (clock.now() - r.drainStart) / r.drainPeriodMs));
   const view = (code: string, windowMs: number): NodeRow | null => {
     const r = rows.get(code);
     if (r === undefined) return null;
@@ -25,7 +27,9 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       onlineDeviceCount: r.onlineDeviceCount,
       online,
       draining: r.draining || r.left,
-      drainedShare: r.left || (r.draining && r.drainPeriodMs === 0) ? 1 : r.draining ? Math.min(1, Math.max(0, (clock.now() - r.drainStart) / r.drainPeriodMs)) : 0,
+      drainedShare: r.draining || r.left ? drainedShare(r) : 0,
+      joinedShare: r.draining || r.joinPeriodMs === 0 ? 1 : Math.min(1, Math.max(0, (clock.now() - r.joinStart) / r.joinPeriodMs)),
+      joinFrom: r.draining ? 1 : r.joinFrom,
       placementGroup: r.info.placementGroup ?? 'default',
       offlineInMs: online ? r.lastHeartbeat + windowMs - clock.now() : 0,
     };
@@ -34,7 +38,7 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
     async heartbeat(self, onlineDeviceCount) {
       open();
       const was = rows.get(self.code);
-      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false, draining: was?.draining ?? false, drainStart: was?.drainStart ?? 0, drainPeriodMs: was?.drainPeriodMs ?? 0 });
+      rows.set(self.code, { info: { ...self }, lastHeartbeat: clock.now(), onlineDeviceCount, left: false, draining: was?.draining ?? false, drainStart: was?.drainStart ?? 0, drainPeriodMs: was?.drainPeriodMs ?? 0, joinStart: was?.joinStart ?? 0, joinPeriodMs: was?.joinPeriodMs ?? 0, joinFrom: was?.joinFrom ?? 1 });
     },
     async listNodes(onlineWindowMs) {
       open();
@@ -54,8 +58,18 @@ export function createMemoryNodeRegistry(opts: MemoryNodeRegistryOptions = {}): 
       if (!Number.isInteger(periodMs) || periodMs < 0 || periodMs > MAX_DRAIN_PERIOD_MS) throw new RangeError(`drain period must be 0..${MAX_DRAIN_PERIOD_MS} ms, got ${periodMs}`);
       const r = rows.get(code);
       if (r === undefined) return false;
-      if (draining && !r.draining) r.drainStart = clock.now();
-      r.drainPeriodMs = draining ? periodMs : 0;
+      if (draining) {
+        if (!r.draining) r.drainStart = clock.now();
+        r.drainPeriodMs = periodMs;
+        r.joinPeriodMs = 0;
+        r.joinFrom = 1;
+      } else if (r.draining) {
+        // paced return from where the drain had got (see the MySQL adapter)
+        r.joinFrom = drainedShare({ left: false, drainStart: r.drainStart, drainPeriodMs: r.drainPeriodMs });
+        r.joinStart = clock.now();
+        r.joinPeriodMs = periodMs;
+        r.drainPeriodMs = 0;
+      }
       r.draining = draining;
       return true;
     },

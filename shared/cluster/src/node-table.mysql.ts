@@ -36,6 +36,9 @@ SELECT node_code, sip_host, sip_port, internal_base_url, cascade_node, started_a
             WHEN draining = 0 THEN 0
             WHEN drain_started_at IS NULL OR drain_period_ms IS NULL OR drain_period_ms = 0 THEN 1
             ELSE LEAST(1, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, drain_started_at, NOW(3)) / (drain_period_ms * 1000))) END AS drained_share,
+       CASE WHEN draining <> 0 OR join_started_at IS NULL OR join_period_ms IS NULL OR join_period_ms = 0 THEN 1
+            ELSE LEAST(1, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, join_started_at, NOW(3)) / (join_period_ms * 1000))) END AS joined_share,
+       CASE WHEN draining <> 0 OR join_started_at IS NULL THEN 1 ELSE COALESCE(join_from, 1) END AS join_from,
        last_heartbeat >= NOW(3) - INTERVAL ? MICROSECOND AND (left_at IS NULL OR left_at < last_heartbeat) AS online,
        TIMESTAMPDIFF(MICROSECOND, NOW(3), last_heartbeat + INTERVAL ? MICROSECOND) AS offline_in_us
 FROM signal_node`;
@@ -45,9 +48,19 @@ FROM signal_node`;
 const DRAIN = `UPDATE signal_node SET
   drain_started_at = IF(draining <> 0 AND drain_started_at IS NOT NULL, drain_started_at, NOW(3)),
   drain_period_ms = ?,
-  draining = 1
+  draining = 1,
+  join_started_at = NULL, join_period_ms = NULL, join_from = NULL
 WHERE node_code = ?`;
-const UNDRAIN = 'UPDATE signal_node SET draining = 0, drain_started_at = NULL, drain_period_ms = NULL WHERE node_code = ?';
+// Undraining a draining node starts its paced return from where its drain had got (join_from); a node not
+// draining keeps what it has (a return under way keeps its start). Assignments run left to right (MySQL,
+// MariaDB), so join_from reads the drain columns before they are cleared.
+const UNDRAIN = `UPDATE signal_node SET
+  join_from = IF(draining <> 0, CASE WHEN drain_started_at IS NULL OR drain_period_ms IS NULL OR drain_period_ms = 0 THEN 1
+      ELSE LEAST(1, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, drain_started_at, NOW(3)) / (drain_period_ms * 1000))) END, join_from),
+  join_started_at = IF(draining <> 0, NOW(3), join_started_at),
+  join_period_ms = IF(draining <> 0, ?, join_period_ms),
+  draining = 0, drain_started_at = NULL, drain_period_ms = NULL
+WHERE node_code = ?`;
 
 // Never before the last heartbeat (online needs left_at < last_heartbeat): offline at once, whatever the clocks.
 const LEAVE = 'UPDATE signal_node SET left_at = GREATEST(NOW(3), last_heartbeat) WHERE node_code = ?';
@@ -65,6 +78,8 @@ interface NodeRecord extends RowDataPacket {
   placement_group: string;
   draining: number | null;
   drained_share: number | string | null;
+  joined_share: number | string | null;
+  join_from: number | string | null;
   online: number | null;
   offline_in_us: number | string | null;
 }
@@ -109,7 +124,7 @@ export function createMysqlNodeRegistry(pool: Pool): NodeRegistry {
     setDraining: (code, draining, periodMs = 0) => {
       const period = drainPeriod(periodMs);
       return run('setDraining', async () => {
-        const [res] = await pool.query<ResultSetHeader>(draining ? DRAIN : UNDRAIN, draining ? [period, code] : [code]);
+        const [res] = await pool.query<ResultSetHeader>(draining ? DRAIN : UNDRAIN, [period, code]);
         return res.affectedRows > 0;
       });
     },
@@ -129,6 +144,9 @@ function drainPeriod(periodMs: number): number {
   return periodMs;
 }
 
+/** A 0..1 share from SQL (1 when absent). */
+const share = (v: number | string | null): number => Math.min(1, Math.max(0, Number(v ?? 1)));
+
 function toRow(r: NodeRecord): NodeRow {
   return {
     code: r.node_code,
@@ -143,6 +161,8 @@ function toRow(r: NodeRecord): NodeRow {
     online: r.online === 1,
     draining: r.draining === 1,
     drainedShare: r.draining === 1 ? Math.min(1, Math.max(0, Number(r.drained_share ?? 1))) : 0,
+    joinedShare: r.draining === 1 ? 1 : share(r.joined_share),
+    joinFrom: r.draining === 1 ? 1 : share(r.join_from),
     placementGroup: r.placement_group,
     offlineInMs: r.online === 1 ? Math.max(0, Number(r.offline_in_us ?? 0) / 1000) : 0,
   };

@@ -41,6 +41,16 @@ export interface NodeRow extends NodeInfo {
    * stopping or drained without a period (everything leaves at once).
    */
   readonly drainedShare: number;
+  /**
+   * Progress of a paced return (issue 14), 0..1 on the store's clock at read time: the share of the devices
+   * an undrained node takes back given back so far. 1 when not returning (or returned without a period).
+   */
+  readonly joinedShare: number;
+  /**
+   * How far the node's drain had got when it was undrained (1 = finished): placement gives it back the
+   * devices below that slot paced by joinedShare; those at or above it never left. 1 when not returning.
+   */
+  readonly joinFrom: number;
   /** The node's placement group (`default` unless configured). */
   readonly placementGroup: string;
 }
@@ -63,6 +73,8 @@ export interface NodeRegistry {
    * Operator drain (issue 14): kept across heartbeats and restarts until undrained. Resolves whether the
    * node is known. Draining with `periodMs` > 0 paces it: the node's devices are released evenly over that
    * period from the drain's start (a drain already under way keeps its start); 0 releases them all at once.
+   * Undraining a draining node with `periodMs` > 0 paces its return the same way (joinedShare); undraining
+   * a node that is not draining changes nothing.
    */
   setDraining(code: string, draining: boolean, periodMs?: number): Promise<boolean>;
   /** Idempotent; later calls reject with StoreClosedError. Does not close a pool it was given. */

@@ -12,7 +12,7 @@
  *    others at an even rate over the drain period instead of all within one keepalive interval.
  * 3. **Rendezvous hash** of the device code over the eligible shards (highest random weight, the engine's
  *    hash): a shard leaving moves only its own devices, spread evenly over the others; a shard joining takes
- *    an even share from each.
+ *    an even share from each. An undrained shard takes its share back paced, by the same slots (joinedShare).
  *
  * An empty group (no eligible shard) places nowhere (null): the caller serves locally or answers 503, it
  * never spills a region's devices into another region silently.
@@ -38,6 +38,17 @@ export interface Shard {
    * the others stay until their slot comes. Absent = 1: everything leaves now (a stop in progress).
    */
   readonly drainedShare?: number;
+  /**
+   * A shard coming back (undrained) takes its devices back paced too: the share (0..1) of them given back so
+   * far. It competes for a device only once this passes the device's slot (drainSlot); the others stay where
+   * they are until then. Absent = 1: it competes for every device (a shard in its place).
+   */
+  readonly joinedShare?: number;
+  /**
+   * With joinedShare: how far the shard's drain had got when it was undrained (absent = 1, finished). Only
+   * the devices below that slot left it, so only they are given back paced; the others it still holds.
+   */
+  readonly joinFrom?: number;
 }
 
 export interface PlacementRule {
@@ -119,6 +130,12 @@ export function placeDevice(policy: PlacementPolicy, shards: readonly Shard[], d
       if (s.drainedShare === undefined) continue;
       slot ??= drainSlot(deviceId);
       if (slot < s.drainedShare) continue;
+    } else if (s.joinedShare !== undefined && s.joinedShare < 1) {
+      // paced return: a device the drain had released (slot below joinFrom) is not this shard's again until
+      // the return passes its slot (it stays on the shard it has without this one — where it is)
+      slot ??= drainSlot(deviceId);
+      const from = s.joinFrom ?? 1;
+      if (slot < from && slot >= s.joinedShare * from) continue;
     }
     const score = mix2(key, codeHash(s.code));
     if (score > bestScore || (score === bestScore && best !== null && s.code < best.code)) {

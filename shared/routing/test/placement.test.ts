@@ -88,6 +88,42 @@ describe('placement', () => {
     assert.equal(released.size, held, 'all gone at the end of the drain');
   });
 
+  it('an undrained shard takes its devices back in step with its return, only its own, from the others, never away again', () => {
+    const full = assign(NONE, three); // where the devices end up once node-b is fully back
+    const drained = assign(NONE, three.map((s) => (s.code === 'node-b' ? { ...s, draining: true } : s)));
+    const own = full.filter((x) => x === 'node-b').length;
+    let back = new Set<number>();
+    for (const share of [0, 0.1, 0.25, 0.5, 0.75, 0.99, 1]) {
+      const after = assign(NONE, three.map((s) => (s.code === 'node-b' ? { ...s, joinedShare: share } : s)));
+      const now = new Set<number>();
+      for (let i = 0; i < DEVICES; i++) {
+        if (after[i] === 'node-b') {
+          assert.equal(full[i], 'node-b', `device ${i} is not node-b's`);
+          now.add(i);
+        } else assert.equal(after[i], drained[i], `device ${i} moved between the others at ${share}`);
+      }
+      // uniform: the share taken back is the return's progress (±2 % of the shard's devices)
+      assert.ok(Math.abs(now.size - share * own) <= own / 50, `at ${share}: ${now.size} of ${own} back`);
+      for (const i of back) assert.ok(now.has(i), `device ${i} left the returning shard again`);
+      back = now;
+    }
+    assert.equal(back.size, own, 'all back at the end');
+    assert.deepEqual(assign(NONE, three.map((s) => (s.code === 'node-b' ? { ...s, joinedShare: 1 } : s))), full, 'a full return is no return');
+  });
+
+  it('undrained halfway through its drain: keeps what it still held, takes back only what it had released, paced', () => {
+    const full = assign(NONE, three);
+    const halfDrained = assign(NONE, three.map((s) => (s.code === 'node-b' ? { ...s, draining: true, drainedShare: 0.5 } : s)));
+    for (const share of [0, 0.5, 1]) {
+      const after = assign(NONE, three.map((s) => (s.code === 'node-b' ? { ...s, joinedShare: share, joinFrom: 0.5 } : s)));
+      for (let i = 0; i < DEVICES; i++) {
+        if (halfDrained[i] === 'node-b') assert.equal(after[i], 'node-b', `device ${i} it still held left at ${share}`);
+        else if (full[i] !== 'node-b') assert.equal(after[i], full[i], `device ${i} is not node-b's`);
+        else assert.equal(after[i], drainSlot(dev(i)) < share * 0.5 ? 'node-b' : halfDrained[i], `device ${i} released by the drain, at ${share}`);
+      }
+    }
+  });
+
   it('a drain without progress (a stop in progress) releases everything at once; the slot is in [0, 1)', () => {
     const stopping = three.map((s) => (s.code === 'node-b' ? { ...s, draining: true } : s));
     assert.ok(assign(NONE, stopping).every((x) => x !== 'node-b'));

@@ -331,5 +331,5 @@ function openRedis(url: string, instanceId: string, log: Logger): RedisClient {
 
 /** A node-table row as a placement shard (issue 14). */
 function shardOf(r: NodeRow): Shard {
-  return { code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining, drainedShare: r.drainedShare };
+  return { code: r.code, sipHost: r.sipHost, sipPort: r.sipPort, group: r.placementGroup, online: r.online, draining: r.draining, drainedShare: r.drainedShare, joinedShare: r.joinedShare, joinFrom: r.joinFrom };
 }

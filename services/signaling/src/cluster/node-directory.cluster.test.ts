@@ -44,9 +44,26 @@ describe('paced drain (node directory)', () => {
     assert.equal(await directory.setDraining('node-b', true, 2000), 2000);
     clock.advance(1000);
     assert.equal(await shareOf(directory, 'node-b'), 0.5);
-    assert.equal(await directory.setDraining('node-b', false), 0);
+    assert.equal(await directory.setDraining('node-b', false, 0), 0);
     assert.equal(await directory.setDraining('node-b', true, 0), 0);
     assert.equal(await shareOf(directory, 'node-b'), 1);
     assert.equal(await directory.setDraining('no-such-node', true), null);
+  });
+
+  it('undrain without a period: its share of the group’s online devices at the rate; the return shows its progress', async () => {
+    const { clock, registry, directory } = setup();
+    await registry.heartbeat(info('node-a'), 1500);
+    await registry.heartbeat(info('node-b'), 900); // moved away, still online in its own count until its offline scan
+    await registry.heartbeat(info('node-c'), 1500);
+    assert.equal(await directory.setDraining('node-b', true, 0), 0);
+    // the others' 3,000 devices over three serving shards once node-b is back: 1,000 to take back at 100/s
+    assert.equal(await directory.setDraining('node-b', false), 10_000);
+    const joined = async (): Promise<number | undefined> => (await directory.listNodes()).nodes.find((n) => n.nodeCode === 'node-b')?.joinedShare;
+    assert.equal(await joined(), 0);
+    clock.advance(2500);
+    assert.equal(await joined(), 0.25);
+    clock.advance(7500);
+    assert.equal(await joined(), 1);
+    assert.equal((await directory.listNodes()).nodes.find((n) => n.nodeCode === 'node-a')?.joinedShare, 1, 'the others are not returning');
   });
 });

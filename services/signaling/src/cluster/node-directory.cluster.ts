@@ -31,12 +31,15 @@ export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeR
     },
     async setDraining(nodeCode, draining, periodMs) {
       let known: boolean;
-      let period = draining ? (periodMs ?? 0) : 0;
+      let period = periodMs ?? 0;
       try {
-        if (draining && periodMs === undefined) {
-          // the node's own count at its last heartbeat (NODE-2); unknown node: setDraining says so
-          const row = await registry.getNode(nodeCode, 0);
-          period = defaultDrainPeriodMs(row?.onlineDeviceCount ?? 0, o.drainRate);
+        if (periodMs === undefined) {
+          // NODE-2 counts at the nodes' last heartbeats. A drain releases the node's own devices; an undrain
+          // gives it back its share of its group's (returningDevices), so a returning shard does not pull them
+          // all within one keepalive interval either.
+          // Unknown node: setDraining says so.
+          const rows = await tracker.refresh();
+          period = defaultDrainPeriodMs(draining ? (rows.find((r) => r.code === nodeCode)?.onlineDeviceCount ?? 0) : returningDevices(rows, nodeCode), o.drainRate);
         }
         known = await registry.setDraining(nodeCode, draining, period);
       } catch (err) {
@@ -47,6 +50,18 @@ export function createClusterNodeDirectory(tracker: NodeTracker, registry: NodeR
       return period;
     },
   } satisfies NodeDirectory;
+}
+
+/**
+ * The devices an undrained node takes back: its share of what the group's serving shards hold (their online
+ * devices over them and it). Its own count is left out: devices that moved away still count as online there
+ * until its offline scan, so it would count them twice.
+ */
+export function returningDevices(rows: readonly NodeRow[], code: string): number {
+  const self = rows.find((r) => r.code === code);
+  if (self === undefined) return 0;
+  const serving = rows.filter((r) => r.online && !r.draining && r.code !== code && r.placementGroup === self.placementGroup);
+  return Math.ceil(serving.reduce((n, r) => n + r.onlineDeviceCount, 0) / (serving.length + 1));
 }
 
 function nodeView(r: NodeRow): NodeView {
@@ -62,5 +77,6 @@ function nodeView(r: NodeRow): NodeView {
     version: r.version,
     draining: r.draining,
     drainedShare: r.drainedShare,
+    joinedShare: r.joinedShare,
   };
 }

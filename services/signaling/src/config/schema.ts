@@ -63,7 +63,7 @@ export const SETTINGS = [
   { key: 'vms.placement.rules', type: 'placementRules', default: 'none (every device in the default group)', doc: 'prefix=group pairs, comma-separated (YAML: one string), e.g. 3402=hefei,34=anhui; the longest prefix of the device code wins' },
   { key: 'vms.placement.redirect', type: 'boolean', default: 'false', doc: 'act as GB/T 28181-2022 §9.1.2.3 redirect server: an authenticated REGISTER placed on another shard gets 302 (only X-GB-ver: 3.0 or allow-listed devices)' },
   { key: 'vms.placement.redirect-allow', type: 'prefixList', default: 'none', doc: 'device ids or id prefixes (comma-separated) redirected even without X-GB-ver: 3.0' },
-  { key: 'vms.placement.drain-rate', type: 'limit', default: '100', doc: 'devices per second a drained shard releases (POST /vms/nodes/drain without periodS): drain period = its online devices / rate, at least 1 s; all moved within the period + one device keepalive interval + one registration' },
+  { key: 'vms.placement.drain-rate', type: 'limit', default: '100', doc: 'devices per second a drained shard releases (POST /vms/nodes/drain without periodS): drain period = its online devices / rate, at least 1 s; all moved within the period + one device keepalive interval + one registration; an undrained shard takes its share of the devices of its group back at the same rate' },
   { key: 'server.address', type: 'host', default: '0.0.0.0', doc: 'HTTP listen address' },
   { key: 'server.port', type: 'port', default: '18080', doc: 'HTTP control API port; 0 = any free port' },
   { key: 'redis.url', type: 'redisUrl', secret: true, default: 'none (standalone, embedded store)', doc: 'redis://, rediss:// or redis+cluster://h1:p1,h2:p2' },

@@ -15,6 +15,8 @@ export interface NodeView {
   readonly draining: boolean;
   /** Paced drain progress, 0..1: the share of its devices placement has released (0 when not draining). */
   readonly drainedShare: number;
+  /** Paced return progress after an undrain, 0..1: the share of its devices given back so far (1 when not returning). */
+  readonly joinedShare: number;
 }
 
 export interface NodeListing {
@@ -27,8 +29,8 @@ export interface NodeDirectory {
   listNodes(): Promise<NodeListing>;
   /**
    * Operator drain (issue 14); resolves null for a node the table does not know (or no table), else the
-   * drain period applied (0 when undrained). Paced over `periodMs`; absent = the node's online devices at
-   * `vms.placement.drain-rate` per second.
+   * period applied. Paced over `periodMs`; absent = the devices that move at `vms.placement.drain-rate` per
+   * second: a drain releases the node's online devices, an undrain gives it back its share of its group's.
    */
   setDraining(nodeCode: string, draining: boolean, periodMs?: number): Promise<number | null>;
 }

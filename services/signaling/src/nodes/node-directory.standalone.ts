@@ -30,6 +30,7 @@ export function createStandaloneNodeDirectory(o: StandaloneNodeOptions): NodeDir
         version: o.version,
         draining: false,
         drainedShare: 0,
+        joinedShare: 1,
       };
       return { nodes: [self], cascadeLeader: o.nodeCode };
     },

@@ -265,6 +265,38 @@ describe('keepalive shortcut behind a SIP edge (SEC-1: edge flow + the device fl
   }
 });
 
+describe('a device moved here by a SIP edge (its shard died or drains): 404 at its next message', () => {
+  const edgeFlow: Flow = { ...flow, remoteAddress: '10.9.9.8', remotePort: 5070 };
+  const moved = (id: string, cmd = 'Keepalive'): Buffer =>
+    Buffer.from(
+      request({ from: `<sip:${id}@3402000000>;tag=k1`, body: body({ id, cmd }) })
+        .toString('latin1')
+        .replace('Via: SIP/2.0/UDP 192.168.1.64:5060;rport;branch=z9hG4bK1', 'Via: SIP/2.0/UDP 10.9.9.8:5070;branch=z9hG4bKe1;vms-f=bW92ZWQ.AAAA\r\nVia: SIP/2.0/UDP 192.168.1.64:5060;rport=5060;branch=z9hG4bK1;received=192.168.1.64'),
+      'latin1',
+    );
+  for (const [what, id] of [
+    ['registered on another shard (the store has it online)', STORED],
+    ['unknown to the store', UNKNOWN],
+  ] as const) {
+    for (const cmd of ['Keepalive', 'Catalog']) {
+      it(`${what}, ${cmd}: 404 without a challenge (a 401 invites a credential retry of the MESSAGE, not a REGISTER), nothing recorded or taken over`, async () => {
+        const w = await world();
+        const before = (await w.devices.getDevice(id))?.keepaliveAt ?? null;
+        const got = await outcome(w, moved(id, cmd), true, edgeFlow);
+        assert.deepEqual([got.by, got.status, got.challenge, got.uplinks], ['full', 404, undefined, []]);
+        assert.equal(got.keepalive[id], before, 'no keepalive time recorded');
+        assert.equal(w.flows.get(id), undefined);
+      });
+    }
+  }
+
+  it('the same device straight to the shard (no edge hop) still gets 401 with a challenge', async () => {
+    const w = await world();
+    const got = await outcome(w, request({ from: `<sip:${STORED}@3402000000>;tag=k1`, body: body({ id: STORED }) }), true);
+    assert.deepEqual([got.status, got.challenge], [401, `Digest realm="3402000000", nonce="for-${STORED}"`]);
+  });
+});
+
 describe('messages naming no device registered here: bounded per source address', () => {
   it('past the burst an address gets 503 + Retry-After, registered devices on it are not charged, other addresses go on', async () => {
     const w = await world({ ...DEFAULT_DEVICE_LIMITS, unboundRatePerSec: 1, unboundBurst: 5 });

@@ -14,7 +14,8 @@
 // A request from a device not registered here is answered 404 (WVP's practice; devices re-REGISTER
 // after failed keepalives), except that a device the store still has online within its registration
 // lifetime (registered on an instance that died, or on this one before a restart) gets 401: only a
-// verified REGISTER makes this instance act for it (SEC-1, OWN-1).
+// verified REGISTER makes this instance act for it (SEC-1, OWN-1). Through a SIP edge such a device (moved
+// here by placement) gets 404 as well, at once and without a store read (see sessionOf).
 import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset, type ManscdpCommand, type ManscdpMessage } from '@vms/gb28181';
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
@@ -164,6 +165,15 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       return live;
     }
     if (live !== undefined) throw new DeviceOfflineError(deviceId); // expired: the scan forgets it
+    // Through a SIP edge (issue 14): the edge placed this device here because its shard died or drains, so
+    // the device must REGISTER here, and it has to learn that from this answer. 404, not 401: GB/T 28181
+    // uses digest for REGISTER only (§9.1.2), and a SIP stack answered 401 retries the *same* MESSAGE with
+    // credentials (RFC 3261 §8.1.3.5, §22.2; eXosip's automatic action does), so the device re-registers
+    // only after its keepalive timeout count (§9.6.1: 3 × 60 s by default). 404 is what a device gets from
+    // a platform that has no registration of it (WVP answers every MESSAGE so): no credential retry, the
+    // keepalive fails at once, and devices re-register on it (the device simulator and the SIPp devices
+    // do). No store read either: a drained shard's devices all arrive here within one keepalive interval.
+    if (edgeFlow !== null) throw new DeviceOfflineError(deviceId);
     // Registered according to the store (another instance, or this one before a restart): this
     // instance has no verified binding, so the device must REGISTER here first. Otherwise 404.
     const stored = await devices.getDevice(deviceId);

@@ -105,7 +105,7 @@ export const ROUTE_SCHEMAS: { readonly [K in RouteId]: RouteSchema } = {
   'nodes.drain': {
     summary: 'Drain (or undrain) a shard: device placement gives it no device; its devices move, paced, at their next registration',
     description:
-      'Operator role. `draining=false` undrains. Paced: the shard releases its devices evenly over `periodS` (default: its online devices / `vms.placement.drain-rate`, at least 1 s; 0 = all at once); all have moved within the period + one device keepalive interval + one registration; `GET /vms/nodes` shows `drainedShare`. Draining again keeps the drain’s start. 400 (nodeCode) for a node not in the node table or without one (standalone).',
+      'Operator role. `draining=false` undrains. Paced: the shard releases its devices evenly over `periodS` (default: its online devices / `vms.placement.drain-rate`, at least 1 s; 0 = all at once); all have moved within the period + one device keepalive interval + one registration; `GET /vms/nodes` shows `drainedShare`. Draining again keeps the drain’s start. Undraining paces the shard’s return the same way: it takes back its share of its group’s devices over `periodS` (default: that share / the drain rate, at least 1 s; 0 = all at once; a drain stopped halfway gives back only what it had released), `GET /vms/nodes` shows `joinedShare`. 400 (nodeCode) for a node not in the node table or without one (standalone).',
     tags: ['instance'],
     querystring: query(
       {
