@@ -42,6 +42,17 @@ function stats(dir: string): Record<string, number> {
   return Object.fromEntries(head.map((h, i) => [h, Number(last[i])]));
 }
 
+/**
+ * SIPp's error log without its "Dead call" entries: a 200 to a retransmitted keepalive that reaches a call
+ * already answered is logged there too, and a few hundred of them hid why the failed calls failed.
+ */
+function failuresOf(errors: string): string {
+  return errors
+    .split(/(?=^\d{4}-\d{2}-\d{2}\t)/m)
+    .filter((entry) => !entry.includes('Dead call'))
+    .join('');
+}
+
 describe('REGISTER storm past the ceiling', { timeout: 180_000 }, () => {
   let instance: Instance;
   before(async () => {
@@ -86,7 +97,7 @@ describe('REGISTER storm past the ceiling', { timeout: 180_000 }, () => {
     assert.equal(ka.stats?.created, 1000);
     // every keepalive is answered on a quiet machine; on one shared with other work (load 20 on 2 cores)
     // a keepalive now and then waited out SIPp's 10 s: at most 1 % may, and no device may go offline
-    assert.ok((ka.stats?.failed ?? 1000) <= 10, `keepalives of registered devices unanswered during the storm: ${JSON.stringify(ka.stats)} ${ka.errors.slice(0, 1500)}`);
+    assert.ok((ka.stats?.failed ?? 1000) <= 10, `keepalives of registered devices unanswered during the storm: ${JSON.stringify(ka.stats)} ${failuresOf(ka.errors).slice(0, 3000)}`);
     for (const [id] of rows(1, REGISTERED)) {
       const d = await instance.api<DeviceView>('GET', `/vms/devices/${id}`);
       assert.equal(d.data.online, true, `${id} went offline during the storm`);

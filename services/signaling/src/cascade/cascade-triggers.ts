@@ -4,6 +4,7 @@
 // value (the channel snapshot, the whole alarm) and handed to `route`, which runs it here when this
 // instance is the leader and publishes it otherwise. Never throws into the device side (CASC-4):
 // listeners only start async work and log its failure.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { PlatformRepository } from '@vms/cascade';
 import type { CascadeEventData, CatalogChannelSnapshot } from '@vms/cluster';
 import type { Logger } from 'pino';
@@ -28,6 +29,13 @@ export interface CascadeTriggersOptions {
 function plain<T extends object>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
+
+/**
+ * Changes looked at per turn of the event loop. The stores answer from memory or SQLite without any I/O,
+ * so the awaits alone never yield: a 13,504-channel catalog change was one long block of the loop in the
+ * catalog flood (SPEC SEC-3: at most 50 ms per input).
+ */
+export const CHANGES_PER_TURN = 1000;
 
 /** Subscribes to the device events; returns the unsubscribe function. */
 export function attachCascadeTriggers(o: CascadeTriggersOptions): () => void {
@@ -54,7 +62,9 @@ export function attachCascadeTriggers(o: CascadeTriggersOptions): () => void {
   const catalogChanges = async (e: DeviceEventMap['catalogChanged']): Promise<void> => {
     const last = new Map(e.changes.map((c) => [c.channelId, c.event]));
     const reported = new Map(e.channels.map((c) => [c.channelId, c]));
+    let seen = 0;
     for (const [channelId, event] of last) {
+      if (++seen % CHANGES_PER_TURN === 0) await nextTurn();
       if ((await o.platforms.sharesOf(e.deviceId, channelId)).length === 0) continue;
       let snapshot: CatalogChannelSnapshot;
       if (event === 'DEL') snapshot = { deviceId: channelId };

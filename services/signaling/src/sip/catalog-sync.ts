@@ -16,7 +16,7 @@ import { publishCatalogSync } from '../metrics/channels.ts';
 import { DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
 import { createCatalogAssembly, type CatalogAnswer, type CatalogAssembly } from './catalog-assembler.ts';
 import { diffChannels, readAllChannels, readReportedChannels } from './catalog-changes.ts';
-import { channelFromItem } from './catalog-channels.ts';
+import { channelsFromItems } from './catalog-channels.ts';
 import type { DeviceSession } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
 import type { PendingQueries } from './pending-queries.ts';
@@ -93,7 +93,7 @@ export function createCatalogSyncs(d: CatalogSyncDeps): CatalogSyncs {
   };
 
   const store = async (deviceId: DeviceId, answer: CatalogAnswer, s: SyncState, log: Logger): Promise<void> => {
-    const channels = answer.items.map((i) => channelFromItem(i));
+    const channels = await channelsFromItems(answer.items);
     const now = side.clock.now();
     let stored: Channel[];
     for (let attempt = 0; ; attempt++) {

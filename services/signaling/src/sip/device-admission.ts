@@ -5,12 +5,16 @@
 //  - the per-device channel cap for catalog reports: a Catalog Response or Notify that would take the
 //    device over it is answered 403 (RFC 3261 §21.4.4: understood, refused, repeating will not help).
 // The stores enforce the cap again atomically (ChannelLimitError), so racing messages cannot pass it.
+// The same makes the check here an early refusal only: when the store cannot answer it (StorageError:
+// MySQL past its statement deadline, or refused while it is suspect), the message is admitted and the
+// write decides. Refusing it instead answered the device's catalog 503, which devices do not send again: a
+// one-off database hiccup lost a whole catalog answer (SPEC FAIL-4: SIP keeps being answered).
 // Refusals are logged at most once per device per LOG_EVERY_MS with the count since the last line.
 import { BlockList, isIP } from 'node:net';
 import type { CatalogItem, ManscdpCommand } from '@vms/gb28181';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository } from '../devices/device-repository.port.ts';
-import { ChannelLimitError, RateLimitedError, type VmsError } from '../errors/catalog.ts';
+import { ChannelLimitError, RateLimitedError, StorageError, type VmsError } from '../errors/catalog.ts';
 import type { DeviceFlows, DeviceSession, RateHolder } from './device-flows.ts';
 
 export interface DeviceLimits {
@@ -217,7 +221,14 @@ export function createDeviceAdmission(
 
     async admit(session, cmd, now, log) {
       const ids = catalogIds(cmd);
-      if (ids === undefined || ids.length === 0 || !(await overCap(session.deviceId, ids))) return undefined;
+      if (ids === undefined || ids.length === 0) return undefined;
+      try {
+        if (!(await overCap(session.deviceId, ids))) return undefined;
+      } catch (err) {
+        if (!(err instanceof StorageError)) throw err;
+        log.warn({ err, deviceId: session.deviceId }, 'channel cap not checked before the answer (store unavailable): the write checks it');
+        return undefined;
+      }
       const refusal = new ChannelLimitError(session.deviceId, limits.maxChannelsPerDevice);
       logRefusal(session, refusal, now, log);
       return refusal;

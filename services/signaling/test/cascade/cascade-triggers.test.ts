@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { createMemoryPlatformRepository, upstreamPlatform } from '@vms/cascade';
 import type { CascadeEventData } from '@vms/cluster';
 import { pino } from 'pino';
-import { attachCascadeTriggers } from '../../src/cascade/cascade-triggers.ts';
+import { attachCascadeTriggers, CHANGES_PER_TURN } from '../../src/cascade/cascade-triggers.ts';
 import { createMemoryDeviceRepository } from '../../src/devices/device-repository.memory.ts';
 import type { ChannelInput } from '../../src/devices/device.types.ts';
 import { createDeviceEvents } from '../../src/events/device-events.ts';
@@ -70,6 +70,46 @@ describe('cascade triggers: catalog changes', () => {
     events.emit('catalogChanged', { deviceId: DEVICE, at: 4, source: 'sync', complete: true, channels: [], removed: [], changes: [] });
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(routed.length, 3, 'detached');
+  });
+});
+
+describe('cascade triggers: a large catalog change (SPEC SEC-3: no long block of the event loop)', () => {
+  it(`${CHANGES_PER_TURN * 2 + 500} changed shared channels: routed in order, with turns of the event loop between`, async () => {
+    const n = CHANGES_PER_TURN * 2 + 500;
+    const ids = Array.from({ length: n }, (_, i) => `340200000013${String(i).padStart(8, '0')}`);
+    const events = createDeviceEvents(log);
+    const devices = createMemoryDeviceRepository();
+    const platforms = createMemoryPlatformRepository();
+    await platforms.upsert(upstreamPlatform({ serverId: '34010000002000000001', host: '127.0.0.1', port: 5060, localId: '34020000002000000001' }));
+    await platforms.shareChannels('34010000002000000001', ids.map((channelId) => ({ deviceId: DEVICE, channelId, catalogGroupId: null, parentId: null })));
+    let turns = 0;
+    let running = true;
+    const spin = (): void => {
+      if (!running) return;
+      turns++;
+      setImmediate(spin);
+    };
+    const routedAt: number[] = [];
+    const routedIds: string[] = [];
+    const detach = attachCascadeTriggers({
+      events, devices, platforms, log,
+      route: (d) => {
+        routedAt.push(turns);
+        if (d.kind === 'notify.catalog') routedIds.push(d.payload.channel.deviceId);
+      },
+    });
+    setImmediate(spin);
+    events.emit('catalogChanged', {
+      deviceId: DEVICE, at: 3, source: 'sync', complete: false,
+      channels: ids.map((id) => channel(id)), removed: [], changes: ids.map((channelId) => ({ channelId, event: 'ADD' as const })),
+    });
+    await until(() => routedAt.length === n, `${n} notify actions`);
+    running = false;
+    detach();
+    assert.deepEqual(routedIds, ids);
+    const first = routedAt[0] ?? 0;
+    const lastTurn = routedAt.at(-1) ?? 0;
+    assert.ok(lastTurn - first >= 2, `the loop turned ${lastTurn - first} times between the first and the last action`);
   });
 });
 

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteDeviceRepository } from '../../src/devices/device-repository.sqlite.ts';
+import { createSqliteDeviceRepository, WRITE_CHUNK } from '../../src/devices/device-repository.sqlite.ts';
+import type { ChannelInput } from '../../src/devices/device.types.ts';
+import { ChannelLimitError } from '../../src/errors/catalog.ts';
 import { FLUSH_MS } from '../../src/devices/registration-buffer.ts';
 import { openEmbeddedStore } from '../../src/storage/embedded-store.sqlite.ts';
 import { deviceRepositoryContract } from './device-repository.contract.ts';
@@ -61,6 +63,89 @@ describe('sqlite device repository: registrations written behind (issue 11)', ()
       assert.deepEqual([(await again.getDevice(ID))?.remotePort, (await again.getDevice(ID))?.online], [6000, true]);
       await again.close();
     } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('sqlite device repository: a large catalog report does not hold the event loop (SPEC SEC-3)', () => {
+  const ID = '34020000001320000001';
+  const N = WRITE_CHUNK * 2 + 500;
+  const chan = (n: number): string => `340200000013100${String(n).padStart(5, '0')}`;
+  const channel = (n: number, name = 'Camera'): ChannelInput => ({
+    channelId: chan(n),
+    name,
+    manufacturer: null,
+    model: null,
+    owner: null,
+    civilCode: null,
+    address: null,
+    parentId: null,
+    parental: false,
+    status: 'ON',
+    longitude: null,
+    latitude: null,
+    ptzType: null,
+    extra: {},
+  });
+  const open = (maxChannelsPerDevice: number) => {
+    const dir = mkdtempSync(join(tmpdir(), 'vms-devices-chunks-'));
+    const store = openEmbeddedStore(dir);
+    return { dir, store, repo: createSqliteDeviceRepository({ db: store.db, maxChannelsPerDevice }) };
+  };
+  /** Turns of the event loop taken while `work` runs (0: it held the loop until it resolved). */
+  const turnsDuring = async (work: () => Promise<unknown>): Promise<number> => {
+    let turns = 0;
+    let running = true;
+    const spin = (): void => {
+      if (!running) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    try {
+      await work();
+    } finally {
+      running = false;
+    }
+    return turns;
+  };
+
+  it(`upsert and read of ${N} channels: written and read in chunks of ${WRITE_CHUNK}, the loop turns between them`, async () => {
+    const { dir, store, repo } = open(50_000);
+    try {
+      await repo.registerDevice({ deviceId: ID, transport: 'UDP', remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: 1000 });
+      await repo.upsertChannels(ID, [channel(0, 'first')], 1000);
+      const inputs = Array.from({ length: N }, (_, i) => channel(i, 'reported'));
+      assert.ok((await turnsDuring(() => repo.upsertChannels(ID, inputs, 2000))) >= 2, 'the upsert yielded between chunks');
+      assert.equal((await repo.getDevice(ID))?.channelCount, N);
+      assert.equal((await repo.getChannel(ID, chan(0)))?.name, 'reported');
+      let read: readonly unknown[] = [];
+      const readTurns = await turnsDuring(async () => {
+        read = await repo.getChannels(ID, inputs.map((c) => c.channelId));
+      });
+      assert.equal(read.length, N);
+      assert.ok(readTurns >= 2, 'the read yielded between chunks');
+    } finally {
+      await repo.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a chunked report over the cap stores nothing', async () => {
+    const { dir, store, repo } = open(N - 1);
+    try {
+      await repo.registerDevice({ deviceId: ID, transport: 'UDP', remoteIp: '10.0.0.1', remotePort: 5060, expiresSec: 3600, at: 1000 });
+      await assert.rejects(
+        repo.upsertChannels(ID, Array.from({ length: N }, (_, i) => channel(i)), 2000),
+        ChannelLimitError,
+      );
+      assert.equal((await repo.getDevice(ID))?.channelCount, 0);
+      assert.equal(await repo.getChannel(ID, chan(0)), null);
+    } finally {
+      await repo.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from '../../src/sip/catalog-assembler.ts';
-import { channelFromItem, changesFromNotify } from '../../src/sip/catalog-channels.ts';
+import { channelFromItem, channelsFromItems, changesFromNotify, ITEMS_PER_TURN } from '../../src/sip/catalog-channels.ts';
 
 const DEV = '34020000001320000001';
 
@@ -96,5 +96,28 @@ describe('catalog items as channels', () => {
         ['34020000001310000016', 'OFF'],
       ],
     );
+  });
+});
+
+describe('a whole answer as channels (SPEC SEC-3: no long block of the event loop)', () => {
+  it(`maps ${ITEMS_PER_TURN * 2 + 500} items in order, ${ITEMS_PER_TURN} per turn of the event loop`, async () => {
+    const one = page(1, [item(1)]).items[0];
+    assert.ok(one !== undefined);
+    const n = ITEMS_PER_TURN * 2 + 500;
+    const items = Array.from({ length: n }, (_, i) => ({ ...one, deviceId: `340200000013${String(i).padStart(8, '0')}` }));
+    let turns = 0;
+    let running = true;
+    const spin = (): void => {
+      if (!running) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const channels = await channelsFromItems(items);
+    running = false;
+    assert.equal(channels.length, n);
+    assert.deepEqual(channels[n - 1], channelFromItem(items[n - 1] as typeof one));
+    assert.deepEqual(channels.map((c) => c.channelId), items.map((i) => i.deviceId));
+    assert.ok(turns >= 2, `the loop turned ${turns} times while mapping`);
   });
 });

@@ -33,6 +33,8 @@ describe('device side over SIP', () => {
   let deviceReads = 0;
   /** The store refuses this many channel replacements (as MySQL past its statement deadline would). */
   let refusedReplaces = 0;
+  /** The store refuses device reads while set (as MySQL past its statement deadline, or its gate after one, would). */
+  let refuseDeviceReads = false;
 
   before(async () => {
     const config = loadConfig([], { VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_PASSWORD: PASSWORD });
@@ -41,6 +43,7 @@ describe('device side over SIP', () => {
       ...store,
       getDevice: (deviceId) => {
         deviceReads++;
+        if (refuseDeviceReads) return Promise.reject(new StorageError('get device', { cause: Object.assign(new Error('timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' }) }));
         return store.getDevice(deviceId);
       },
       replaceChannels: (...args) => {
@@ -187,6 +190,27 @@ describe('device side over SIP', () => {
     const p = await side.control.catalogProgress(DEV);
     assert.deepEqual([p.state, p.error, p.received], ['done', null, 2]);
     assert.equal(refusedReplaces, 0);
+    assert.deepEqual((await devices.listChannels(DEV, { page: 1, size: 10 })).items.map((c) => c.channelId), [CH1, CH2]);
+    dev.onMessage(() => {});
+  });
+
+  it('catalog answer while the store cannot read (channel cap check): answered 200 and stored, not answered 503 and lost', async () => {
+    await devices.replaceChannels(DEV, [], Date.now());
+    const answers: number[] = [];
+    dev.onMessage(async ({ msg }) => {
+      if (msg.cmdType !== 'Catalog') return;
+      refuseDeviceReads = true;
+      try {
+        answers.push((await dev.send(bodies.catalogPage(DEV, msg.sn, 2, [CH1, CH2]))).status);
+      } finally {
+        refuseDeviceReads = false;
+      }
+    });
+    await side.control.syncCatalog(DEV);
+    await waitUntil(async () => answers.length === 1 && (await side.control.catalogProgress(DEV)).state !== 'running', 4000);
+    const p = await side.control.catalogProgress(DEV);
+    assert.deepEqual(answers, [200]);
+    assert.deepEqual([p.state, p.error, p.received], ['done', null, 2]);
     assert.deepEqual((await devices.listChannels(DEV, { page: 1, size: 10 })).items.map((c) => c.channelId), [CH1, CH2]);
     dev.onMessage(() => {});
   });

@@ -143,6 +143,42 @@ describe('forward client', () => {
     assert.ok(took >= 140 && took < 1500, `took ${took} ms`);
   });
 
+  it('the read timeout holds to its value: a 1.5 s headers wait fails by 1.75 s (undici\'s coarse timers took ~2 s)', async () => {
+    const srv = await serve(() => undefined);
+    closers.push(srv.close);
+    const client = createForwardClient({ originNode: 'node-b', secret: 's' });
+    closers.push(() => client.close());
+    const t0 = performance.now();
+    await assert.rejects(client.forward({ node: 'node-a', baseUrl: srv.baseUrl }, request({ readTimeoutMs: 1500 })), (err: unknown) => {
+      assert.ok(err instanceof ForwardTimeoutError);
+      assert.equal(err.phase, 'headers');
+      assert.equal(err.timeoutMs, 1500);
+      return true;
+    });
+    const took = performance.now() - t0;
+    assert.ok(took >= 1490 && took < 1750, `took ${took.toFixed(0)} ms`);
+  });
+
+  it('the body timeout counts from the last chunk, not from the dispatch', async () => {
+    const srv = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // a chunk every 100 ms for 600 ms, then the end: longer than the 300 ms read timeout in all, never between chunks
+      let n = 0;
+      const tick = setInterval(() => {
+        if (++n < 6) res.write(' ');
+        else {
+          clearInterval(tick);
+          res.end('{}');
+        }
+      }, 100);
+    });
+    closers.push(srv.close);
+    const client = createForwardClient({ originNode: 'node-b', secret: 's' });
+    closers.push(() => client.close());
+    const res = await client.forward({ node: 'node-a', baseUrl: srv.baseUrl }, request({ readTimeoutMs: 300 }));
+    assert.equal(res.body.toString().trim(), '{}');
+  });
+
   it('owner stalls mid-body: ForwardTimeoutError(body)', async () => {
     const srv = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

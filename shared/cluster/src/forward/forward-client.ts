@@ -28,7 +28,7 @@ export interface ForwardRequest {
   /** Headers to pass on (the caller's auth token, Content-Type); protocol headers are added here. */
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Uint8Array | null;
-  /** Longest wait for the owner's response headers, and between body chunks. */
+  /** Longest wait from the dispatch for the owner's response headers, then between body chunks. */
   readonly readTimeoutMs: number;
 }
 
@@ -118,6 +118,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
     }
     headers.push(FORWARD_HEADERS.marker, opts.originNode, FORWARD_HEADERS.secret, opts.secret, FORWARD_HEADERS.forwardId, forwardId);
     return new Promise<ForwardResponse>((resolve, reject) => {
+      const collect = collectingHandler({ node: target.node, forwardId, readTimeoutMs: req.readTimeoutMs, maxBytes, resolve, reject });
       try {
         pool.dispatch(
           {
@@ -125,13 +126,14 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
             path: `${prefix}${req.path}`,
             headers,
             body: req.body === null || req.body.length === 0 ? null : req.body,
-            headersTimeout: req.readTimeoutMs,
-            bodyTimeout: req.readTimeoutMs,
+            // the read timeout is the handler's own timer (see collectingHandler); undici's are off
+            headersTimeout: 0,
+            bodyTimeout: 0,
           },
-          collectingHandler({ node: target.node, forwardId, readTimeoutMs: req.readTimeoutMs, maxBytes, resolve, reject }),
+          collect.handler,
         );
       } catch (err) {
-        reject(toForwardError(err, target.node, req.readTimeoutMs));
+        collect.fail(toForwardError(err, target.node, req.readTimeoutMs));
       }
     });
   };
@@ -185,40 +187,58 @@ interface Collect {
  * Content-Type header and the body chunks. No response stream, async iterator or async resource is
  * built per forward (`pool.request()` builds all three), which keeps the forwarding instance's CPU per
  * request low. Settles exactly once.
+ *
+ * The read timeout is a native timer here, from dispatch to the response headers and then between body
+ * chunks. undici's own headers/body timeouts run on its coarse timers (a shared clock advanced 0.5 s per
+ * tick, each tick a timer of its own): a 3 s read timeout fired after 3.0–3.5 s on a quiet machine and
+ * later still as the event loop lagged, past the answer bound a partitioned owner must keep (ROUTE-5).
  */
-function collectingHandler(c: Collect): Dispatcher.DispatchHandler {
+function collectingHandler(c: Collect): { handler: Dispatcher.DispatchHandler; fail: (err: unknown) => void } {
   let status = 0;
   let contentType: string | null = null;
   const chunks: Buffer[] = [];
   let size = 0;
   let settled = false;
+  let phase: 'headers' | 'body' = 'headers';
+  let controller: Dispatcher.DispatchController | null = null;
+  const timer = setTimeout(() => {
+    const err = new ForwardTimeoutError(c.node, phase, c.readTimeoutMs);
+    fail(err);
+    controller?.abort(err); // a request still queued for a connection is aborted when it starts
+  }, c.readTimeoutMs);
   const fail = (err: unknown): void => {
     if (settled) return;
     settled = true;
+    clearTimeout(timer);
     c.reject(err);
   };
-  return {
-    onRequestStart() {
-      // present so undici drives this handler through its controller API (it checks for this method)
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart(ctrl) {
+      controller = ctrl;
+      if (settled) ctrl.abort(new ForwardTimeoutError(c.node, phase, c.readTimeoutMs));
     },
     onResponseStart(_controller, statusCode, headers) {
       if (statusCode < 200) return; // 1xx: the final answer follows
       status = statusCode;
+      phase = 'body';
+      timer.refresh();
       const ct = headers['content-type'];
       contentType = typeof ct === 'string' ? ct : (ct?.[0] ?? null);
     },
-    onResponseData(controller, chunk) {
+    onResponseData(ctrl, chunk) {
       size += chunk.length;
       if (size > c.maxBytes) {
         fail(new ForwardResponseError(c.node, { cause: new RangeError(`response larger than ${c.maxBytes} bytes`) }));
-        controller.abort(new RangeError('response too large')); // drops the connection; its error finds us settled
+        ctrl.abort(new RangeError('response too large')); // drops the connection; its error finds us settled
         return;
       }
+      timer.refresh();
       chunks.push(chunk);
     },
     onResponseEnd() {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       c.resolve({
         forwardId: c.forwardId,
         status,
@@ -230,6 +250,7 @@ function collectingHandler(c: Collect): Dispatcher.DispatchHandler {
       fail(toForwardError(err, c.node, c.readTimeoutMs));
     },
   };
+  return { handler, fail };
 }
 
 /** Maps whatever undici / the socket threw, by its stable `code`, to the phase it failed in. */
