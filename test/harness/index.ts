@@ -2,6 +2,7 @@
 // temp dirs and processes cleaned up on teardown and, failing that, at process exit.
 export { freePort, freePorts, type FreePortOptions } from './ports.ts';
 export { waitFor, sleep, timed, WaitTimeoutError, type WaitForOptions } from './wait.ts';
+export { countLoopTurns, turnsDuring, type LoopTurns } from './loop-turns.ts';
 export { tmpDir, type TmpDir } from './tmp.ts';
 export { cleanupNow } from './cleanup.ts';
 export { binarySearchDirs, findBinary, findBinaryIn, MissingBinaryError, requireBinary, requireBinaryIn } from './binaries.ts';

@@ -2,6 +2,7 @@
 // catalog NOTIFY actions — by value, for shared channels only, with the device's event.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { countLoopTurns, type LoopTurns } from '@vms/harness';
 import { createMemoryPlatformRepository, upstreamPlatform } from '@vms/cascade';
 import type { CascadeEventData } from '@vms/cluster';
 import { pino } from 'pino';
@@ -82,29 +83,23 @@ describe('cascade triggers: a large catalog change (SPEC SEC-3: no long block of
     const platforms = createMemoryPlatformRepository();
     await platforms.upsert(upstreamPlatform({ serverId: '34010000002000000001', host: '127.0.0.1', port: 5060, localId: '34020000002000000001' }));
     await platforms.shareChannels('34010000002000000001', ids.map((channelId) => ({ deviceId: DEVICE, channelId, catalogGroupId: null, parentId: null })));
-    let turns = 0;
-    let running = true;
-    const spin = (): void => {
-      if (!running) return;
-      turns++;
-      setImmediate(spin);
-    };
+    let loop: LoopTurns | undefined;
     const routedAt: number[] = [];
     const routedIds: string[] = [];
     const detach = attachCascadeTriggers({
       events, devices, platforms, log,
       route: (d) => {
-        routedAt.push(turns);
+        routedAt.push(loop?.turns ?? 0);
         if (d.kind === 'notify.catalog') routedIds.push(d.payload.channel.deviceId);
       },
     });
-    setImmediate(spin);
+    loop = countLoopTurns();
     events.emit('catalogChanged', {
       deviceId: DEVICE, at: 3, source: 'sync', complete: false,
       channels: ids.map((id) => channel(id)), removed: [], changes: ids.map((channelId) => ({ channelId, event: 'ADD' as const })),
     });
     await until(() => routedAt.length === n, `${n} notify actions`);
-    running = false;
+    loop.stop();
     detach();
     assert.deepEqual(routedIds, ids);
     const first = routedAt[0] ?? 0;

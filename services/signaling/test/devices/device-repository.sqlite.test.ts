@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { turnsDuring } from '@vms/harness';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteDeviceRepository, WRITE_CHUNK } from '../../src/devices/device-repository.sqlite.ts';
@@ -93,23 +94,6 @@ describe('sqlite device repository: a large catalog report does not hold the eve
     const dir = mkdtempSync(join(tmpdir(), 'vms-devices-chunks-'));
     const store = openEmbeddedStore(dir);
     return { dir, store, repo: createSqliteDeviceRepository({ db: store.db, maxChannelsPerDevice }) };
-  };
-  /** Turns of the event loop taken while `work` runs (0: it held the loop until it resolved). */
-  const turnsDuring = async (work: () => Promise<unknown>): Promise<number> => {
-    let turns = 0;
-    let running = true;
-    const spin = (): void => {
-      if (!running) return;
-      turns++;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
-    try {
-      await work();
-    } finally {
-      running = false;
-    }
-    return turns;
   };
 
   it(`upsert and read of ${N} channels: written and read in chunks of ${WRITE_CHUNK}, the loop turns between them`, async () => {

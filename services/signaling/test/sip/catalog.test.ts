@@ -2,6 +2,7 @@
 // (05 Ellean, 07 sbgb28181) with hand-checked expectations.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { turnsDuring } from '@vms/harness';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from '../../src/sip/catalog-assembler.ts';
 import { channelFromItem, channelsFromItems, changesFromNotify, ITEMS_PER_TURN } from '../../src/sip/catalog-channels.ts';
@@ -105,16 +106,10 @@ describe('a whole answer as channels (SPEC SEC-3: no long block of the event loo
     assert.ok(one !== undefined);
     const n = ITEMS_PER_TURN * 2 + 500;
     const items = Array.from({ length: n }, (_, i) => ({ ...one, deviceId: `340200000013${String(i).padStart(8, '0')}` }));
-    let turns = 0;
-    let running = true;
-    const spin = (): void => {
-      if (!running) return;
-      turns++;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
-    const channels = await channelsFromItems(items);
-    running = false;
+    let channels: Awaited<ReturnType<typeof channelsFromItems>> = [];
+    const turns = await turnsDuring(async () => {
+      channels = await channelsFromItems(items);
+    });
     assert.equal(channels.length, n);
     assert.deepEqual(channels[n - 1], channelFromItem(items[n - 1] as typeof one));
     assert.deepEqual(channels.map((c) => c.channelId), items.map((i) => i.deviceId));
