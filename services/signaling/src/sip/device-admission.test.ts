@@ -4,13 +4,31 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseManscdpCommand, type CatalogResponse } from '@vms/gb28181';
 import { createCatalogAssembly } from './catalog-assembler.ts';
-import { addressMatcher, createAddressBuckets, createHeldBuckets, createTokenBuckets, messageCost } from './device-admission.ts';
+import { addressMatcher, createAddressBuckets, createHeldBuckets, messageCost } from './device-admission.ts';
+
+/** The buckets as they were kept before, in a WeakMap by session: the reference the held ones must match. */
+function createWeakMapBuckets(ratePerSec: number, burst: number) {
+  const buckets = new WeakMap<object, { tokens: number; at: number }>();
+  return {
+    take(key: object, cost: number, now: number): boolean {
+      let b = buckets.get(key);
+      if (b === undefined) buckets.set(key, (b = { tokens: burst, at: now }));
+      else if (now > b.at) {
+        b.tokens = Math.min(burst, b.tokens + ((now - b.at) * ratePerSec) / 1000);
+        b.at = now;
+      }
+      if (b.tokens < cost) return false;
+      b.tokens -= cost;
+      return true;
+    },
+  };
+}
 
 describe('per-device token bucket', () => {
   it('starts full, refuses past the burst, refills at the rate, never above the burst', () => {
-    const b = createTokenBuckets(10, 5);
-    const dev = {};
-    const other = {};
+    const b = createHeldBuckets(10, 5);
+    const dev = { rateTokens: 0, rateAt: -1 };
+    const other = { rateTokens: 0, rateAt: -1 };
     for (let i = 0; i < 5; i++) assert.equal(b.take(dev, 1, 1000), true);
     assert.equal(b.take(dev, 1, 1000), false);
     assert.equal(b.take(other, 1, 1000), true, 'buckets are per device');
@@ -30,7 +48,7 @@ describe('per-device token bucket', () => {
       state ^= state << 5;
       return (state >>> 0) % n;
     };
-    const weak = createTokenBuckets(10, 5);
+    const weak = createWeakMapBuckets(10, 5);
     const held = createHeldBuckets(10, 5);
     const keys = [{}, {}, {}];
     const holders = keys.map(() => ({ rateTokens: 0, rateAt: -1 }));

@@ -63,25 +63,6 @@ interface Bucket {
   at: number;
 }
 
-/** Pure token buckets keyed by object (a DeviceSession: forgotten with it), time passed in. */
-export function createTokenBuckets(ratePerSec: number, burst: number) {
-  const buckets = new WeakMap<object, Bucket>();
-  return {
-    /** Takes `cost` tokens if there are that many; false (nothing taken) otherwise. */
-    take(key: object, cost: number, now: number): boolean {
-      let b = buckets.get(key);
-      if (b === undefined) buckets.set(key, (b = { tokens: burst, at: now }));
-      else if (now > b.at) {
-        b.tokens = Math.min(burst, b.tokens + ((now - b.at) * ratePerSec) / 1000);
-        b.at = now;
-      }
-      if (b.tokens < cost) return false;
-      b.tokens -= cost;
-      return true;
-    },
-  };
-}
-
 /**
  * Token buckets keyed by source address, for requests that speak for no device registered here (SPEC
  * SEC-3): each costs a store read (is it registered elsewhere?) and a challenge, and the ids in them are
@@ -160,9 +141,9 @@ function catalogIds(cmd: ManscdpCommand): readonly string[] | undefined {
 }
 
 /**
- * createTokenBuckets() with the bucket kept on its holder rather than in a WeakMap by it: the same
- * decisions, without a keyed lookup per keepalive (a wall-clock profile put the WeakMap's at 1.5 % of
- * the keepalive server's samples, docs/benchmarks.md).
+ * Pure per-device token buckets, time passed in, each kept on its holder (a DeviceSession: forgotten with
+ * it) rather than in a WeakMap by it: no keyed lookup per keepalive (a wall-clock profile put the WeakMap's
+ * at 1.5 % of the keepalive server's samples, docs/benchmarks.md). A holder with `rateAt` < 0 is new: full.
  */
 export function createHeldBuckets(ratePerSec: number, burst: number) {
   return {
