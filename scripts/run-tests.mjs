@@ -2,16 +2,18 @@
 // Runs one package's node:test files through tsx. Usage: run-tests.mjs [dir-or-file ...] (default: src test)
 // Files named *.test.ts are found recursively; the spec reporter prints the "ℹ pass N" lines scripts/test.sh sums.
 //
-// A test run must end, whatever a test does: a file that hangs is cancelled after VMS_TEST_FILE_TIMEOUT_MS
-// (node's --test-timeout applies to each file), handles a file leaves open do not keep it alive
-// (--test-force-exit), and the whole package is killed, process group and all, after
+// A test run must end, whatever a test does: a test that hangs is cancelled after VMS_TEST_FILE_TIMEOUT_MS
+// (node's --test-timeout), a file whose tests are done but whose process stays alive (a handle left open)
+// fails a grace period later, naming what is open (test-file-exit.mjs; not --test-force-exit, which loses
+// results: nodejs/node#64833), and the whole package is killed, process group and all, after
 // VMS_TEST_PACKAGE_TIMEOUT_MS, naming what it was doing. CI then reports a failure instead of timing out.
 //
 // Test files run in separate processes; a suite that reports across files (the chaos table, test/chaos)
 // writes `*.txt` reports into VMS_TEST_REPORT_DIR, a fresh directory per run, printed here at the end.
 import { readdirSync, statSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
 
 const fileTimeoutMs = Number(process.env.VMS_TEST_FILE_TIMEOUT_MS ?? 300_000);
@@ -59,7 +61,8 @@ const child = spawn(
     'tsx',
     '--test',
     '--test-reporter=spec',
-    '--test-force-exit',
+    '--import',
+    join(dirname(fileURLToPath(import.meta.url)), 'test-file-exit.mjs'),
     `--test-timeout=${fileTimeoutMs}`,
     ...passthrough,
     ...files,
