@@ -87,6 +87,35 @@ describe('media prober', () => {
     await t.prober.close();
   });
 
+  it('a change of the state a choice uses is logged even when no probe of this instance made it (the shared record catching up)', async () => {
+    const t = setup([node('zlm-a')]);
+    // the shared record (shared-node-health.ts: the worse of local and shared) still says inactive
+    let shared: 'inactive' | 'active' = 'inactive';
+    const local = t.health;
+    const combined = {
+      result: (id: string, ok: boolean) => local.result(id, ok),
+      dueForProbe: (id: string) => local.dueForProbe(id),
+      state: (id: string) => (shared === 'inactive' ? 'inactive' : local.state(id)),
+    };
+    const prober = createMediaProber({
+      plane: { nodes: () => [node('zlm-a')], health: combined, client: () => ({ getServerConfig: async () => ({ 'general.mediaServerId': 'zlm-a' }) }) },
+      clock: t.clock,
+      log: pino({ level: 'info' }, { write: (l: string) => void t.lines.push(JSON.parse(l) as Record<string, unknown>) }),
+      intervalMs: 500,
+    });
+    const changes = (): unknown[] => t.lines.filter((l) => l.msg === 'media node health changed').map((l) => [l.from, l.to]);
+    prober.start();
+    await t.tick(500);
+    assert.equal(local.state('zlm-a'), 'active', 'the probe succeeded');
+    assert.deepEqual(changes(), [], 'the state a choice uses did not change: nothing logged');
+    shared = 'active'; // the shared record catches up, no probe involved (the node is not due again yet)
+    await t.tick(500);
+    assert.deepEqual(changes(), [['inactive', 'active']]);
+    await t.tick(500);
+    assert.deepEqual(changes(), [['inactive', 'active']], 'logged once');
+    await prober.close();
+  });
+
   it('nodes confirmed by keepalive hooks are not probed; disabled nodes never are', async () => {
     const t = setup([node('zlm-a'), node('zlm-off', false)]);
     t.prober.start();

@@ -9,7 +9,7 @@
 // At most one probe per node is in flight; probes of a round run side by side, so a hung node does
 // not delay the others. close() stops the timer; a probe still in flight is ignored when it settles
 // (its client is closed with the media plane right after).
-import { judgeProbe, probeTargets, type MediaNode, type NodeHealthTracker, type ProbeOutcome, type ZlmClient } from '@vms/media';
+import { judgeProbe, probeTargets, type MediaNode, type NodeHealthState, type NodeHealthTracker, type ProbeOutcome, type ZlmClient } from '@vms/media';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 
@@ -43,8 +43,24 @@ export function createMediaProber(d: MediaProberDeps): MediaProber {
   let started = false;
   let closed = false;
 
+  // The state last logged per node. The state a choice uses can change without a probe of this instance
+  // changing it: the shared record (shared-node-health.ts) catches up a moment after a report, a node goes
+  // stale, an operator overrides it. Comparing before and after each probe alone missed those (a node
+  // back up was never logged active when the shared record lagged its first good probe), so every round
+  // also logs any node whose state moved since it was last logged.
+  const logged = new Map<string, NodeHealthState>();
+  const note = (nodeId: string, reason?: string): void => {
+    const now = plane.health.state(nodeId);
+    const before = logged.get(nodeId);
+    logged.set(nodeId, now);
+    if (before === undefined || before === now) return;
+    const fields = { nodeId, from: before, to: now, reason };
+    if (now === 'active') log.info(fields, 'media node health changed');
+    else log.warn(fields, 'media node health changed');
+  };
+
   const probe = async (node: MediaNode): Promise<void> => {
-    const before = plane.health.state(node.id);
+    if (!logged.has(node.id)) logged.set(node.id, plane.health.state(node.id));
     let outcome: ProbeOutcome;
     try {
       outcome = { config: await plane.client(node).getServerConfig() };
@@ -54,20 +70,18 @@ export function createMediaProber(d: MediaProberDeps): MediaProber {
     if (closed) return;
     const verdict = judgeProbe(node.id, outcome);
     plane.health.result(node.id, verdict.ok);
-    const after = plane.health.state(node.id);
     const reason = verdict.ok ? undefined : verdict.reason;
-    if (after !== before) {
-      const fields = { nodeId: node.id, from: before, to: after, reason };
-      if (after === 'active') log.info(fields, 'media node health changed');
-      else log.warn(fields, 'media node health changed');
-    } else if (!verdict.ok) {
-      log.debug({ nodeId: node.id, state: after, reason }, 'media node probe failed');
-    }
+    const before = logged.get(node.id);
+    note(node.id, reason);
+    if (before === logged.get(node.id) && !verdict.ok) log.debug({ nodeId: node.id, state: before, reason }, 'media node probe failed');
   };
 
   const round = (): Promise<void> => {
     if (closed) return Promise.resolve();
     const nodes = plane.nodes();
+    for (const n of nodes) note(n.id);
+    // bounded by the node list: a node removed from the registry is forgotten
+    if (logged.size > nodes.length) for (const id of logged.keys()) if (!nodes.some((n) => n.id === id)) logged.delete(id);
     const due = probeTargets(nodes, (id) => plane.health.dueForProbe(id), new Set(inFlight.keys()));
     const probes: Promise<void>[] = [];
     for (const id of due) {
