@@ -67,7 +67,7 @@ export {
   type ReloadStats,
   type ReloadLog,
 } from './reloader.ts';
-export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
+export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, publishRoutingPrepare, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
 export {
   DEFAULT_ROUTING_HEALTH_POLICY,
   initialHealth,
