@@ -138,8 +138,9 @@ export async function* readRulePages(pool: Pool, o: RulePagesOptions): AsyncGene
       const [count, maxBytes, bytes] = r[0] as unknown as [unknown, unknown, unknown];
       const n = Number(count);
       // too dense for a page (ids bunched): narrowed and read again (a range of width 1 holds one rule at most)
-      if (n > pageRows && width > 1) {
-        width = Math.max(1, Math.floor((width * pageRows) / n));
+      // (scaled from the span asked for, which a range's end may have made shorter than the width)
+      if (n > pageRows && upTo - range.after > 1) {
+        width = Math.max(1, Math.floor(((upTo - range.after) * pageRows) / n));
         continue;
       }
       const rest = upTo < range.last ? { after: upTo, last: range.last, width } : undefined;
