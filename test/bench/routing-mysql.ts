@@ -13,7 +13,9 @@
 // rules; started and warmed up before the rows are loaded here): its first build is a warm thread's; the
 // process's RSS before and after that thread's start and warm-up is its idle cost. A builder without a
 // kept thread then builds once on a new thread (what a replacement thread's first build costs).
-// Run from the repository root: npx tsx test/bench/routing-mysql.ts [--quick] [--rules N] [--runs N] [--warmup-rules N]
+// `--rows`: a third kept builder reads the pages row by row (the read before pages were packed by the server,
+// `mysqlVersionSource(url, { packed: false })`), in each kept round beside the other two.
+// Run from the repository root: npx tsx test/bench/routing-mysql.ts [--quick] [--rules N] [--runs N] [--warmup-rules N] [--rows]
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -48,7 +50,8 @@ const mariadbdCpuMs = (): number => {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
 };
-const pool = createMysqlPool(db.url, { connectionLimit: 1 });
+// the bench's own inserts of 5,000 rows: minutes of deadline on a loaded machine (the build's connections are the thread's own)
+const pool = createMysqlPool(db.url, { connectionLimit: 1, statementTimeoutMs: 300_000 });
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
 /** RSS after a collection of this thread's heap when the bench runs with --expose-gc (else as it is). */
 const rss = (): number => {
@@ -94,6 +97,8 @@ try {
   console.log(`routing-mysql bench: ${RULES.toLocaleString('en-US')} rules loaded into mariadbd in ${s(performance.now() - t0)} (load ${load()} on ${cpus().length} CPUs)`);
 
   const cold = createWorkerTableBuilder({ source: mysqlVersionSource(db.url) });
+  const byRows = args.includes('--rows') ? createWorkerTableBuilder({ source: mysqlVersionSource(db.url, { packed: false }) }) : undefined;
+  await byRows?.warm();
   const fromMemory = createWorkerTableBuilder({ source: { module: BENCH_TABLE_MODULE, export: 'openBenchVersionSource', options: { rules: RULES } } });
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const blocks = monitorMainThreadCpu();
@@ -123,12 +128,14 @@ try {
     const l0 = load();
     const dbMs = await build('MariaDB, kept thread', fromDb);
     const memoryMs = await build('memory, kept thread', fromMemory);
+    if (byRows !== undefined) await build('MariaDB rows, kept', byRows);
     pairs.push({ db: dbMs, memory: memoryMs, load: l0 });
   }
   delay.disable();
   blocks.stop();
   await fromDb.close();
   await fromMemory.close();
+  await byRows?.close();
   console.log(`\nbuild                    | phases | CPU | load average (1 min)\n${rows.join('\n')}`);
   const ratios = pairs.map((p) => p.db / p.memory);
   const best = pairs.reduce((a, b) => (b.db < a.db ? b : a));

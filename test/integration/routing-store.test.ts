@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import type { Pool } from 'mysql2/promise';
+import { createPool, type Pool, type RowDataPacket } from 'mysql2/promise';
 import { createMysqlPool, createRedisClient, migrate, systemClock, waitForRedisReady } from '@vms/cluster';
 import {
   compileStoredVersion,
@@ -16,6 +16,12 @@ import {
   RoutingReloader,
   subscribeRoutingNudges,
   compileTable,
+  FIELD_SEP,
+  packPagesOn,
+  PACKED_PAGE_MAX_BYTES,
+  PACKED_ROW_SQL,
+  packRuleRows,
+  ROW_END,
   validateTable,
   type Decision,
   type Rule,
@@ -410,6 +416,41 @@ describe('reload from MariaDB with a Redis nudge', () => {
       }
       assert.ok(matched > 1000, `${matched} decisions made by a rule`);
 
+      // pages packed by the server (the default of mysqlVersionSource), row by row, and packed within a limit
+      // most pages exceed (cut: read row by row): the same table; and the packed text is what packRuleRows
+      // makes of the rows (the format the unit tests parse)
+      for (const o of [{ packed: false }, { packedMaxBytes: 4096 }, { pageRows: 20_000 }]) {
+        const other = createWorkerTableBuilder({ source: mysqlVersionSource(url, { pageRows: 300, readAhead: 2, ...o }) });
+        try {
+          const r = await other.build(1, TZ);
+          assert.ok(r?.ok === true, JSON.stringify(o));
+          assert.equal(r.table.ruleCount, rules.length);
+          // a reference of its own: round-robin and SWRR state advance with each decision
+          const ref = compileTable({ version: 1, timeZone: TZ, destinations, sets, rules });
+          assert.ok(ref.ok);
+          for (let i = 0; i < ids.length; i += 7) {
+            const k = `34${String(i).padStart(10, '0')}00000001`;
+            const req = { group: i % 2 === 0 ? 'placement' : 'upstream', device: k, caller: k, callee: k, now: Date.UTC(2026, 2, 4, 3) };
+            assert.deepEqual(r.table.decide(req, { random: () => 0.3 }), ref.table.decide(req, { random: () => 0.3 }), JSON.stringify(o));
+          }
+        } finally {
+          await other.close();
+        }
+      }
+      {
+        const packedPool = createPool({ uri: url, connectionLimit: 1, supportBigNumbers: true });
+        packPagesOn(packedPool);
+        try {
+          const [r] = await packedPool.execute<RowDataPacket[]>({ sql: `SELECT COUNT(*), @@SESSION.group_concat_max_len, CAST(GROUP_CONCAT(${PACKED_ROW_SQL} SEPARATOR '') AS BINARY) FROM routing_version_rule WHERE version = 1 AND id > 0 AND id <= 120`, rowsAsArray: true });
+          const [count, maxBytes, bytes] = r[0] as unknown as [number, number, Buffer];
+          assert.equal(count, 120);
+          assert.equal(Number(maxBytes), PACKED_PAGE_MAX_BYTES);
+          assert.equal(bytes.toString('utf8'), packRuleRows(rules.slice(0, 120).map((x) => [x.id, x.group, x.field, x.prefix, x.priority, x.setId, x.window === undefined ? null : JSON.stringify(x.window), x.release === undefined ? null : JSON.stringify(x.release)])));
+        } finally {
+          await packedPool.end();
+        }
+      }
+
       // version 2: the same rules and, on the last page, one whose prefix is not digits: refused whole
       await insertVersion(2, rules, [[3_000_000, 'placement', 'device', '12ab', 0, 'hash', null, null]]);
       assert.equal(await reloader.check(), 'refused');
@@ -431,6 +472,19 @@ describe('reload from MariaDB with a Redis nudge', () => {
         for await (const page of reader!.pages()) pages.push(page.length);
       });
       assert.ok(pages.length >= 4, `pages before the bad one: ${pages.join(', ')}`);
+
+      // version 4: a group id holding both separators of a packed page (an id is any 1..128 characters): its
+      // page is read row by row, the rule is there as written
+      const odd: Rule = { id: 3_000_002, group: `up${FIELD_SEP}stream${ROW_END}`, field: 'callee', prefix: '7', priority: 0, setId: 'swrr' };
+      await insertVersion(4, [...rules, odd]);
+      const withOdd = await builder.build(4, TZ);
+      assert.ok(withOdd?.ok === true);
+      const oddInMemory = compileTable({ version: 4, timeZone: TZ, destinations, sets, rules: [...rules, odd] });
+      assert.ok(oddInMemory.ok);
+      const req = { group: odd.group, callee: '7123', now: 0 };
+      const got = withOdd.table.decide(req, { random: () => 0.3 });
+      assert.equal(got.ruleId, odd.id);
+      assert.deepEqual(got, oddInMemory.table.decide(req, { random: () => 0.3 }));
     } finally {
       reloader.close();
       await builder.close();

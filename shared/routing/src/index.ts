@@ -43,6 +43,8 @@ export {
 export { WARMUP_RULES } from './warmup-table.ts';
 export type { VersionSource } from './table-build.worker.ts';
 export { mysqlVersionSource, openMysqlVersionSource, MYSQL_VERSION_SOURCE } from './version-source.mysql.ts';
+export { packPagesOn, PACKED_PAGE_MAX_BYTES, PACKED_ROW_SQL } from './rule-pages.mysql.ts';
+export { FIELD_SEP, packRuleRows, parsePackedRules, ROW_END } from './packed-rules.ts';
 export { memoryVersionSource, openMemoryVersionSource, MEMORY_VERSION_SOURCE } from './version-source.memory.ts';
 export { compileStoredVersion, tableDataReader } from './compile-stored.ts';
 export type { Decision, DecisionReason, DecideRequest, DecideInputs } from './decision.ts';
@@ -65,7 +67,7 @@ export {
   type ReloadStats,
   type ReloadLog,
 } from './reloader.ts';
-export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
+export { ROUTING_NUDGE_CHANNEL, publishRoutingNudge, publishRoutingPrepare, subscribeRoutingNudges, type NudgePublisher, type NudgeSubscriber } from './routing-nudge.redis.ts';
 export {
   DEFAULT_ROUTING_HEALTH_POLICY,
   initialHealth,

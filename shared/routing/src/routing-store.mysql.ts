@@ -7,7 +7,7 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { classifyMysqlError, codeSuffix } from '@vms/mysql-errors';
 import { RoutingError } from './errors.ts';
-import { destinationFromRow, jsonColumn, ruleFromArray, ruleFromRow, type RoutingDestinationRow, type RoutingRuleRow } from './routing-rows.ts';
+import { destinationFromRow, jsonColumn, ruleFromRow, type RoutingDestinationRow, type RoutingRuleRow } from './routing-rows.ts';
 import { readRulePages, RULE_COLUMNS } from './rule-pages.mysql.ts';
 import type { DraftRule, PublishResult, RoutingDraft, RoutingStore, TableData, VersionInfo } from './routing-store.port.ts';
 import type { Algorithm, Destination, DestinationSet, GrayRelease, MatchField, Rule, TimeWindow } from './types.ts';
@@ -59,6 +59,11 @@ export interface MysqlRoutingStoreOptions {
   readonly readPageRows?: number;
   /** Pages of readVersion read at once, on as many connections of the pool (1..4). Default 2. */
   readonly readAhead?: number;
+  /**
+   * readVersion's pages packed by the server into one string each (rule-pages.mysql.ts; the pool set up by
+   * packPagesOn). Default false: a page parsed on the event loop that serves requests stays a page of rows.
+   */
+  readonly packedPages?: boolean;
 }
 const jsonOrNull = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
@@ -227,10 +232,7 @@ export function createMysqlRoutingStore(pool: Pool, options: MysqlRoutingStoreOp
           // Keyset pages, each converted and handed on before the next is read: the rows of one page die
           // young, and no million-object array is ever live; the next pages are read meanwhile
           // (rule-pages.mysql.ts; docs/routing.md, build + swap).
-          async *pages() {
-            const pages = readRulePages(pool, { version, ruleCount: vs[0]!.rule_count, pageRows: readPageRows, readAhead, run: (fn) => run('readVersion', fn) });
-            for await (const rows of pages) yield rows.map(ruleFromArray);
-          },
+          pages: () => readRulePages(pool, { version, ruleCount: vs[0]!.rule_count, pageRows: readPageRows, readAhead, packed: options.packedPages === true, run: (fn) => run('readVersion', fn) }),
         };
       }),
     versions: (limit) =>

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { TableBuilder } from './compile.ts';
 import type { VersionReader } from './routing-store.port.ts';
+import { packRuleRows, parsePackedRules } from './packed-rules.ts';
 import { ruleFromArray } from './routing-rows.ts';
 import { builtBuffers, type BuildReply, type BuildRequest, type PushMessage, type WarmRequest } from './table-build.protocol.ts';
 import { WARMUP_PAGE_ROWS, warmupRows, warmupTopology } from './warmup-table.ts';
@@ -102,17 +103,21 @@ async function build(req: BuildRequest): Promise<{ reply: BuildReply; transfer: 
   }
 }
 
-/** Synthetic rows in pages, made into rules as the MySQL store makes its rows (ruleFromArray), an I/O turn between pages. */
+/**
+ * Synthetic rows in pages, made into rules as the MySQL store makes them — three pages in four packed by the
+ * server's format and split (parsePackedRules, the usual path), one row by row (ruleFromArray, its
+ * fallback) — an I/O turn between pages.
+ */
 async function* warmupPages(count: number): AsyncGenerator<readonly Rule[]> {
   const rows = warmupRows(count);
-  for (;;) {
+  for (let n = 0; ; n++) {
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const page: Rule[] = [];
+    const page: unknown[][] = [];
     for (let r = rows.next(); r.done !== true; r = rows.next()) {
-      page.push(ruleFromArray(r.value));
+      page.push(r.value);
       if (page.length === WARMUP_PAGE_ROWS) break;
     }
-    if (page.length > 0) yield page;
+    if (page.length > 0) yield n % 4 === 3 ? page.map(ruleFromArray) : parsePackedRules(packRuleRows(page), page.length)!;
     if (page.length < WARMUP_PAGE_ROWS) return;
   }
 }

@@ -5,6 +5,7 @@
  */
 import { createPool } from 'mysql2/promise';
 import { createMysqlRoutingStore } from './routing-store.mysql.ts';
+import { packPagesOn, PACKED_PAGE_MAX_BYTES } from './rule-pages.mysql.ts';
 import type { VersionSource } from './table-build.worker.ts';
 import type { VersionSourceSpec } from './table-build.protocol.ts';
 
@@ -23,6 +24,13 @@ export interface MysqlVersionSourceOptions {
   readonly pageRows?: number;
   /** Default BUILD_READ_AHEAD. */
   readonly readAhead?: number;
+  /**
+   * Pages packed by the server into one string each (rule-pages.mysql.ts: the driver's per-row parsing was
+   * most of a read). Default true.
+   */
+  readonly packed?: boolean;
+  /** Longest packed page, bytes (a longer one is read row by row). Default PACKED_PAGE_MAX_BYTES. */
+  readonly packedMaxBytes?: number;
 }
 
 export function mysqlVersionSource(url: string, o: Omit<MysqlVersionSourceOptions, 'url'> = {}): VersionSourceSpec {
@@ -33,7 +41,9 @@ export function openMysqlVersionSource(options: MysqlVersionSourceOptions): Vers
   const readAhead = Math.max(1, Math.min(4, Math.floor(options.readAhead ?? BUILD_READ_AHEAD)));
   // the settings of the service's pool (@vms/cluster createMysqlPool) that matter for reading rows
   const pool = createPool({ uri: options.url, connectionLimit: readAhead, connectTimeout: 1500, timezone: 'Z', supportBigNumbers: true });
-  const store = createMysqlRoutingStore(pool, { readPageRows: options.pageRows ?? BUILD_PAGE_ROWS, readAhead });
+  const packed = options.packed ?? true;
+  if (packed) packPagesOn(pool, options.packedMaxBytes ?? PACKED_PAGE_MAX_BYTES);
+  const store = createMysqlRoutingStore(pool, { readPageRows: options.pageRows ?? BUILD_PAGE_ROWS, readAhead, packedPages: packed });
   return {
     readVersion: (v) => store.readVersion(v),
     async close() {

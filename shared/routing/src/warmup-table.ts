@@ -5,7 +5,8 @@
  * than on a kept one for 1,000,000 rules from MariaDB, of which 0.34 s was the thread's start).
  *
  * Representative of a real table where it matters to the JIT: rows as arrays in RULE_COLUMNS order, made
- * into rules by `ruleFromArray` (the MySQL path's conversion), with JSON text windows and gray releases
+ * into rules as the MySQL path makes them (packed in the server's format and split by parsePackedRules, or
+ * row by row by ruleFromArray: table-build.worker.ts), with JSON text windows and gray releases
  * (what MariaDB hands), GB/T 28181 prefixes of every length class (province 2, city 4, district 6, unit 10,
  * device 20 digits), the three match fields, two groups and the algorithms of every set kind. Pure: no I/O.
  */

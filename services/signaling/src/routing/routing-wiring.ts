@@ -12,6 +12,7 @@ import {
   createRedisHealthStore,
   createMysqlRoutingStore,
   publishRoutingNudge,
+  publishRoutingPrepare,
   RoutingHealthMonitor,
   RoutingReloader,
   ShadowComparator,
@@ -47,7 +48,7 @@ export interface RoutingWiring {
   readonly shadow: ShadowState;
   readonly timeZone: string;
   /** The published table's builder: its build thread (started and warmed up at start unless vms.routing.build-thread-idle is set). */
-  readonly builder: Pick<WorkerTableBuilder, 'threads' | 'running' | 'lastWarm' | 'deaths' | 'warm' | 'keptWarm'>;
+  readonly builder: Pick<WorkerTableBuilder, 'threads' | 'running' | 'last' | 'lastWarm' | 'deaths' | 'warm' | 'keptWarm'>;
   /** The instance clock's now (decisions explained by the API use it, like real ones). */
   now(): number;
   /** The published table, or undefined while nothing is published (callers keep their built-in choice). */
@@ -67,6 +68,13 @@ export interface RoutingWiring {
   startHealth(probers: Partial<Record<'sip' | 'http', Prober>>): void;
   /** Tells every instance to check the version table now (no-op without Redis). */
   nudge(version: number): Promise<void>;
+  /**
+   * A version of `ruleCount` rules has validated and is being written (called before its commit): when it is
+   * large enough to keep a build thread for (keepBuildThreadWarm), this instance's build thread is started and
+   * warmed up now, and every other instance is told to do the same (Redis), so the build that follows the
+   * commit pays no thread start. Never rejects; returns at once.
+   */
+  prepareBuild(ruleCount: number): void;
   close(): Promise<void>;
 }
 
@@ -134,6 +142,11 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
   });
   closers.push(async () => health.close());
 
+  // a large version is on its way (published here, or the hint from the instance publishing it)
+  const warmFor = (ruleCount: number): void => {
+    if (keepBuildThreadWarm(ruleCount)) void builder.warm();
+  };
+
   let subscriber: RedisClient | null = null;
   if (d.redis !== null) {
     // a connection of its own: a subscribed connection takes no other command. With an offline queue and
@@ -142,7 +155,7 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     const sub = subscriberConnection(d.redis, `vms-signaling:${d.config.sip.instanceId}:routing`);
     subscriber = sub;
     closers.push(async () => sub.disconnect());
-    subscribeRoutingNudges(sub, () => reloader.nudge()).catch((err: unknown) =>
+    subscribeRoutingNudges(sub, () => reloader.nudge(), warmFor).catch((err: unknown) =>
       log.warn({ err }, 'routing nudge subscription failed; new versions arrive by polling'),
     );
     // another instance changed a destination's health: re-read now (else at the next round)
@@ -199,6 +212,12 @@ export async function openRouting(d: { config: Config; redis: RedisClient | null
     async nudge(version) {
       if (d.redis === null || subscriber === null) return;
       await publishRoutingNudge(d.redis, version).catch((err: unknown) => log.warn({ err, version }, 'routing nudge not sent; instances will poll'));
+    },
+    prepareBuild(ruleCount) {
+      if (!keepBuildThreadWarm(ruleCount)) return;
+      warmFor(ruleCount);
+      if (d.redis === null || subscriber === null) return;
+      publishRoutingPrepare(d.redis, ruleCount).catch((err: unknown) => log.warn({ err, ruleCount }, 'routing prepare hint not sent; instances build on a cold thread'));
     },
     async close() {
       for (const c of closers.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'error while closing routing'));

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { FakeClock } from '@vms/clock';
+import { KEEP_WARM_RULES } from '@vms/routing';
 import type { Principal } from '../../auth/principal.ts';
 import { loadConfig } from '../../config/load.ts';
 import { RoleForbiddenError, UnauthorizedError, type BadParameterError } from '../../errors/catalog.ts';
@@ -98,5 +99,33 @@ describe('routing administration', () => {
     clock.advance(5 * 60_000);
     assert.equal(routing.builder.threads, 0, 'ended after the default idle time');
     await routing.close();
+  });
+
+  it('publishing a table of KEEP_WARM_RULES rules starts and warms the build thread before the version is there: its build pays no thread start', async () => {
+    const clock = new FakeClock(0);
+    const routing = await openRouting({ config: loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: 'a' }), redis: null, clock, log });
+    try {
+      const h = routingHandlers(routing);
+      await h['routing.destinations.put'](ctx({ params: { destinationId: 'zlm-a' }, body: { kind: 'media', address: 'http://10.0.0.1' } }));
+      await h['routing.sets.put'](ctx({ params: { setId: 'east' }, body: { algorithm: 'swrr', members: [{ destinationId: 'zlm-a' }] } }));
+      // a small table first: its publish starts nothing
+      await h['routing.rules.create'](ctx({ body: { group: 'media', field: 'device', prefix: '3402', setId: 'east' } }));
+      await h['routing.publish'](ctx());
+      assert.equal(routing.builder.threads, 0, 'one rule: no thread before its build');
+      for (let i = 1; i < KEEP_WARM_RULES; i++) {
+        await routing.store.addRule({ group: 'media', field: 'device', prefix: `34${String(i).padStart(10, '0')}`, priority: 0, setId: 'east', enabled: true });
+      }
+      const published = (await h['routing.publish'](ctx())) as { version: number; ruleCount: number };
+      assert.equal(published.ruleCount, KEEP_WARM_RULES);
+      assert.equal(routing.reloader.table.version, 0, 'not built yet');
+      assert.equal(routing.builder.threads, 1, 'the publish started the build thread');
+      const warmed = await routing.builder.warm(); // the warm-up the publish asked for, awaited
+      assert.ok(warmed !== undefined && warmed.rules > 0);
+      assert.equal(await routing.reloader.check(), 'swapped');
+      assert.equal(routing.reloader.table.ruleCount, KEEP_WARM_RULES);
+      assert.equal(routing.builder.last?.threadStartMs, 0, 'the build ran on the warmed thread');
+    } finally {
+      await routing.close();
+    }
   });
 });

@@ -167,7 +167,12 @@ export function routingHandlers(routing: RoutingWiring | undefined): Pick<RouteH
       }
     };
   };
-  const check = (r: RoutingWiring) => (data: Parameters<Parameters<RoutingWiring['store']['publish']>[0]['check']>[0]) => validateTable({ ...data, timeZone: r.timeZone });
+  const check = (r: RoutingWiring) => (data: Parameters<Parameters<RoutingWiring['store']['publish']>[0]['check']>[0]) => {
+    const v = validateTable({ ...data, timeZone: r.timeZone });
+    // valid: it is being written now; a large one's build threads start while the store copies its rules
+    if (v.issues.length === 0) r.prepareBuild(data.rules.length);
+    return v;
+  };
 
   return {
     'routing.draft': guarded(async (_ctx, r) => r.store.draft()),
