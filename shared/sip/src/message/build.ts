@@ -107,6 +107,7 @@ export interface CreateResponseOptions {
 export function createResponse(req: SipRequest, status: number, reason?: string, opts: CreateResponseOptions = {}): SipResponse {
   const h = new SipHeaders();
   for (const v of req.headers.getLines('Via')) h.append('Via', v);
+  h.adoptParsed(req.headers); // the same Via and From strings: their parses are reused (issue 11)
   copy(req, h, 'From');
   const to = req.headers.get('To');
   if (to !== undefined) {
