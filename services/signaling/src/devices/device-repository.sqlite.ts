@@ -71,6 +71,9 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     countOnline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1'),
     keepalive: db.prepare('UPDATE gb_device SET keepalive_at = MAX(COALESCE(keepalive_at, 0), ?) WHERE device_id = ?'),
     onlineFlag: db.prepare<[string], { online: number; keepalive_at: number | null }>('SELECT online, keepalive_at FROM gb_device WHERE device_id = ?'),
+    // both read idx_gb_device_online_keepalive alone (it holds the key: WITHOUT ROWID)
+    countOffline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 0'),
+    offlineIds: db.prepare<[], IdRow>('SELECT device_id FROM gb_device WHERE online = 0'),
     setOnline: db.prepare('UPDATE gb_device SET online = 1, keepalive_at = MAX(COALESCE(keepalive_at, ?), ?), updated_at = ? WHERE device_id = ?'),
     setOffline: db.prepare('UPDATE gb_device SET online = 0 WHERE device_id = ?'),
     silent: db.prepare<[number, number], IdRow>(
@@ -215,8 +218,14 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     s.setChannelCount.run(Math.max(0, count - removed), at, deviceId);
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
+    // Only the rows that flip: the owner re-asserts all its devices every scan (offline-scanner.ts),
+    // which must stay cheap. Usually none or few are offline: then the offline rows are read from the
+    // index, not a row per id (issue 11: a read per registered device per scan, billed to registrations).
+    const offline = s.countOffline.get()?.n ?? 0;
+    if (offline === 0) return;
+    const known = offline < ids.length ? new Set(s.offlineIds.all().map((r) => r.device_id)) : null;
     for (const id of ids) {
-      // Only the rows that flip: the owner re-asserts all its devices every scan, which must stay cheap.
+      if (known !== null && !known.has(id)) continue;
       if (s.onlineFlag.get(id)?.online !== 0) continue;
       s.setOnline.run(at, at, at, id);
       changed.push(id);
