@@ -85,6 +85,10 @@ export class DigestServer {
   readonly #qop: boolean;
   readonly #opaque: string | undefined;
   readonly #ledger: NonceLedger;
+  /** challengeHeader's text around the nonce: everything but the nonce is fixed per server. */
+  readonly #challengeHead: string;
+  readonly #challengeTail: string;
+  readonly #challengeTailStale: string;
 
   constructor(opts: DigestServerOptions) {
     this.realm = opts.realm;
@@ -93,6 +97,15 @@ export class DigestServer {
     this.#qop = opts.qop ?? false;
     this.#opaque = opts.opaque;
     this.#ledger = new NonceLedger(opts.maxTrackedNonces);
+    // formatDigestChallenge's output with a placeholder nonce, split around it (a nonce is 32 hex digits: quoted as is)
+    const PLACEHOLDER = '0'.repeat(32);
+    const fixed = (stale: boolean): [string, string] => {
+      const text = formatDigestChallenge({ ...this.createChallenge(0, { stale }), nonce: PLACEHOLDER });
+      const at = text.indexOf(`, nonce="${PLACEHOLDER}"`) + ', nonce="'.length; // the realm before it is quoted: no `"` unescaped
+      return [text.slice(0, at), text.slice(at + PLACEHOLDER.length)];
+    };
+    [this.#challengeHead, this.#challengeTail] = fixed(false);
+    this.#challengeTailStale = fixed(true)[1];
   }
 
   createChallenge(now: number, opts: ChallengeOptions = {}): Omit<DigestChallenge, 'params'> {
@@ -106,9 +119,12 @@ export class DigestServer {
     };
   }
 
-  /** Value for the WWW-Authenticate header of a 401. */
+  /**
+   * Value for the WWW-Authenticate header of a 401: formatDigestChallenge(createChallenge(now, opts)),
+   * joined from the fixed parts around the nonce (issue 11: one per registration's first leg).
+   */
   challengeHeader(now: number, opts: ChallengeOptions = {}): string {
-    return formatDigestChallenge(this.createChallenge(now, opts));
+    return this.#challengeHead + this.#issueNonce(now, opts.subject ?? '') + (opts.stale === true ? this.#challengeTailStale : this.#challengeTail);
   }
 
   checkNonce(nonce: string, now: number, subject = ''): 'valid' | 'stale' | 'invalid' {
