@@ -5,6 +5,7 @@ import {
   BRANCH_MAGIC_COOKIE, createRequest, createResponse, generateBranch, generateCallId, generateTag, getFrom, getTo, getTopVia,
   parseSipMessage, parseUri, serializeSipMessage, SipStatus, type SipRequest,
 } from '../src/index.ts';
+import { rewriteTopVia } from '../src/transport/inbound.ts';
 
 const INVITE = [
   'INVITE sip:34020000001310000001@192.168.1.64:5060 SIP/2.0',
@@ -151,6 +152,14 @@ describe('parsed header views (issue 11: parsed once per header set)', () => {
     req.headers.set('From', '<sip:other@3402000000>;tag=p2');
     assert.equal(getFrom(req).uri.user, 'other');
     assert.equal(getTopVia(res), via, "the response's headers are its own");
+    // the transport's received/rport stamp rebuilds the header set: From and To parses carry over, the Via parses anew
+    const from = getFrom(req);
+    const top = getTopVia(req);
+    top.params.set('received', '10.9.9.9');
+    rewriteTopVia(req, top);
+    assert.equal(getFrom(req), from);
+    assert.notEqual(getTopVia(req), top);
+    assert.equal(getTopVia(req).params.get('received'), '10.9.9.9');
     req.headers.set('To', 'not a name-addr <');
     assert.throws(() => getTo(req), /missing >/, 'a bad value throws, and is not kept');
     assert.throws(() => getTo(req), /missing >/);
