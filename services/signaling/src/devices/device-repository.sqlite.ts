@@ -71,9 +71,10 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     countOnline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1'),
     keepalive: db.prepare('UPDATE gb_device SET keepalive_at = MAX(COALESCE(keepalive_at, 0), ?) WHERE device_id = ?'),
     onlineFlag: db.prepare<[string], { online: number; keepalive_at: number | null }>('SELECT online, keepalive_at FROM gb_device WHERE device_id = ?'),
-    // both read idx_gb_device_online_keepalive alone (it holds the key: WITHOUT ROWID)
+    // reads idx_gb_device_online_keepalive alone (it holds the key: WITHOUT ROWID)
     countOffline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 0'),
-    offlineIds: db.prepare<[], IdRow>('SELECT device_id FROM gb_device WHERE online = 0'),
+    // the offline ones of a JSON array of ids: one statement per chunk, the per-id work in SQLite's C
+    offlineAmong: db.prepare<[string], IdRow>('SELECT device_id FROM gb_device WHERE online = 0 AND device_id IN (SELECT value FROM json_each(?))'),
     setOnline: db.prepare('UPDATE gb_device SET online = 1, keepalive_at = MAX(COALESCE(keepalive_at, ?), ?), updated_at = ? WHERE device_id = ?'),
     setOffline: db.prepare('UPDATE gb_device SET online = 0 WHERE device_id = ?'),
     silent: db.prepare<[number, number], IdRow>(
@@ -219,14 +220,10 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
     // Only the rows that flip: the owner re-asserts all its devices every scan (offline-scanner.ts),
-    // which must stay cheap. Usually none or few are offline: then the offline rows are read from the
-    // index, not a row per id (issue 11: a read per registered device per scan, billed to registrations).
-    const offline = s.countOffline.get()?.n ?? 0;
-    if (offline === 0) return;
-    const known = offline < ids.length ? new Set(s.offlineIds.all().map((r) => r.device_id)) : null;
-    for (const id of ids) {
-      if (known !== null && !known.has(id)) continue;
-      if (s.onlineFlag.get(id)?.online !== 0) continue;
+    // which must stay cheap: none when no row is offline, else one statement picks the offline ones
+    // (issue 11: a read per registered device per scan, from JS, cost more than a registration).
+    if ((s.countOffline.get()?.n ?? 0) === 0) return;
+    for (const { device_id: id } of s.offlineAmong.all(JSON.stringify(ids))) {
       s.setOnline.run(at, at, at, id);
       changed.push(id);
     }
