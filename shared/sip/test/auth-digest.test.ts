@@ -129,6 +129,18 @@ describe('DigestServer (stateless nonce, time passed in)', () => {
     assert.deepEqual([a.realm, a.algorithm, a.qop, a.stale], ['3402000000', 'MD5', undefined, undefined]);
   });
 
+  it('the WWW-Authenticate value is formatDigestChallenge of createChallenge, whatever the options (built around the nonce: issue 11)', () => {
+    for (const opts of [{}, { qop: true }, { opaque: 'o"p\\q' }, { qop: true, opaque: 'x' }]) {
+      const s = new DigestServer({ realm: '34020"00000', secret: 'k', ...opts });
+      for (const stale of [false, true]) {
+        const header = s.challengeHeader(NOW, { stale, subject: '34020000001320000001' });
+        const nonce = parseDigestChallenge(header).nonce;
+        assert.equal(header, formatDigestChallenge({ ...s.createChallenge(NOW, { stale }), nonce }));
+        assert.equal(s.checkNonce(nonce, NOW, '34020000001320000001'), 'valid');
+      }
+    }
+  });
+
   it('round trip without qop', () => {
     const s = server();
     assert.deepEqual(verify(s, answer(s, NOW), NOW + 2_000), { ok: true, username: device.username });

@@ -2,9 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  BRANCH_MAGIC_COOKIE, createRequest, createResponse, generateBranch, generateCallId, generateTag, getFrom, getTo,
+  BRANCH_MAGIC_COOKIE, createRequest, createResponse, generateBranch, generateCallId, generateTag, getFrom, getTo, getTopVia,
   parseSipMessage, parseUri, serializeSipMessage, SipStatus, type SipRequest,
 } from '../src/index.ts';
+import { rewriteTopVia } from '../src/transport/inbound.ts';
 
 const INVITE = [
   'INVITE sip:34020000001310000001@192.168.1.64:5060 SIP/2.0',
@@ -131,5 +132,36 @@ describe('generators', () => {
   it('tags and Call-IDs are random hex, Call-ID optionally @host', () => {
     assert.notEqual(generateTag(), generateTag());
     assert.match(generateCallId('10.0.0.2'), /^[0-9a-f]{32}@10\.0\.0\.2$/);
+  });
+});
+
+describe('parsed header views (issue 11: parsed once per header set)', () => {
+  it('getTopVia, getFrom and getTo parse once while the header is unchanged, again once it changes; a response reuses the request\'s', () => {
+    const req = invite();
+    const via = getTopVia(req);
+    assert.equal(getTopVia(req), via, 'the same parse');
+    assert.equal(getFrom(req), getFrom(req));
+    assert.equal(getTo(req), getTo(req));
+    assert.deepEqual([via.host, via.params.get('branch')], ['10.0.0.1', 'z9hG4bKproxy']);
+    const res = createResponse(req, SipStatus.OK, undefined, { toTag: 't1' });
+    assert.equal(getTopVia(res), via, 'the response copies the same Via line: its parse is reused');
+    assert.equal(getFrom(res), getFrom(req));
+    assert.equal(getTo(res).params.get('tag'), 't1', 'To differs (the tag was added): parsed again');
+    req.headers.prepend('Via', 'SIP/2.0/TCP 10.0.0.9:5061;branch=z9hG4bKnew');
+    assert.deepEqual([getTopVia(req).host, getTopVia(req).transport], ['10.0.0.9', 'TCP'], 'a changed Via is parsed again');
+    req.headers.set('From', '<sip:other@3402000000>;tag=p2');
+    assert.equal(getFrom(req).uri.user, 'other');
+    assert.equal(getTopVia(res), via, "the response's headers are its own");
+    // the transport's received/rport stamp rebuilds the header set: From and To parses carry over, the Via parses anew
+    const from = getFrom(req);
+    const top = getTopVia(req);
+    top.params.set('received', '10.9.9.9');
+    rewriteTopVia(req, top);
+    assert.equal(getFrom(req), from);
+    assert.notEqual(getTopVia(req), top);
+    assert.equal(getTopVia(req).params.get('received'), '10.9.9.9');
+    req.headers.set('To', 'not a name-addr <');
+    assert.throws(() => getTo(req), /missing >/, 'a bad value throws, and is not kept');
+    assert.throws(() => getTo(req), /missing >/);
   });
 });

@@ -63,7 +63,9 @@ describe('stateless requests', () => {
     const stack = await startStack();
     const peer = await rawUdp();
     try {
+      let runs = 0;
       stack.onStatelessRequest('MESSAGE', (req) => {
+        runs++;
         if (req.body.includes('boom')) throw new Error('stateless bug');
         return undefined;
       });
@@ -73,6 +75,8 @@ describe('stateless requests', () => {
       await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, body: 'boom' }), stack.port);
       assert.match(await peer.next(), /^SIP\/2\.0 202 Accepted\r\n/);
       assert.equal(stack.stats().serverTransactions, 2);
+      // declined (or thrown) on the datagram shortcut: the parsed request does not run the handler again (issue 11)
+      assert.equal(runs, 2, 'one run per datagram');
     } finally {
       peer.close();
       await stack.close();

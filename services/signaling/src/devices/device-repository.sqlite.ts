@@ -71,6 +71,10 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     countOnline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1'),
     keepalive: db.prepare('UPDATE gb_device SET keepalive_at = MAX(COALESCE(keepalive_at, 0), ?) WHERE device_id = ?'),
     onlineFlag: db.prepare<[string], { online: number; keepalive_at: number | null }>('SELECT online, keepalive_at FROM gb_device WHERE device_id = ?'),
+    // reads idx_gb_device_online_keepalive alone (it holds the key: WITHOUT ROWID)
+    countOffline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 0'),
+    // the offline ones of a JSON array of ids: one statement per chunk, the per-id work in SQLite's C
+    offlineAmong: db.prepare<[string], IdRow>('SELECT device_id FROM gb_device WHERE online = 0 AND device_id IN (SELECT value FROM json_each(?))'),
     setOnline: db.prepare('UPDATE gb_device SET online = 1, keepalive_at = MAX(COALESCE(keepalive_at, ?), ?), updated_at = ? WHERE device_id = ?'),
     setOffline: db.prepare('UPDATE gb_device SET online = 0 WHERE device_id = ?'),
     silent: db.prepare<[number, number], IdRow>(
@@ -215,9 +219,11 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     s.setChannelCount.run(Math.max(0, count - removed), at, deviceId);
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
-    for (const id of ids) {
-      // Only the rows that flip: the owner re-asserts all its devices every scan, which must stay cheap.
-      if (s.onlineFlag.get(id)?.online !== 0) continue;
+    // Only the rows that flip: the owner re-asserts all its devices every scan (offline-scanner.ts),
+    // which must stay cheap: none when no row is offline, else one statement picks the offline ones
+    // (issue 11: a read per registered device per scan, from JS, cost more than a registration).
+    if ((s.countOffline.get()?.n ?? 0) === 0) return;
+    for (const { device_id: id } of s.offlineAmong.all(JSON.stringify(ids))) {
       s.setOnline.run(at, at, at, id);
       changed.push(id);
     }

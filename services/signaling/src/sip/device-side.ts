@@ -112,7 +112,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   const pending = new PendingQueries({ clock: o.clock, log });
   const messenger = createDeviceMessenger({ stack, sip: o.sip, clock: o.clock, requestMs: timeouts.requestMs });
   const uplink = createManscdpUplink(deps, pending, messenger);
-  // SEC-1: nonces are HMAC'd with a per-process key over realm and device id, so an answer is valid on
+  // SEC-1: nonces are MAC'd (keyed SHA-256) with a per-process key over realm and device id, so an answer is valid on
   // this process, for that device, once. No other instance needs them: a device answers its 401 to
   // the instance that sent it (same flow); after a restart devices are simply challenged again.
   const digest = new DigestServer({ realm: o.sip.realm, secret: randomBytes(32), qop: o.sip.digestQop === 'auth' });

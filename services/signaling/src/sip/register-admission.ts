@@ -90,7 +90,7 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   const challenge = o.challenge;
   const stateless: StatelessHandler = (req): StatelessAnswer | undefined => {
     arrivals++; // a request taking the parsed path after the shortcut passed it is counted twice: a rough signal is enough
-    // shedding first: a 503 costs less than a challenge (an HMAC), and a shed device comes back later
+    // shedding first: a 503 costs less than a challenge (a keyed hash), and a shed device comes back later
     const answer = shedder.fraction === 0 ? undefined : shed(req);
     return answer ?? challenge?.(req);
   };

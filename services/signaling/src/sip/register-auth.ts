@@ -2,7 +2,7 @@
 //
 // The device is identified by the From user (its 20-digit id). The digest is checked against the
 // password of the device named in From (its own password if provisioned, else the platform password),
-// and the answer must be for a nonce issued to that same device id (the nonce is HMAC'd over it), for
+// and the answer must be for a nonce issued to that same device id (the nonce is MAC'd (keyed SHA-256) over it), for
 // this Request-URI (RFC 2617 §3.2.2.5), with a nonce/nc never used before, and — unless the operator
 // allowed any username (`digest-username: any`, for devices that send a login name such as Hikvision's
 // "admin", sample 03) — with the device id as username. So a captured answer registers nothing else:

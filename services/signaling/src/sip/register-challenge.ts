@@ -1,7 +1,7 @@
 // The first leg of a REGISTER with digest (issue 11, target 1), answered statelessly: a REGISTER without
 // credentials while the platform has a password gets its 401 challenge on the datagram shortcut
 // (RFC 3261 §8.2.7: a stateless UAS), without a parse of the whole request, a server transaction kept
-// for Timer J (32 s over UDP) or a handler run. Nothing needs remembering: the nonce is HMAC'd over the
+// for Timer J (32 s over UDP) or a handler run. Nothing needs remembering: the nonce is MAC'd (keyed SHA-256) over the
 // device id and its issue time (DigestServer, SPEC SEC-1), so the answer to it is checked from the
 // nonce alone. A retransmission is challenged again (another nonce, each valid); the device answers
 // whichever 401 it got first.

@@ -162,6 +162,18 @@ export function deviceRepositoryContract(name: string, factory: (limits: DeviceR
       assert.deepEqual(await repo.markOffline([]), []);
     });
 
+    it('markOnline of many ids with few or none offline (the owner re-asserting its devices every scan)', async () => {
+      const ids = [1, 2, 3, 4, 5, 6].map(dev);
+      for (const id of ids) await repo.registerDevice(reg(id));
+      assert.deepEqual(await repo.markOnline(ids, T0 + 1000), [], 'none offline');
+      assert.deepEqual(await repo.markOffline([dev(5), dev(2)]), [dev(2), dev(5)]);
+      await repo.provisionDevice({ deviceId: dev(8) }, T0); // offline, not asked about
+      assert.deepEqual(await repo.markOnline([...ids, dev(9)], T0 + 2000), [dev(2), dev(5)], 'fewer offline rows than ids');
+      assert.equal((await repo.getDevice(dev(8)))?.online, false);
+      assert.equal((await repo.getDevice(dev(5)))?.online, true);
+      assert.deepEqual(await repo.markOnline(ids, T0 + 3000), []);
+    });
+
     it('offline scan finds silent online devices, oldest first, and a keepalive wins the race', async () => {
       await repo.registerDevice(reg(dev(1), T0));
       await repo.registerDevice(reg(dev(2), T0 - 5000));

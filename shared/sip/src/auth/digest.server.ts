@@ -1,4 +1,5 @@
-import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
+import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { SipParseError } from '../errors.ts';
 import { checkDigestResponse, normalizeAlgorithm } from './digest.compute.ts';
 import { formatDigestChallenge, parseDigestCredentials, type DigestChallenge, type DigestCredentials } from './digest.header.ts';
@@ -13,7 +14,7 @@ const FUTURE_SKEW_S = 30;
 export interface DigestServerOptions {
   realm: string;
   /**
-   * HMAC key of the nonces: only a server holding it accepts them. The platform uses a random key per
+   * Key of the nonces' MAC: only a server holding it accepts them. The platform uses a random key per
    * process, so a nonce (and an answer to it) is valid on the instance that issued it only.
    */
   secret: string | Buffer;
@@ -32,7 +33,7 @@ export type DigestFailure =
   | 'malformed' // unparsable Authorization value
   | 'realm' // answer for another realm
   | 'algorithm' // neither MD5 nor MD5-sess
-  | 'nonce' // not a nonce of ours for this subject (bad format, bad HMAC, from the future, issued for another id)
+  | 'nonce' // not a nonce of ours for this subject (bad format, bad MAC, from the future, issued for another id)
   | 'qop' // unsupported qop, or qop=auth without a valid nc/cnonce
   | 'uri' // digest uri is not the Request-URI (RFC 2617 §3.2.2.5)
   | 'username' // digest username is not the one required
@@ -65,26 +66,46 @@ export interface ChallengeOptions {
 
 /**
  * Server side of SIP digest (RFC 3261 §22.4, SPEC SEC-1):
- *   nonce = hex8(issued-at seconds) hex8(random) hex16(HMAC-SHA256(secret, time|random|realm|subject))
+ *   nonce = hex8(issued-at seconds) hex8(random) hex16(SHA-256(hex(secret) | time random | realm | subject))
  * 32 hex characters, the length of the MD5-looking nonces GB28181 devices are used to. Validating a
  * nonce needs only the secret, the subject and `now`; each nonce/nc pair is then accepted once (a
  * bounded in-memory ledger), so a captured answer cannot be replayed, nor used for another device id.
+ *
+ * The MAC is a secret-prefix SHA-256, not HMAC (issue 11: an HMAC object per challenge and per answer
+ * was ~25k instructions each, one `crypto.hash` call ~5k). Forging a nonce means finding 64 bits of
+ * SHA-256 over a 256-bit secret. Length extension, the weakness of a secret-prefix hash, needs the
+ * whole 256-bit digest (only 64 bits are published) and would append bytes after the subject, which
+ * then is no longer the device id the nonce is checked for.
  */
 export class DigestServer {
   readonly realm: string;
-  readonly #secret: Buffer;
+  /** The secret as hex text: the prefix of every MAC input. */
+  readonly #key: string;
   readonly #ttlMs: number;
   readonly #qop: boolean;
   readonly #opaque: string | undefined;
   readonly #ledger: NonceLedger;
+  /** challengeHeader's text around the nonce: everything but the nonce is fixed per server. */
+  readonly #challengeHead: string;
+  readonly #challengeTail: string;
+  readonly #challengeTailStale: string;
 
   constructor(opts: DigestServerOptions) {
     this.realm = opts.realm;
-    this.#secret = typeof opts.secret === 'string' ? Buffer.from(opts.secret, 'utf8') : opts.secret;
+    this.#key = (typeof opts.secret === 'string' ? Buffer.from(opts.secret, 'utf8') : opts.secret).toString('hex');
     this.#ttlMs = opts.nonceTtlMs ?? DEFAULT_NONCE_TTL_MS;
     this.#qop = opts.qop ?? false;
     this.#opaque = opts.opaque;
     this.#ledger = new NonceLedger(opts.maxTrackedNonces);
+    // formatDigestChallenge's output with a placeholder nonce, split around it (a nonce is 32 hex digits: quoted as is)
+    const PLACEHOLDER = '0'.repeat(32);
+    const fixed = (stale: boolean): [string, string] => {
+      const text = formatDigestChallenge({ ...this.createChallenge(0, { stale }), nonce: PLACEHOLDER });
+      const at = text.indexOf(`, nonce="${PLACEHOLDER}"`) + ', nonce="'.length; // the realm before it is quoted: no `"` unescaped
+      return [text.slice(0, at), text.slice(at + PLACEHOLDER.length)];
+    };
+    [this.#challengeHead, this.#challengeTail] = fixed(false);
+    this.#challengeTailStale = fixed(true)[1];
   }
 
   createChallenge(now: number, opts: ChallengeOptions = {}): Omit<DigestChallenge, 'params'> {
@@ -98,9 +119,12 @@ export class DigestServer {
     };
   }
 
-  /** Value for the WWW-Authenticate header of a 401. */
+  /**
+   * Value for the WWW-Authenticate header of a 401: formatDigestChallenge(createChallenge(now, opts)),
+   * joined from the fixed parts around the nonce (issue 11: one per registration's first leg).
+   */
   challengeHeader(now: number, opts: ChallengeOptions = {}): string {
-    return formatDigestChallenge(this.createChallenge(now, opts));
+    return this.#challengeHead + this.#issueNonce(now, opts.subject ?? '') + (opts.stale === true ? this.#challengeTailStale : this.#challengeTail);
   }
 
   checkNonce(nonce: string, now: number, subject = ''): 'valid' | 'stale' | 'invalid' {
@@ -155,16 +179,20 @@ export class DigestServer {
     return stamp + this.#mac(stamp, subject);
   }
 
-  /** The stamp has a fixed length and the realm is fixed per server: whatever follows is the subject. */
+  /** The key (hex) and the stamp have fixed lengths and the realm is fixed per server: whatever follows is the subject. */
   #mac(stamp: string, subject: string): string {
-    return createHmac('sha256', this.#secret).update(`${stamp}|${this.realm}|${subject}`).digest('hex').slice(0, 16);
+    return sha256Hex(`${this.#key}|${stamp}|${this.realm}|${subject}`).slice(0, 16);
   }
 }
+
+/** One-shot hashing where Node has it (≥ 20.12): one call into C++, no Hash object; the same digest either way. */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : (text) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
  * 4 random bytes (8 hex digits) per nonce, from a pool refilled 1,024 nonces at a time: one
  * randomFillSync per 1,024 challenges instead of one randomBytes each (issue 11: a registration storm
- * challenges every device). The bytes only make nonces unique; the HMAC makes them unforgeable.
+ * challenges every device). The bytes only make nonces unique; the MAC makes them unforgeable.
  */
 const NONCE_POOL = Buffer.alloc(4096);
 let noncePoolAt = NONCE_POOL.length;

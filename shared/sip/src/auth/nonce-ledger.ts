@@ -2,7 +2,7 @@
 // can keep track of the nc values it has seen for each nonce and reject any request that reuses one"),
 // so that a captured Authorization is accepted once, not for the nonce's whole lifetime (SPEC SEC-1).
 //
-// In memory, per DigestServer: nonces are HMAC'd with the process's own key, so no other process
+// In memory, per DigestServer: nonces are MAC'd (keyed SHA-256) with the process's own key, so no other process
 // accepts them and nothing needs sharing. Bounded: an entry is only added for an answer whose response
 // verified (it takes the password), it is dropped once the nonce has expired (a replay is then
 // refused as stale anyway), and past `maxEntries` the oldest goes first (the one closest to expiry).

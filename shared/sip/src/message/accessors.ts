@@ -16,20 +16,35 @@ export function getVias(msg: SipMessage): ViaHop[] {
   return lines.flatMap(parseVia);
 }
 
+/** SipHeaders.parsedOnce slots: a request's top Via is read ~7 times on its way (transaction key, stamp, response route…). */
+const TOP_VIA_SLOT = 0;
+const FROM_SLOT = 1;
+const TO_SLOT = 2;
+
+/**
+ * The first hop of the first Via line. Parsed once per header set and Via value (SipHeaders.parsedOnce),
+ * so the hop is shared: read it, or mutate it only to rewrite the Via from it (stampReceived).
+ */
 export function getTopVia(msg: SipMessage): ViaHop {
   const first = msg.headers.get('Via');
   if (first === undefined) throw missing('Via');
+  return msg.headers.parsedOnce(TOP_VIA_SLOT, first, parseTopVia);
+}
+
+function parseTopVia(first: string): ViaHop {
   const top = splitHeaderValues(first)[0];
   if (top === undefined) throw invalid('Via', first);
   return parseViaHop(top);
 }
 
+/** From, parsed once per header set and value like getTopVia: shared, not to be mutated. */
 export function getFrom(msg: SipMessage): NameAddr {
-  return singleNameAddr(msg, 'From');
+  return singleNameAddr(msg, 'From', FROM_SLOT);
 }
 
+/** To, parsed once per header set and value like getTopVia: shared, not to be mutated. */
 export function getTo(msg: SipMessage): NameAddr {
-  return singleNameAddr(msg, 'To');
+  return singleNameAddr(msg, 'To', TO_SLOT);
 }
 
 /** Call-ID = word [ "@" word ] (RFC 3261 §25.1); compared byte-for-byte, so returned as received. */
@@ -121,11 +136,11 @@ function wildcardContact(): NameAddr {
   };
 }
 
-function singleNameAddr(msg: SipMessage, name: 'From' | 'To'): NameAddr {
+function singleNameAddr(msg: SipMessage, name: 'From' | 'To', slot: number): NameAddr {
   const raw = msg.headers.get(name);
   if (raw === undefined) throw missing(name);
   try {
-    return parseNameAddr(raw);
+    return msg.headers.parsedOnce(slot, raw, parseNameAddr);
   } catch (err) {
     if (err instanceof SipParseError) throw new SipParseError(err.code, err.message, { header: name });
     throw err;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SipParseError } from '../errors.ts';
 import { reasonPhrase, SipStatus } from '../status.ts';
+import { getTo } from './accessors.ts';
 import { SipHeaders } from './headers.ts';
 import { parseNameAddr, formatNameAddr } from './name-addr.ts';
 import type { NameAddr, SipRequest, SipResponse, SipUri, ViaHop } from './types.ts';
@@ -107,11 +108,12 @@ export interface CreateResponseOptions {
 export function createResponse(req: SipRequest, status: number, reason?: string, opts: CreateResponseOptions = {}): SipResponse {
   const h = new SipHeaders();
   for (const v of req.headers.getLines('Via')) h.append('Via', v);
+  h.adoptParsed(req.headers); // the same Via and From strings: their parses are reused (issue 11)
   copy(req, h, 'From');
   const to = req.headers.get('To');
   if (to !== undefined) {
     const tag = opts.toTag ?? (status === SipStatus.Trying ? undefined : generateTag);
-    h.append('To', tag === undefined ? to : withTag(to, typeof tag === 'string' ? () => tag : tag));
+    h.append('To', tag === undefined ? to : withTag(to, typeof tag === 'string' ? () => tag : tag, req));
   }
   copy(req, h, 'Call-ID');
   copy(req, h, 'CSeq');
@@ -145,10 +147,11 @@ function toBody(body: Buffer | string | undefined): Buffer {
  * kept byte-for-byte; for an addr-spec without `<>` the appended tag is a header parameter, as
  * RFC 3261 §20.10 requires. A value we cannot parse is searched for `;tag=` case-insensitively.
  */
-function withTag(value: string, makeTag: () => string): string {
+/** `of`: the request whose To `value` is (its parse is reused, issue 11). */
+function withTag(value: string, makeTag: () => string, of?: SipRequest): string {
   let hasTag: boolean;
   try {
-    hasTag = parseNameAddr(value).params.has('tag');
+    hasTag = (of === undefined ? parseNameAddr(value) : getTo(of)).params.has('tag');
   } catch (err) {
     if (!(err instanceof SipParseError)) throw err;
     hasTag = /;\s*tag\s*=/i.test(value);

@@ -107,6 +107,12 @@ export class SipHeaders {
   // [canonical name, value] in wire order; #keys[i] is the lookup key of #entries[i].
   readonly #entries: Array<[string, string]> = [];
   readonly #keys: string[] = [];
+  /**
+   * What accessors.ts parsed of this header set (the top Via, From, To: each parsed several times per
+   * request otherwise, issue 11), as [raw, parsed] per slot: a parse is reused only while the header's
+   * value is that very raw string, so any change of the header parses again.
+   */
+  #parsed: unknown[] | undefined;
 
   constructor(init?: Iterable<readonly [string, string]>) {
     if (init !== undefined) for (const [n, v] of init) this.append(n, v);
@@ -168,6 +174,25 @@ export class SipHeaders {
 
   entries(): ReadonlyArray<readonly [string, string]> {
     return this.#entries;
+  }
+
+  /**
+   * @internal For accessors.ts: `parse(raw)`, computed once per header set and slot while the header's
+   * value is `raw` (a pure function of it). The value is shared by every caller: never mutate it other
+   * than to rewrite the header from it (stampReceived + rewriteTopVia build a new header set).
+   */
+  parsedOnce<T>(slot: number, raw: string, parse: (raw: string) => T): T {
+    const memo = (this.#parsed ??= []);
+    if (memo[2 * slot] === raw) return memo[2 * slot + 1] as T;
+    const value = parse(raw);
+    memo[2 * slot] = raw;
+    memo[2 * slot + 1] = value;
+    return value;
+  }
+
+  /** @internal What `from` parsed, for headers copied from it (a response's Via, From): reused only where the value is the same. */
+  adoptParsed(from: SipHeaders): void {
+    if (from.#parsed !== undefined) this.#parsed = from.#parsed.slice();
   }
 
   clone(): SipHeaders {

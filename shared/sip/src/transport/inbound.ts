@@ -41,6 +41,7 @@ export function rewriteTopVia(msg: SipMessage, top: ViaHop): void {
       rebuilt.append(name, value);
     }
   }
+  rebuilt.adoptParsed(msg.headers); // From and To unchanged: parsed once (issue 11); the Via parses anew
   msg.headers = rebuilt;
 }
 

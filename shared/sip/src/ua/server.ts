@@ -57,6 +57,12 @@ export class RequestDispatcher {
   readonly #inviteCtx = new WeakMap<ServerTransaction, ServerCtx>();
   readonly #ctxHooks: ServerContextHooks;
   #closing = false;
+  /**
+   * The flow (one object per datagram) of the last datagram whose stateless handler ran on the
+   * shortcut and declined it: its parsed request does not run that handler again (issue 11: the
+   * second leg of every registration paid both, and a shedding decision would be drawn twice).
+   */
+  #declinedFlow: Flow | undefined;
 
   constructor(private readonly deps: ServerDeps) {
     this.#ctxHooks = { accept: (c, o) => this.#accept(c, o), serverHeader: deps.local.userAgent };
@@ -90,7 +96,9 @@ export class RequestDispatcher {
 
   handleRequest(req: SipRequest, flow: Flow): void {
     const stateless = this.#stateless.get(req.method);
-    if (stateless !== undefined && !this.#closing && this.#answerStatelessly(stateless, req, flow)) return;
+    const declined = this.#declinedFlow === flow;
+    this.#declinedFlow = undefined;
+    if (stateless !== undefined && !declined && !this.#closing && this.#answerStatelessly(stateless, req, flow)) return;
     const existing = this.deps.layer.matchRequest(req);
     if (existing !== undefined) {
       if (existing.receiveRequest(req) === 'pass-to-tu') this.#onAck(req);
@@ -198,7 +206,10 @@ export class RequestDispatcher {
     const via = stampDatagramVia(peek, flow, this.deps.forceRport);
     if (via === undefined) return undefined;
     const answer = this.#runStateless(handler, peek, flow); // a PeekedRequest is a StatelessRequest
-    if (answer === undefined) return undefined;
+    if (answer === undefined) {
+      this.#declinedFlow = flow; // the same request, parsed next, goes straight to its transaction
+      return undefined;
+    }
     const status = typeof answer === 'number' ? answer : answer.status;
     if (channels.datagramAnswer.hasSubscribers) publish(channels.datagramAnswer, { method: peek.method, status });
     const headers = typeof answer === 'number' ? undefined : answer.headers;
