@@ -7,7 +7,8 @@
 // For each device count N and mode:
 //  1. starts an instance as `npm run signaling` does (embedded SQLite store in a fresh data directory, no
 //     device password; mode `redis` adds a redis-server and REDIS_URL, so every REGISTER also claims the
-//     device's ownership in Redis, SPEC §3), waits 5 s after it is ready, then reads its RSS
+//     device's ownership in Redis, SPEC §3; keepalive interval 3600 s so no device goes offline or loses
+//     its lease during the run), waits 5 s after it is ready, then reads its RSS
 //     (/proc/<pid>/status VmRSS) and heap used (its own /metrics, nodejs_heap_size_used_bytes);
 //  2. registers N distinct 20-digit device ids with the closed-loop UDP driver of register-driver.ts (the
 //     REGISTER of test/sipp/register-only.xml, at most 100 outstanding, each id resent until its 200, over
@@ -26,7 +27,7 @@
 // `--heap-snapshot DIR` writes a V8 heap snapshot of the standalone instance after the settle
 // (--heapsnapshot-signal), for reading its retainers in Chrome DevTools (docs/benchmarks.md).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,14 +63,16 @@ const deviceIds = (n: number): string[] => Array.from({ length: n }, (_, i) => `
 
 /** Registers every id at host:port (register-driver.ts), printing how it went; the seconds it took. */
 async function registerAll(port: number, ids: readonly string[]): Promise<number> {
-  const r = await registerDevices({ host: '127.0.0.1', port, deviceIds: ids, serverId: SERVER_ID, realm: REALM });
+  // The driver's default 30 min give-up is ~550/s at 1,000,000; this shared machine has answered 190–300/s.
+  const timeoutMs = Math.max(30 * 60_000, ids.length * 6);
+  const r = await registerDevices({ host: '127.0.0.1', port, deviceIds: ids, serverId: SERVER_ID, realm: REALM, timeoutMs });
   process.stdout.write(`  registered ${r.registered} in ${r.seconds.toFixed(1)} s (${(r.registered / r.seconds).toFixed(0)}/s, ${r.retransmissions} retransmissions)\n`);
   return r.seconds;
 }
 
-async function heapUsedBytes(httpPort: string): Promise<number> {
+async function heapBytes(httpPort: string, metric: 'used' | 'total' = 'used'): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes '));
+  const line = text.split('\n').find((l) => l.startsWith(`nodejs_heap_size_${metric}_bytes `));
   return Number(line?.split(' ')[1] ?? NaN);
 }
 
@@ -105,6 +108,10 @@ async function measureProject(n: number, mode: 'standalone' | 'redis', ids: read
         REDIS_URL: redis?.url ?? '',
         VMS_GB28181_SIP_INSTANCE_ID: mode === 'redis' ? 'bench-a' : undefined,
         VMS_DATA_DIR: dataDir,
+        // The driver sends no keepalives; a one-hour expected interval keeps every device online and its
+        // ownership lease live for the whole run (1,000,000 take longer than the default 3 × 60 s window),
+        // as keepalives would. Left at 60 s, the first devices went offline and lost their leases mid-run.
+        VMS_GB28181_SIP_KEEPALIVE_INTERVAL: '3600',
         LOG_LEVEL: 'warn',
       }),
       healthUrl: (env) => `http://127.0.0.1:${env['SERVER_PORT']}/healthz`,
@@ -116,16 +123,31 @@ async function measureProject(n: number, mode: 'standalone' | 'redis', ids: read
       const httpPort = server.env['SERVER_PORT'] ?? '';
       await sleep(5000);
       const beforeKiB = rssKiB(pid);
-      const heapBefore = await heapUsedBytes(httpPort);
+      const heapBefore = await heapBytes(httpPort);
       const seconds = await registerAll(Number(server.env['VMS_GB28181_SIP_PORT']), ids);
       await sleep(SETTLE_S * 1000);
       const afterKiB = rssKiB(pid);
-      const heapAfter = await heapUsedBytes(httpPort);
+      const heapAfter = await heapBytes(httpPort);
+      // What V8 holds committed after the settle (heap used is what is live or not yet collected in it):
+      // RSS above it is the allocator's (Buffers, SQLite, native) and the code.
+      process.stdout.write(`  after the settle: heap total ${((await heapBytes(httpPort, 'total')) / 2 ** 20).toFixed(0)} MB, RSS ${(rssKiB(pid) / 1024).toFixed(0)} MB\n`);
       if (snapshot) {
         const before = new Set(readdirSync(SNAPSHOT_DIR));
         process.kill(pid, 'SIGUSR2');
         await waitFor(() => readdirSync(SNAPSHOT_DIR).some((f) => !before.has(f) && f.endsWith('.heapsnapshot')), { timeoutMs: 300_000 });
-        await sleep(5000); // the file appears before it is complete
+        // The file appears empty and grows while V8 writes it: stopping the server after a fixed 5 s
+        // left an empty file at 100,000 devices. Done when its size has held for 5 s.
+        const file = join(SNAPSHOT_DIR, readdirSync(SNAPSHOT_DIR).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')) ?? '');
+        let size = -1;
+        await waitFor(
+          () => {
+            const now = statSync(file).size;
+            const held = now > 0 && now === size;
+            size = now;
+            return held;
+          },
+          { timeoutMs: 600_000, intervalMs: 5000 },
+        );
         process.stdout.write(`  heap snapshot written to ${SNAPSHOT_DIR}\n`);
       }
       return { server: mode === 'redis' ? 'project + Redis ownership' : 'project standalone', devices: n, seconds, beforeKiB, afterKiB, heapBefore, heapAfter };
