@@ -70,6 +70,8 @@ export interface SippResult {
 
 export interface SippRun {
   readonly pid: number | undefined;
+  /** The temp dir SIPp writes its logs to (readable while it runs, e.g. the -fd statistics rows). */
+  readonly dir: string;
   /** Resolves when SIPp exits; never rejects. */
   readonly done: Promise<SippResult>;
   /** SIGTERM (SIGKILL after 2 s), e.g. to end a server scenario. */
@@ -111,6 +113,7 @@ export function runSipp(opts: SippOptions): SippRun {
   });
   return {
     pid: proc.pid,
+    dir: dir.path,
     done,
     async stop() {
       await proc.stop({ timeoutMs: 2000 });

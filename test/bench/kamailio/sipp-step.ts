@@ -69,7 +69,7 @@ function shedCount(dir: string): number {
 }
 
 /** RTD 1 response times, ms, from SIPp's -trace_rtt file(s). */
-function responseTimes(dir: string): number[] {
+export function responseTimes(dir: string): number[] {
   const out: number[] = [];
   for (const f of readdirSync(dir).filter((n) => n.endsWith('_rtt.csv'))) {
     const lines = readFileSync(join(dir, f), 'utf8').split('\n');
