@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { freePort, requireBinary, runSipp, startRedis, startService, tsxArgs, writeInjectionCsv, type RedisServer, type ServiceProcess, type SippRun } from '@vms/harness';
 import { ownershipKey } from '@vms/cluster';
-import { signToken } from '@vms/signaling';
+import { signToken, udpReceiveQueueBytes } from '@vms/signaling';
 import { cpuSeconds } from './kamailio/proc.ts';
 import { deviceRows, DOMAIN, percentile, responseTimes, SERVER_ID } from './kamailio/sipp-step.ts';
 import { isQuick, printSummary } from './summary.ts';
@@ -123,6 +123,27 @@ const statsOf = (dir: string): Record<string, number> => lastRow(dir, (f) => f.s
 const countsOf = (dir: string): Record<string, number> => lastRow(dir, (f) => f.endsWith('_counts.csv'));
 const sumColumns = (row: Record<string, number>, re: RegExp): number => Object.entries(row).reduce((s, [k, v]) => (re.test(k) && Number.isFinite(v) ? s + v : s), 0);
 
+/** Bytes waiting in the instance's SIP UDP socket (the shedder's own signal, read the same way). */
+function receiveQueue(port: number): number {
+  return ['/proc/net/udp', '/proc/net/udp6'].reduce((sum, f) => {
+    try {
+      return sum + (udpReceiveQueueBytes(readFileSync(f, 'latin1'), port) ?? 0);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
+/** SIPp's error log entries by kind (their first line, numbers blanked), most frequent first. */
+function failureKinds(errors: string): string {
+  const kinds = new Map<string, number>();
+  for (const entry of errors.split(/^\d{4}-\d{2}-\d{2}\t[\d:.]+\t\d+\.\d+: /m).slice(1)) {
+    const kind = (entry.split('\n')[0] ?? '').replace(/\d+/g, 'N').slice(0, 120);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  return [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, n]) => `${n} × ${k}`).join('; ');
+}
+
 const sippArgs = ['-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(8 * 1024 * 1024), '-trace_counts', '-fd', '1', '-max_recv_loops', '10000', '-max_sched_loops', '10000'];
 const keys = { gb_server: SERVER_ID, gb_domain: DOMAIN, gb_expires: '3600' };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -168,14 +189,18 @@ async function main(): Promise<void> {
     const storm = runSipp({
       scenario: STORM_DEVICE, remote: platform.sip, localPort: await freePort({ udp: true }), transport: 'u1', calls: DEVICES, rate: RATE, limit: DEVICES,
       injectionFiles: [writeInjectionCsv(stormRows)], keys, traceMessages: false, timeoutMs: DEADLINE_MS + 120_000,
-      extraArgs: [...sippArgs, '-d', '60000', '-max_non_invite_retrans', '10'],
+      extraArgs: [...sippArgs, '-d', '60000', '-max_non_invite_retrans', '10', '-pause_msg_ign', '-default_behaviors', 'all,-bye,-abortunexp'],
     });
     runs.push(storm);
     let allMs: number | null = null;
     let createdMs: number | null = null;
     let lastPrint = 0;
+    let kaSeen = 0;
+    let queueMax = 0;
+    const sipPort = Number(platform.server.env['VMS_GB28181_SIP_PORT']);
     for (;;) {
       await sleep(1000);
+      queueMax = Math.max(queueMax, receiveQueue(sipPort));
       const elapsed = performance.now() - started;
       const registered = (await redis.dbsize()) - baseKeys; // owner keys of the storm's devices (the set's were there before)
       const created = statsOf(storm.dir)['TotalCallCreated'] ?? 0;
@@ -183,7 +208,13 @@ async function main(): Promise<void> {
       if (elapsed - lastPrint >= 10_000) {
         lastPrint = elapsed;
         const shed = await metric(platform, 'vms_sip_responses_total', ['direction="out"', 'method="REGISTER"', 'status="503"']);
-        process.stdout.write(`  ${(elapsed / 1000).toFixed(0).padStart(4)} s  created ${created}  registered ~${registered}  503 sent ${shed}  load ${load()}\n`);
+        const kaWindow = responseTimes(kaRun.dir).slice(kaSeen);
+        kaSeen += kaWindow.length;
+        process.stdout.write(
+          `  ${(elapsed / 1000).toFixed(0).padStart(4)} s  created ${created}  registered ~${registered}  503 sent ${shed}  ` +
+            `SIP receive queue max ${(queueMax / 1024).toFixed(0)} KiB  keepalive p99 ${percentile(kaWindow, 99).toFixed(0)} ms  load ${load()}\n`,
+        );
+        queueMax = 0;
       }
       if (registered >= DEVICES && (await ownedOf(redis, stormIds)) >= DEVICES) {
         allMs = elapsed;
@@ -204,6 +235,7 @@ async function main(): Promise<void> {
     const stormResult = await storm.stop();
     const st = statsOf(stormResult.dir);
     const counts = countsOf(stormResult.dir);
+    const why = failureKinds(stormResult.errors);
     for (const r of [kaResult, stormResult]) rmSync(r.dir, { recursive: true, force: true });
 
     const lost = DEVICES - registered;
@@ -220,6 +252,7 @@ async function main(): Promise<void> {
         `  SIPp created every device's first REGISTER in ${createdMs === null ? '—' : `${(createdMs / 1000).toFixed(1)} s (${Math.round(createRate)}/s)`}\n` +
         `  all registered after ${allMs === null ? `— (deadline ${DEADLINE_MS / 1000} s)` : `${(allMs / 1000).toFixed(1)} s (${Math.round(regRate)}/s on average)`}\n` +
         `  503 sent ${shedSent} (SIPp received ${shedRecv}); SIPp failed calls ${failedSipp}; retransmissions ${st['Retransmissions(C)'] ?? NaN}\n` +
+        (why === '' ? '' : `  SIPp's failure reasons: ${why}\n`) +
         `  registered ${registered} (Redis owner keys naming the instance); online in the store ${inStore}; lost ${lost}\n` +
         `  instance CPU over the storm ${stormCpu.toFixed(1)} s (${allMs === null ? '—' : ((stormCpu * 1e6) / DEVICES).toFixed(0)} µs per registration)\n` +
         `  keepalives of ${KA_DEVICES} registered devices beside it: ${kaAnswered} answered, ${kaUnanswered} unanswered, p50/p99 ${percentile(kaTimes, 50).toFixed(0)}/${kaP99.toFixed(0)} ms; offline after the storm ${kaOffline}\n`,

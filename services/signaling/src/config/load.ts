@@ -327,7 +327,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
         highUtilization: (get('vms.limits.register-shed-utilization-high') ?? DEFAULT_SHED_POLICY.highUtilization * 100) / 100,
         lowUtilization: (get('vms.limits.register-shed-utilization-low') ?? DEFAULT_SHED_POLICY.lowUtilization * 100) / 100,
         maxFraction: (get('vms.limits.register-shed-max-share') ?? DEFAULT_SHED_POLICY.maxFraction * 100) / 100,
-        rise: DEFAULT_SHED_POLICY.rise,
+        cut: DEFAULT_SHED_POLICY.cut,
         fall: DEFAULT_SHED_POLICY.fall,
         retryAfterMinSec: get('vms.limits.register-retry-after') ?? DEFAULT_SHED_POLICY.retryAfterMinSec,
         retryAfterSpreadSec: get('vms.limits.register-retry-after-spread') ?? DEFAULT_SHED_POLICY.retryAfterSpreadSec,

@@ -16,6 +16,16 @@
 // process merely waits for a core, hence only the fallback). The shed fraction rises while a signal is
 // over its mark and falls back slowly, so the instance settles at the rate it can finish; pure, with the
 // sample passed in (the sampler is register-admission.ts).
+//
+// The shed share moves like TCP's window, on the admitted share (1 − shed): cut to a quarter in each
+// overloaded window, straight to the cap when the queue is far over its mark, given back additively in
+// calm ones. What the instance lets through is work it commits to (a challenge, then a registration that
+// is never shed), and it must stay under what it can finish whatever the storm's rate: a fixed share
+// of arrivals does not. The register-storm bench (issue 11) measured a cap of 90 % with a rise of 10
+// points per 100 ms: 10,000 devices at once at ~1,500/s on a machine where the instance got a quarter
+// of a core let ~150/s through, about all the CPU it had; the 503s then waited behind them, the receive
+// queue filled (7.5 MiB), SIPp's retransmissions doubled the arrivals and the registered devices'
+// keepalives waited 6 s (p99).
 
 /** Marks of the controller; defaults in DEFAULT_SHED_POLICY. */
 export interface ShedPolicy {
@@ -31,8 +41,9 @@ export interface ShedPolicy {
   readonly maxPending: number;
   /** Highest shed fraction: some new devices always get through, so a storm drains instead of stalling. */
   readonly maxFraction: number;
-  /** Fraction added per overloaded window, removed per calm window. */
-  readonly rise: number;
+  /** Admitted share (1 − fraction) multiplied by this in each overloaded window (multiplicative decrease). */
+  readonly cut: number;
+  /** Fraction removed per calm window (additive increase of the admitted share). */
   readonly fall: number;
   /** Retry-After: from `retryAfterMinSec`, spread over `retryAfterSpreadSec` so retries do not come back together. */
   readonly retryAfterMinSec: number;
@@ -46,13 +57,19 @@ export const DEFAULT_SHED_POLICY: ShedPolicy = {
   highUtilization: 0.9,
   lowUtilization: 0.75,
   maxPending: 1000,
-  maxFraction: 0.9,
-  // 1 s from nothing to the cap: a short stall (GC, a busy neighbour on the machine) sheds little
-  rise: 0.1,
+  // 1 % of a storm's first REGISTERs still get through: 15/s of a 1,500/s storm
+  maxFraction: 0.99,
+  // 75 % shed after one overloaded window, 94 % after two, the cap after four (400 ms: under the 500 ms
+  // retransmission timer); a queue 4× over its mark goes to the cap at once
+  cut: 0.25,
+  // back to admitting everything 1 s after the queue drained
   fall: 0.1,
   retryAfterMinSec: 5,
   retryAfterSpreadSec: 25,
 };
+
+/** A receive queue this many times its high mark holds seconds of work: shed at the cap at once. */
+export const FAR_BEHIND = 4;
 
 export interface ShedSample {
   /** Bytes in the SIP UDP socket's receive queue now; null where it cannot be read (not Linux). */
@@ -79,8 +96,10 @@ export class RegisterShedder {
     const p = this.#policy;
     const high = s.queueBytes === null ? s.utilization > p.highUtilization : s.queueBytes > p.highQueueBytes;
     const low = s.queueBytes === null ? s.utilization < p.lowUtilization : s.queueBytes < p.lowQueueBytes;
-    if (s.arrivals > 0 && (high || s.pending > p.maxPending)) this.#fraction = Math.min(p.maxFraction, this.#fraction + p.rise);
-    else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
+    if (s.arrivals > 0 && (high || s.pending > p.maxPending)) {
+      const farBehind = s.queueBytes !== null && s.queueBytes > FAR_BEHIND * p.highQueueBytes;
+      this.#fraction = farBehind ? p.maxFraction : Math.min(p.maxFraction, 1 - (1 - this.#fraction) * p.cut);
+    } else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
   }
 
   /** Share of new registrations answered 503 now. */
