@@ -144,7 +144,9 @@ function failureKinds(errors: string): string {
   return [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, n]) => `${n} × ${k}`).join('; ');
 }
 
-const sippArgs = ['-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(8 * 1024 * 1024), '-trace_counts', '-fd', '1', '-max_recv_loops', '10000', '-max_sched_loops', '10000'];
+// SIPp ends itself after 120 stalls of its loop over 500 ms (its watchdog): on a machine at load 15 it
+// did, mid-storm, and its 9,000 registered devices went offline with it
+const sippArgs = ['-watchdog_minor_maxtriggers', '1000000', '-watchdog_major_maxtriggers', '1000000', '-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(8 * 1024 * 1024), '-trace_counts', '-fd', '1', '-max_recv_loops', '10000', '-max_sched_loops', '10000'];
 const keys = { gb_server: SERVER_ID, gb_domain: DOMAIN, gb_expires: '3600' };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');

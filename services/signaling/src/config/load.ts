@@ -329,6 +329,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
         maxFraction: (get('vms.limits.register-shed-max-share') ?? DEFAULT_SHED_POLICY.maxFraction * 100) / 100,
         cut: DEFAULT_SHED_POLICY.cut,
         fall: DEFAULT_SHED_POLICY.fall,
+        sheddingReceiveBufferBytes: get('vms.limits.register-shed-receive-buffer') ?? DEFAULT_SHED_POLICY.sheddingReceiveBufferBytes,
         retryAfterMinSec: get('vms.limits.register-retry-after') ?? DEFAULT_SHED_POLICY.retryAfterMinSec,
         retryAfterSpreadSec: get('vms.limits.register-retry-after-spread') ?? DEFAULT_SHED_POLICY.retryAfterSpreadSec,
       },

@@ -117,6 +117,7 @@ export const SETTINGS = [
   { key: 'vms.limits.register-shed-max-pending', type: 'limit', default: '1000', doc: 'REGISTERs in flight (awaiting the store, Redis or MySQL) over which new ones are shed whatever the queue' },
   { key: 'vms.limits.register-shed-utilization-high', type: 'percent', default: '90', doc: 'event-loop utilization over which new REGISTERs are shed where the receive queue cannot be read (not Linux), percent' },
   { key: 'vms.limits.register-shed-utilization-low', type: 'percent', default: '75', doc: 'utilization under which shedding eases there, percent; below register-shed-utilization-high' },
+  { key: 'vms.limits.register-shed-receive-buffer', type: 'limit', default: '524288', doc: "SO_RCVBUF of the SIP UDP socket while new REGISTERs are shed at register-shed-max-share, bytes (the kernel doubles it); back to 4 MiB once shedding stops: what would wait past the sender's 500 ms retransmission timer is dropped by the kernel instead of answered late" },
   { key: 'vms.limits.register-shed-max-share', type: 'percent', default: '99', doc: 'highest share of new REGISTERs shed, percent: the rest still get through, so a storm drains instead of stalling' },
   { key: 'vms.limits.register-retry-after', type: 'limit', default: '5', doc: 'Retry-After of a shed REGISTER, seconds, at least' },
   { key: 'vms.limits.register-retry-after-spread', type: 'limit', default: '25', doc: 'Retry-After spread: a random 0..spread seconds is added, so the shed devices do not come back together' },

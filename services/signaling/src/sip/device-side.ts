@@ -27,7 +27,7 @@ import { createDeviceExchange } from './device-exchange.ts';
 import { createSipBroadcast, type AudioSender, type SipBroadcast } from './sip-broadcast.ts';
 import { createSnapshotFiles } from '../commands/snapshot-files.fs.ts';
 import { join } from 'node:path';
-import { startSipServer, type SipServerOptions } from './sip-server.ts';
+import { startSipServer, UDP_RECEIVE_BUFFER_BYTES, type SipServerOptions } from './sip-server.ts';
 import { createDeviceNotifyHandlers } from './device-notify.handler.ts';
 import { DeviceSubscriptions, type SubscriptionTiming } from './device-subscriptions.ts';
 import { createMemoryReportStore } from '../reports/report-store.memory.ts';
@@ -120,7 +120,15 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   // issue 11: past the ceiling, new REGISTERs get 503 + Retry-After on the shortcut instead of queueing;
   // the first leg's 401 is answered there too, statelessly (register-challenge.ts)
   const challenge = createStatelessChallenge({ password: o.sip.password, registerExpiresMin: o.sip.registerExpiresMin, digest, clock: o.clock });
-  const admission = createRegisterAdmission({ flows, log, sipPort: stack.port, challenge, ...(o.limits === undefined ? {} : { policy: o.limits.registerShed }) });
+  const admission = createRegisterAdmission({
+    flows,
+    log,
+    sipPort: stack.port,
+    challenge,
+    setReceiveBuffer: (bytes) => stack.setUdpReceiveBuffer(bytes),
+    receiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES,
+    ...(o.limits === undefined ? {} : { policy: o.limits.registerShed }),
+  });
   stack.onStatelessRequest('REGISTER', admission.stateless);
   stack.onRequest('REGISTER', admission.wrap(createRegisterHandler(deps, digest)));
   const messages = createMessageHandlers(deps, uplink, (deviceId, now) => digest.challengeHeader(now, { subject: deviceId }));

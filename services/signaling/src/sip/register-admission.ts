@@ -10,7 +10,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DeviceFlows } from './device-flows.ts';
 import type { StatelessChallenge } from './register-challenge.ts';
-import { fromUser, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
+import { DEFAULT_SHED_POLICY, fromUser, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
 export const SAMPLE_MS = 100;
@@ -48,10 +48,16 @@ export interface RegisterAdmissionOptions {
   readonly policy?: ShedPolicy;
   /** The stateless 401 of a first leg, tried when the REGISTER is not shed; absent: every REGISTER not shed goes on. */
   readonly challenge?: StatelessChallenge;
+  /** Resizes the SIP UDP socket's receive buffer: to the policy's shedding size at the cap, back to `receiveBufferBytes` after. */
+  readonly setReceiveBuffer?: (bytes: number) => void;
+  /** The socket's ordinary receive buffer, restored when shedding stops. */
+  readonly receiveBufferBytes?: number;
 }
 
 export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAdmission {
-  const shedder = new RegisterShedder(o.policy);
+  const policy = o.policy ?? DEFAULT_SHED_POLICY;
+  const shedder = new RegisterShedder(policy);
+  let shrunk = false;
   const random = o.random ?? Math.random;
   let pending = 0;
   let arrivals = 0;
@@ -69,6 +75,15 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
     shedder.observe({ queueBytes, utilization: performance.eventLoopUtilization(now, last).utilization, pending, arrivals });
     last = now;
     arrivals = 0;
+    if (o.setReceiveBuffer !== undefined && o.receiveBufferBytes !== undefined) {
+      // at the cap the kernel drops what would be answered after the sender retransmitted it anyway;
+      // the ordinary size again once shedding has stopped (a second of calm from the cap)
+      const step = receiveBufferStep(shedder, shrunk);
+      if (step !== 'keep') {
+        shrunk = step === 'shrink';
+        o.setReceiveBuffer(shrunk ? policy.sheddingReceiveBufferBytes : o.receiveBufferBytes);
+      }
+    }
     const shedding = shedder.fraction > 0;
     if (shedding !== wasShedding) {
       // transitions only: a log line per window would itself be load

@@ -2,7 +2,7 @@
 // the two parsers its signals need (the receive queue from /proc/net/udp, the From user).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
+import { DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
 
 const KiB = 1024;
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
@@ -87,6 +87,25 @@ describe('register shedding controller', () => {
     assert.ok(near(s.fraction, afterCuts(1)), 'between the marks: hold');
     s.observe({ queueBytes: null, utilization: 0.5, pending: 0, arrivals: 10 });
     assert.ok(s.fraction < afterCuts(1));
+  });
+
+  it('the receive buffer shrinks at the cap and is restored only once shedding has stopped', () => {
+    const s = new RegisterShedder();
+    let shrunk = false;
+    const step = (sample: ShedSample): string => {
+      s.observe(sample);
+      const d = receiveBufferStep(s, shrunk);
+      if (d !== 'keep') shrunk = d === 'shrink';
+      return d;
+    };
+    assert.equal(step(behind), 'keep', 'shedding, not yet at the cap');
+    assert.equal(step({ ...behind, queueBytes: FAR_BEHIND * DEFAULT_SHED_POLICY.highQueueBytes + 1 }), 'shrink');
+    assert.equal(step(behind), 'keep');
+    assert.equal(step(calm), 'keep', 'off the cap but still shedding: a storm still arriving would fill the big buffer in one window');
+    let restored = 0;
+    for (let i = 0; i < 20; i++) if (step(calm) === 'restore') restored++;
+    assert.equal(restored, 1);
+    assert.equal(s.fraction, 0);
   });
 
   it('Retry-After spreads retries over [min, min + spread] seconds', () => {

@@ -167,6 +167,11 @@ export class SipTransport {
     }
   }
 
+  /** Resizes the UDP socket's receive buffer (SO_RCVBUF); no-op without UDP. */
+  setUdpReceiveBuffer(bytes: number): void {
+    this.#udp?.setReceiveBuffer(bytes);
+  }
+
   #tcpEvents() {
     return {
       onFrame: (conn: TcpConnection, frame: Buffer) => this.#inbound(frame, conn.flow),

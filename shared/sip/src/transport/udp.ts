@@ -95,6 +95,11 @@ export class UdpSocket {
     return true;
   }
 
+  /** SO_RCVBUF now (the kernel doubles it for its bookkeeping and caps it at net.core.rmem_max). */
+  setReceiveBuffer(bytes: number): void {
+    if (!this.#closed) this.#socket.setRecvBufferSize(bytes);
+  }
+
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;

@@ -123,6 +123,14 @@ export class SipStack {
     return this.transport.port;
   }
 
+  /**
+   * Resizes the UDP socket's receive buffer (SO_RCVBUF), e.g. smaller while overloaded so that the
+   * kernel drops what the process could not answer before the sender's retransmission timer anyway.
+   */
+  setUdpReceiveBuffer(bytes: number): void {
+    this.transport.setUdpReceiveBuffer(bytes);
+  }
+
   /** Our Contact value for `user` (e.g. the platform id), e.g. for a REGISTER 200 or a custom request. */
   contact(user: string | null = null, transport: TransportName = 'udp'): string {
     return contactFor(this.#local, user, transport);
