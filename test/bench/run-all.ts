@@ -3,7 +3,7 @@
 // target, and the recorded baseline (full runs on a quiet machine, docs/benchmarks.md).
 //   npm run bench [-- --full] [-- --only sip-parse,forward]
 // Each bench runs as a child process in its own process group with a time limit (quick 4 min, 12 for
-// keepalive-callgrind, 8 for edge-callgrind, fleet and memory-per-device, 6 for edge; full 20 min)
+// keepalive-callgrind, 8 for edge-callgrind, fleet and memory-per-device, 6 for edge and register-storm; full 20 min)
 // and ends with one `bench-summary:` line (summary.ts). A bench that crashes, overruns or prints no
 // summary is a failed row and makes the exit code 1; a target not met in quick mode is only reported
 // (quick figures are indicative). keepalive-callgrind needs valgrind (`npm run bench` installs it through
@@ -41,6 +41,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'routing-mysql', baseline: '1M rules from MariaDB, kept build thread: 14.7 s wall at load 14 (2.3 s CPU of the build thread, reading 10.7 s)' },
   { name: 'memory-per-device', needs: ['kamailio'], baseline: '1.30 KB RSS per device at 100,000 standalone (Kamailio 0.92 KB)', quickLimitMin: 8 },
   { name: 'recovery', baseline: '200/200 live sessions recovered after kill -9, one INVITE each; all RTP back 32.9 s after the kill (window 15 s)' },
+  { name: 'register-storm', needs: ['sipp'], baseline: 'see docs/benchmarks.md#register-storm (100,000 devices at once, one instance with Redis)', quickLimitMin: 6 },
   { name: 'fleet', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~20: keepalive 4.9× Kamailio (4.5× with Redis), REGISTER 23×, clean rate 0 vs ≥ 4,000/s; storm: 0 keepalives lost', quickLimitMin: 8 },
   { name: 'edge', needs: ['kamailio', 'sipp'], baseline: 'full at load ~15–18: edge 99.8 vs Kamailio 51.6 µs (1.94×); shard 54.0 µs through edge vs 50.3 direct; 2× ceiling: 0 of 60,000 lost, probes all answered, p99 49–55 ms', quickLimitMin: 6 },
   { name: 'edge-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: 'steady state, 4 runs: edge 99,048–103,888 vs Kamailio 62,040 instructions per forwarded keepalive (1.60–1.67×; GC 2–5 %, JIT 0 %)', quickLimitMin: 8 },

@@ -332,6 +332,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
         sheddingReceiveBufferBytes: get('vms.limits.register-shed-receive-buffer') ?? DEFAULT_SHED_POLICY.sheddingReceiveBufferBytes,
         retryAfterMinSec: get('vms.limits.register-retry-after') ?? DEFAULT_SHED_POLICY.retryAfterMinSec,
         retryAfterSpreadSec: get('vms.limits.register-retry-after-spread') ?? DEFAULT_SHED_POLICY.retryAfterSpreadSec,
+        retryAfterMaxSpreadSec: get('vms.limits.register-retry-after-max-spread') ?? DEFAULT_SHED_POLICY.retryAfterMaxSpreadSec,
       },
     },
     sources,

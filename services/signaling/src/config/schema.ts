@@ -120,6 +120,7 @@ export const SETTINGS = [
   { key: 'vms.limits.register-shed-receive-buffer', type: 'limit', default: '524288', doc: "SO_RCVBUF of the SIP UDP socket while new REGISTERs are shed at register-shed-max-share, bytes (the kernel doubles it); back to 4 MiB once shedding stops: what would wait past the sender's 500 ms retransmission timer is dropped by the kernel instead of answered late" },
   { key: 'vms.limits.register-shed-max-share', type: 'percent', default: '99', doc: 'highest share of new REGISTERs shed, percent: the rest still get through, so a storm drains instead of stalling' },
   { key: 'vms.limits.register-retry-after', type: 'limit', default: '5', doc: 'Retry-After of a shed REGISTER, seconds, at least' },
+  { key: 'vms.limits.register-retry-after-max-spread', type: 'limit', default: '600', doc: 'highest Retry-After spread, seconds: while new REGISTERs are shed at register-shed-max-share the spread doubles each second up to this, back to register-retry-after-spread once shedding stops, so the devices shed come back at about the rate the instance can take them' },
   { key: 'vms.limits.register-retry-after-spread', type: 'limit', default: '25', doc: 'Retry-After spread: a random 0..spread seconds is added, so the shed devices do not come back together' },
   { key: 'vms.limits.mysql-queue-limit', type: 'limit', default: '100', doc: 'statements waiting for a MySQL connection per pool; more fail at once with 503' },
 ] as const satisfies readonly SettingSpec[];

@@ -108,6 +108,25 @@ describe('register shedding controller', () => {
     assert.equal(s.fraction, 0);
   });
 
+  it('at the cap the Retry-After spread doubles each second up to its maximum, and is back to the ordinary one once shedding stops', () => {
+    // issue 11: 100,000 devices told to come back within 25 s came back at 4,000/s, all the 503s the
+    // instance could answer, and the registrations starved behind them
+    const s = new RegisterShedder();
+    const p = DEFAULT_SHED_POLICY;
+    const far: ShedSample = { ...behind, queueBytes: FAR_BEHIND * p.highQueueBytes + 1 };
+    for (let i = 0; i < 10; i++) s.observe(far);
+    assert.ok(s.retryAfterSpreadSec >= 2 * p.retryAfterSpreadSec - 1 && s.retryAfterSpreadSec <= 2 * p.retryAfterSpreadSec, `after 1 s: ${s.retryAfterSpreadSec}`);
+    for (let i = 0; i < 1000; i++) s.observe(far);
+    assert.equal(s.retryAfterSpreadSec, p.retryAfterMaxSpreadSec);
+    assert.equal(s.retryAfterSec(0.999999), p.retryAfterMinSec + p.retryAfterMaxSpreadSec);
+    s.observe(behind);
+    s.observe(calm);
+    assert.equal(s.retryAfterSpreadSec, p.retryAfterMaxSpreadSec, 'still shedding: the devices shed are still coming back');
+    for (let i = 0; i < 20; i++) s.observe(calm);
+    assert.equal(s.fraction, 0);
+    assert.equal(s.retryAfterSpreadSec, p.retryAfterSpreadSec);
+  });
+
   it('Retry-After spreads retries over [min, min + spread] seconds', () => {
     const s = new RegisterShedder();
     const p = DEFAULT_SHED_POLICY;

@@ -55,6 +55,13 @@ export interface ShedPolicy {
   /** Retry-After: from `retryAfterMinSec`, spread over `retryAfterSpreadSec` so retries do not come back together. */
   readonly retryAfterMinSec: number;
   readonly retryAfterSpreadSec: number;
+  /**
+   * Highest spread while shedding at the cap: the spread doubles each second there, back to
+   * `retryAfterSpreadSec` once shedding stops. The devices told to come back within 25 s come back at
+   * (devices shed) / 25 per second: 100,000 of them at 4,000/s, as many 503s a second as the instance
+   * could answer, and registrations starved behind them (register-storm bench, issue 11).
+   */
+  readonly retryAfterMaxSpreadSec: number;
 }
 
 export const DEFAULT_SHED_POLICY: ShedPolicy = {
@@ -76,7 +83,11 @@ export const DEFAULT_SHED_POLICY: ShedPolicy = {
   sheddingReceiveBufferBytes: 512 * 1024,
   retryAfterMinSec: 5,
   retryAfterSpreadSec: 25,
+  retryAfterMaxSpreadSec: 600,
 };
+
+/** Growth of the Retry-After spread per window at the cap: 2^(1/10), twice per second of 10 windows. */
+const SPREAD_GROWTH = 2 ** 0.1;
 
 /** A receive queue this many times its high mark holds seconds of work: shed at the cap at once. */
 export const FAR_BEHIND = 4;
@@ -95,10 +106,13 @@ export interface ShedSample {
 export class RegisterShedder {
   readonly #policy: ShedPolicy;
   #fraction = 0;
+  /** Retry-After spread now, s: grows while at the cap (see retryAfterMaxSpreadSec). */
+  #spread: number;
   #shed = 0;
 
   constructor(policy: ShedPolicy = DEFAULT_SHED_POLICY) {
     this.#policy = policy;
+    this.#spread = policy.retryAfterSpreadSec;
   }
 
   /** One window's measurements: moves the shed fraction (bounded to [0, maxFraction]). */
@@ -110,11 +124,18 @@ export class RegisterShedder {
       const farBehind = s.queueBytes !== null && s.queueBytes > FAR_BEHIND * p.highQueueBytes;
       this.#fraction = farBehind ? p.maxFraction : Math.min(p.maxFraction, 1 - (1 - this.#fraction) * p.cut);
     } else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
+    if (this.#fraction >= p.maxFraction) this.#spread = Math.min(p.retryAfterMaxSpreadSec, Math.max(this.#spread, 1) * SPREAD_GROWTH);
+    else if (this.#fraction === 0) this.#spread = p.retryAfterSpreadSec;
   }
 
   /** Share of new registrations answered 503 now. */
   get fraction(): number {
     return this.#fraction;
+  }
+
+  /** The Retry-After spread now, s. */
+  get retryAfterSpreadSec(): number {
+    return Math.floor(this.#spread);
   }
 
   /** Shedding at the cap: the receive buffer shrinks to `sheddingReceiveBufferBytes` until shedding stops. */
@@ -135,7 +156,7 @@ export class RegisterShedder {
   }
 
   retryAfterSec(random: number): number {
-    return this.#policy.retryAfterMinSec + Math.floor(random * (this.#policy.retryAfterSpreadSec + 1));
+    return this.#policy.retryAfterMinSec + Math.floor(random * (Math.floor(this.#spread) + 1));
   }
 }
 
