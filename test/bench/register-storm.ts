@@ -210,10 +210,12 @@ async function main(): Promise<void> {
       if (elapsed - lastPrint >= 10_000) {
         lastPrint = elapsed;
         const shed = await metric(platform, 'vms_sip_responses_total', ['direction="out"', 'method="REGISTER"', 'status="503"']);
+        const accepted = await metric(platform, 'vms_sip_registrations_total', ['result="accepted"']);
+        const owned = await ownedOf(redis, stormIds);
         const kaWindow = responseTimes(kaRun.dir).slice(kaSeen);
         kaSeen += kaWindow.length;
         process.stdout.write(
-          `  ${(elapsed / 1000).toFixed(0).padStart(4)} s  created ${created}  registered ~${registered}  503 sent ${shed}  ` +
+          `  ${(elapsed / 1000).toFixed(0).padStart(4)} s  created ${created}  registered ${owned} (200s sent ${accepted})  503 sent ${shed}  ` +
             `SIP receive queue max ${(queueMax / 1024).toFixed(0)} KiB  keepalive p99 ${percentile(kaWindow, 99).toFixed(0)} ms  load ${load()}\n`,
         );
         queueMax = 0;
