@@ -41,7 +41,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'routing-mysql', baseline: '1M rules from MariaDB, kept build thread: 14.7 s wall at load 14 (2.3 s CPU of the build thread, reading 10.7 s)' },
   { name: 'memory-per-device', needs: ['kamailio'], baseline: '1.30 KB RSS per device at 100,000 standalone (Kamailio 0.92 KB)', quickLimitMin: 8 },
   { name: 'recovery', baseline: '200/200 live sessions recovered after kill -9, one INVITE each; all RTP back 32.9 s after the kill (window 15 s)' },
-  { name: 'register-storm', needs: ['sipp'], baseline: '100,000 at load 15-24: 60,799 registered by the 900 s deadline, keepalive p99 8.5 s, none offline; 10,000: 0 lost in 43-61 s, p99 972 ms', quickLimitMin: 6 },
+  { name: 'register-storm', needs: ['sipp'], baseline: '100,000 at load 3-17: all registered in 752 s, 0 lost, keepalive p99 1.2 s, none offline (load 15-24: 60,799 by 900 s); 10,000: 0 lost, p99 260 ms at load 5', quickLimitMin: 6 },
   { name: 'fleet', needs: ['kamailio', 'sipp'], baseline: 'quick at load ~20: keepalive 4.9× Kamailio (4.5× with Redis), REGISTER 23×, clean rate 0 vs ≥ 4,000/s; storm: 0 keepalives lost', quickLimitMin: 8 },
   { name: 'edge', needs: ['kamailio', 'sipp'], baseline: 'full at load ~15–18: edge 99.8 vs Kamailio 51.6 µs (1.94×); shard 54.0 µs through edge vs 50.3 direct; 2× ceiling: 0 of 60,000 lost, probes all answered, p99 49–55 ms', quickLimitMin: 6 },
   { name: 'edge-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: 'steady state, 4 runs: edge 99,048–103,888 vs Kamailio 62,040 instructions per forwarded keepalive (1.60–1.67×; GC 2–5 %, JIT 0 %)', quickLimitMin: 8 },
