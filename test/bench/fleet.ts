@@ -15,14 +15,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, requireBinary, startRedis, startService, tsxArgs, writeInjectionCsv, type RedisServer, type ServiceProcess } from '@vms/harness';
+import { freePort, requireBinary, startRedis, writeInjectionCsv, type RedisServer, type ServiceProcess } from '@vms/harness';
 import { KAMAILIO_PASSWORD, startKamailio } from './kamailio/kamailio.ts';
 import { processTree } from './kamailio/proc.ts';
 import { deviceRows, sippStep, type StepResult } from './kamailio/sipp-step.ts';
+import { startBenchPlatform } from './bench-platform.ts';
 import { isQuick, printSummary } from './summary.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO = join(HERE, '..', '..');
 const KAM = join(HERE, 'kamailio');
 const KEEPALIVE = join(KAM, 'keepalive_uac.xml');
 const REGISTER = join(KAM, 'register_auth_uac.xml');
@@ -111,25 +111,16 @@ async function measure(t: Target, preregister: boolean, stepRates: readonly numb
 }
 
 async function startPlatform(dataDir: string, redis: RedisServer | null): Promise<ServiceProcess> {
-  return startService({
+  return startBenchPlatform({
     name: redis === null ? 'signaling' : 'signaling+redis',
-    cwd: REPO,
-    args: tsxArgs(join(REPO, 'services', 'signaling', 'src', 'main.ts')),
-    env: async () => ({
-      SERVER_PORT: String(await freePort()),
-      SERVER_ADDRESS: '127.0.0.1',
-      VMS_GB28181_SIP_HOST: '127.0.0.1',
-      VMS_GB28181_SIP_PORT: String(await freePort({ udp: true })),
+    dataDir,
+    env: {
       VMS_GB28181_SIP_PASSWORD: KAMAILIO_PASSWORD,
       VMS_AUTH_SIGNING_KEY: 'fleet-bench-signing-key-0123456789abcdef',
-      MYSQL_URL: '',
       REDIS_URL: redis?.url ?? '',
-      VMS_DATA_DIR: dataDir,
-      ...(redis === null ? {} : { VMS_GB28181_SIP_INSTANCE_ID: 'fleet-bench-a' }),
+      VMS_GB28181_SIP_INSTANCE_ID: redis === null ? undefined : 'fleet-bench-a',
       LOG_LEVEL: 'warn',
-    }),
-    healthUrl: (env) => `http://127.0.0.1:${env['SERVER_PORT']}/healthz`,
-    startTimeoutMs: 30_000,
+    },
   });
 }
 

@@ -23,11 +23,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, requireBinary, runSipp, startService, tsxArgs, writeInjectionCsv, type SippOptions } from '@vms/harness';
+import { freePort, requireBinary, runSipp, writeInjectionCsv, type SippOptions } from '@vms/harness';
+import { startBenchPlatform } from './bench-platform.ts';
 import { isQuick, printSummary } from './summary.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO = join(HERE, '..', '..');
 const SIPP = join(HERE, '..', 'sipp');
 const SERVER_ID = '34020000002000000001';
 const REALM = SERVER_ID.slice(0, 10);
@@ -148,24 +148,10 @@ async function main(): Promise<void> {
   requireBinary('sip-tester', 'sipp'); // fails at once, naming `npm run setup`, rather than after the server started
   process.env['SIPP_KEEP_LOGS'] = '1'; // the logs are read here, then removed
   const dataDir = mkdtempSync(join(tmpdir(), 'vms-keepalive-bench-'));
-  const server = await startService({
+  const server = await startBenchPlatform({
     name: 'signaling',
-    cwd: REPO,
-    args: tsxArgs(join(REPO, 'services', 'signaling', 'src', 'main.ts')),
-    env: async () => ({
-      SERVER_PORT: String(await freePort()),
-      SERVER_ADDRESS: '127.0.0.1',
-      VMS_GB28181_SIP_HOST: '127.0.0.1',
-      VMS_GB28181_SIP_PORT: String(await freePort({ udp: true })),
-      VMS_AUTH_SIGNING_KEY: 'keepalive-bench-signing-key-0123456789',
-      VMS_GB28181_SIP_PASSWORD: '',
-      MYSQL_URL: '',
-      REDIS_URL: '',
-      VMS_DATA_DIR: dataDir, // the embedded store, as `npm start` runs
-      LOG_LEVEL: 'warn',
-    }),
-    healthUrl: (env) => `http://127.0.0.1:${env['SERVER_PORT']}/healthz`,
-    startTimeoutMs: 30_000,
+    dataDir, // the embedded store, as `npm start` runs
+    env: { VMS_AUTH_SIGNING_KEY: 'keepalive-bench-signing-key-0123456789', VMS_GB28181_SIP_PASSWORD: '', LOG_LEVEL: 'warn' },
   });
   const pid = server.pid;
   if (pid === undefined) throw new Error('no server pid');

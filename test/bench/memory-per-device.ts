@@ -31,12 +31,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, requireBinary, sleep, startRedis, startService, tsxArgs, waitFor, type RedisServer } from '@vms/harness';
+import { freePort, requireBinary, sleep, startRedis, waitFor, type RedisServer } from '@vms/harness';
 import { registerDevices } from './register-driver.ts';
+import { startBenchPlatform } from './bench-platform.ts';
 import { isQuick, printSummary } from './summary.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO = join(HERE, '..', '..');
 const SERVER_ID = '34020000002000000001';
 const REALM = SERVER_ID.slice(0, 10);
 const KAMAILIO = '/usr/sbin/kamailio';
@@ -93,28 +93,21 @@ async function measureProject(n: number, mode: 'standalone' | 'redis', ids: read
   const snapshot = SNAPSHOT_DIR !== null && SNAPSHOT_DIR !== '' && mode === 'standalone';
   try {
     if (mode === 'redis') redis = await startRedis();
-    const server = await startService({
+    const server = await startBenchPlatform({
       name: `signaling-${mode}`,
-      cwd: REPO,
-      args: [...(snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : []), ...tsxArgs(join(REPO, 'services', 'signaling', 'src', 'main.ts'))],
-      env: async () => ({
-        SERVER_PORT: String(await freePort()),
-        SERVER_ADDRESS: '127.0.0.1',
-        VMS_GB28181_SIP_HOST: '127.0.0.1',
-        VMS_GB28181_SIP_PORT: String(await freePort({ udp: true })),
+      dataDir,
+      nodeArgs: snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [],
+      env: {
         VMS_AUTH_SIGNING_KEY: 'memory-bench-signing-key-0123456789abcdef',
         VMS_GB28181_SIP_PASSWORD: '',
-        MYSQL_URL: '',
         REDIS_URL: redis?.url ?? '',
         VMS_GB28181_SIP_INSTANCE_ID: mode === 'redis' ? 'bench-a' : undefined,
-        VMS_DATA_DIR: dataDir,
         // The driver sends no keepalives; a one-hour expected interval keeps every device online and its
         // ownership lease live for the whole run (1,000,000 take longer than the default 3 × 60 s window),
         // as keepalives would. Left at 60 s, the first devices went offline and lost their leases mid-run.
         VMS_GB28181_SIP_KEEPALIVE_INTERVAL: '3600',
         LOG_LEVEL: 'warn',
-      }),
-      healthUrl: (env) => `http://127.0.0.1:${env['SERVER_PORT']}/healthz`,
+      },
       startTimeoutMs: 60_000,
     });
     try {

@@ -18,11 +18,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, requireBinary, runSipp, startRedis, startService, tsxArgs, writeInjectionCsv, type RedisServer, type ServiceProcess, type SippRun } from '@vms/harness';
+import { freePort, requireBinary, runSipp, startRedis, writeInjectionCsv, type RedisServer, type ServiceProcess, type SippRun } from '@vms/harness';
 import { ownershipKey } from '@vms/cluster';
 import { signToken, udpReceiveQueueBytes } from '@vms/signaling';
 import { cpuSeconds } from './kamailio/proc.ts';
 import { deviceRows, DOMAIN, percentile, responseTimes, SERVER_ID } from './kamailio/sipp-step.ts';
+import { startBenchPlatform } from './bench-platform.ts';
 import { isQuick, printSummary } from './summary.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -60,23 +61,10 @@ async function startPlatform(redis: RedisServer): Promise<Platform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vms-storm-bench-'));
   // what `npm start` runs (scripts/start.sh), with REDIS_URL and the settings a storm needs to be one:
   // a SIP password (digest on), an instance id; everything else at its default (log level included)
-  const server = await startService({
+  const server = await startBenchPlatform({
     name: 'signaling+redis',
-    cwd: REPO,
-    args: tsxArgs(join(REPO, 'services', 'signaling', 'src', 'main.ts')),
-    env: async () => ({
-      SERVER_PORT: String(await freePort()),
-      SERVER_ADDRESS: '127.0.0.1',
-      VMS_GB28181_SIP_HOST: '127.0.0.1',
-      VMS_GB28181_SIP_PORT: String(await freePort({ udp: true })),
-      VMS_GB28181_SIP_PASSWORD: PASSWORD,
-      VMS_GB28181_SIP_INSTANCE_ID: INSTANCE_ID,
-      VMS_AUTH_SIGNING_KEY: SIGNING_KEY,
-      MYSQL_URL: '',
-      REDIS_URL: redis.url,
-      VMS_DATA_DIR: dataDir,
-    }),
-    healthUrl: (env) => `http://127.0.0.1:${env['SERVER_PORT']}/healthz`,
+    dataDir,
+    env: { VMS_GB28181_SIP_PASSWORD: PASSWORD, VMS_GB28181_SIP_INSTANCE_ID: INSTANCE_ID, VMS_AUTH_SIGNING_KEY: SIGNING_KEY, REDIS_URL: redis.url },
     startTimeoutMs: 60_000,
   });
   return { server, sip: `127.0.0.1:${server.env['VMS_GB28181_SIP_PORT']}`, http: `http://127.0.0.1:${server.env['SERVER_PORT']}`, dataDir };

@@ -3,18 +3,17 @@
 // One instance's failed probes of a node take it out of the other's choice; an operator's disable through
 // the HTTP handler on one instance holds on the other while its keepalives keep coming, until 'auto'.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createRedisClient, waitForRedisReady, type RedisClient } from '@vms/cluster';
+import { describe, it } from 'node:test';
 import { createMemoryMediaNodeRegistry, createMemorySsrcAllocator, type MediaNode } from '@vms/media';
-import { startRedis, waitFor, type RedisServer } from '@vms/harness';
+import { waitFor } from '@vms/harness';
 import pino from 'pino';
 import type { Principal } from '../auth/principal.ts';
-import { loadConfig } from '../config/load.ts';
 import { systemClock } from '../core/clock.ts';
 import { RoleForbiddenError, type BadParameterError } from '../errors/catalog.ts';
 import { routingHandlers } from '../http/routes/routing.ts';
 import type { HandlerContext } from '../http/handler.types.ts';
-import { openRouting, type RoutingWiring } from '../routing/routing-wiring.ts';
+import type { RoutingWiring } from '../routing/routing-wiring.ts';
+import { routingInstancesOverRedis } from '../routing/routing-instances.fixture.ts';
 import { createMediaPlane, type MediaPlane } from './media-plane.ts';
 import { combinedNodeState } from './shared-node-health.ts';
 
@@ -44,25 +43,10 @@ describe('media node state: local and shared', () => {
 });
 
 describe('media node health shared through Redis (two instances)', () => {
-  let redis: RedisServer;
-  const clients: RedisClient[] = [];
-  const closers: (() => Promise<void>)[] = [];
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    for (const c of closers.reverse()) await c();
-    for (const c of clients) c.disconnect();
-    await redis.stop();
-  });
+  const instances = routingInstancesOverRedis();
 
   async function instance(name: string): Promise<{ routing: RoutingWiring; plane: MediaPlane }> {
-    const config = loadConfig([], { VMS_GB28181_SIP_INSTANCE_ID: name, REDIS_URL: redis.url });
-    const client = createRedisClient(redis.url, { connectionName: `${name}:cmd` });
-    clients.push(client);
-    await waitForRedisReady(client);
-    const routing = await openRouting({ config, redis: client, clock: systemClock, log });
-    closers.push(() => routing.close());
+    const routing = await instances.open(name);
     routing.startHealth({});
     const plane = createMediaPlane({
       registry: createMemoryMediaNodeRegistry(),
@@ -75,9 +59,9 @@ describe('media node health shared through Redis (two instances)', () => {
       sharedHealth: routing.health,
     });
     await plane.start();
-    closers.push(() => plane.close());
+    instances.onClose(() => plane.close());
     const offKnown = routing.addKnownDestinations((id) => plane.node(id) !== undefined);
-    closers.push(async () => offKnown());
+    instances.onClose(async () => offKnown());
     // both nodes confirmed by their keepalives on this instance: active locally
     plane.health.keepalive('zlm-a', 0);
     plane.health.keepalive('zlm-b', 5);
