@@ -106,8 +106,6 @@ async function serve(kind: string): Promise<void> {
     const cluster = await openCluster({ config, devices, clock: systemClock, log, version: '0.1.0', startedAt: Date.now() });
     if (cluster.mode !== 'cluster') throw new Error('REDIS_URL given but the cluster side is standalone');
     bridgeOwnership(events, cluster.recorder, (deviceId) => side.forgetDevice(deviceId));
-    // the driver asks for a full collection before the counted window (see RENEW_IDLE_MS)
-    process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
   }
   const now = Date.now();
   const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: DEVICE_PORT, localAddress: '127.0.0.1', localPort: side.sipPort };
@@ -389,12 +387,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
       bad += await drive(port, 0, whole.sends, false, devicePort);
     } else {
       bad += await drive(port, 0, WARMUP, kind === 'echo', devicePort);
-      if (redis !== undefined) {
-        // the warm-up's garbage collected now (SIGUSR2: gc()), not by a mark-compact in the windows
-        // (one fell in both windows of a run: 33k per keepalive in the busy one, most of the idle one)
-        child.kill('SIGUSR2');
-        await new Promise((r) => setTimeout(r, RENEW_IDLE_MS));
-      }
+      if (redis !== undefined) await new Promise((r) => setTimeout(r, RENEW_IDLE_MS));
       const pids = [...processTree(pid), ...(redis === undefined ? [] : [redis.pid])];
       const before = redis === undefined ? undefined : await commandCalls(redis.port);
       for (const p of pids) control(p, '-z');
