@@ -206,8 +206,6 @@ interface Count {
   readonly windowMs: number;
   /** keepalive-redis: redis-server's own count in the same window. */
   readonly redis?: RedisCount;
-  /** keepalive-redis: the second window, IDLE_WINDOW_MS without keepalives (platform; redis-server in `redis`). */
-  readonly idle?: { readonly instructions: number; readonly ms: number };
 }
 
 interface RedisCount {
@@ -215,18 +213,7 @@ interface RedisCount {
   readonly file: string;
   /** Commands redis-server ran in the window (INFO commandstats before and after), by name. */
   readonly commands: ReadonlyMap<string, number>;
-  readonly idleInstructions: number;
-  readonly idleCommands: ReadonlyMap<string, number>;
 }
-
-/**
- * keepalive-redis's second window, with no keepalives: what the servers do by the clock (timers, the
- * ownership check pass every scan period over every live lease, redis-server's cron), per second. Two
- * scan periods and a second, so it holds two passes. Taken out of the busy window at its length, it
- * leaves the cost of a keepalive itself (renewal included); added back at a given rate, the cost per
- * keepalive of a fleet sending that many a second.
- */
-const IDLE_WINDOW_MS = 61_000;
 
 type Kind = 'keepalive' | 'keepalive-redis' | 'echo' | 'kamailio';
 
@@ -246,10 +233,10 @@ const RENEW_IDLE_MS = 16_000;
  */
 const RATE = Number(arg('rate', 'Infinity'));
 
-/** The per-pid callgrind totals of files `${name}.<pid>[.n]` in dir (only dump `n` if given): per process the largest, summed. */
-function totalsOf(dir: string, name: string, dump?: number): { instructions: number; file: string } {
+/** The per-pid callgrind totals of files `${name}.<pid>[.n]` in dir: per process the largest, summed. */
+function totalsOf(dir: string, name: string): { instructions: number; file: string } {
   const perPid = new Map<string, { instructions: number; file: string }>();
-  for (const f of readdirSync(dir).filter((n) => n.startsWith(`${name}.`) && (dump === undefined || n.endsWith(`.${dump}`)))) {
+  for (const f of readdirSync(dir).filter((n) => n.startsWith(`${name}.`))) {
     const m = /^totals: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
     const v = m === null ? 0 : Number(m[1]);
     const p = f.slice(name.length + 1).split('.')[0] ?? '';
@@ -359,8 +346,6 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
   let bad = 0;
   let windowMs = 0;
   let commands = new Map<string, number>();
-  let idleCommands = new Map<string, number>();
-  let idleMs = 0;
   try {
     const port = await new Promise<number>((resolve, reject) => {
       void exited.then(() => reject(new Error(`${kind} server exited before READY:\n${stderr.slice(-2000)}`)));
@@ -397,18 +382,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
       windowMs = Date.now() - t0;
       for (const p of pids) control(p, '-i', 'off');
       for (const p of pids) control(p, '-d');
-      if (redis !== undefined && before !== undefined) {
-        commands = minus(await commandCalls(redis.port), before);
-        const idleBefore = await commandCalls(redis.port);
-        for (const p of pids) control(p, '-z');
-        for (const p of pids) control(p, '-i', 'on');
-        const t1 = Date.now();
-        await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
-        idleMs = Date.now() - t1;
-        for (const p of pids) control(p, '-i', 'off');
-        for (const p of pids) control(p, '-d');
-        idleCommands = minus(await commandCalls(redis.port), idleBefore);
-      }
+      if (redis !== undefined && before !== undefined) commands = minus(await commandCalls(redis.port), before);
     }
   } finally {
     child.kill('SIGTERM');
@@ -419,12 +393,8 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
   // The dump requested above goes to `${out}.<pid>.1` (the final one at exit, all zero since, to
   // `${out}.<pid>`; with `whole`, only the one at exit): per process the largest total, summed over the
   // processes.
-  // keepalive-redis: dump 1 is the busy window, dump 2 the idle one
-  const server = totalsOf(dir, name, redis === undefined ? undefined : 1);
-  const rs =
-    redis === undefined
-      ? undefined
-      : { ...totalsOf(dir, 'callgrind.redis-server', 1), commands, idleInstructions: totalsOf(dir, 'callgrind.redis-server', 2).instructions, idleCommands };
+  const server = totalsOf(dir, name);
+  const rs = redis === undefined ? undefined : { ...totalsOf(dir, 'callgrind.redis-server'), commands };
   return {
     instructions: server.instructions,
     bad,
@@ -432,19 +402,8 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
     pid,
     majorGc: kind === 'kamailio' ? 0 : majorGcOf(server.file === '' ? undefined : server.file),
     windowMs,
-    ...(rs === undefined ? {} : { redis: rs, idle: { instructions: totalsOf(dir, name, 2).instructions, ms: idleMs } }),
+    ...(rs === undefined ? {} : { redis: rs }),
   };
-}
-
-/** keepalive-redis's busy window split into the clock's share (the idle window's rate) and the keepalives', per keepalive. */
-function splitIdle(c: Count): { platform: number; redis: number; perKeepalive: number; idlePlatformPerS: number; idleRedisPerS: number } {
-  const idleS = (c.idle?.ms ?? 0) / 1000;
-  const idlePlatformPerS = idleS > 0 ? (c.idle?.instructions ?? 0) / idleS : 0;
-  const idleRedisPerS = idleS > 0 ? (c.redis?.idleInstructions ?? 0) / idleS : 0;
-  const busyS = c.windowMs / 1000;
-  const platform = (c.instructions - idlePlatformPerS * busyS) / COUNT;
-  const redis = ((c.redis?.instructions ?? 0) - idleRedisPerS * busyS) / COUNT;
-  return { platform, redis, perKeepalive: platform + redis, idlePlatformPerS, idleRedisPerS };
 }
 
 /** Instructions in V8's old-generation collector (marking, sweeping, compaction) in a callgrind file. */
@@ -488,45 +447,28 @@ async function main(): Promise<void> {
     if (ka.majorGc > ka.instructions * 0.05) {
       process.stdout.write(`  of which V8 old-generation GC: ${Math.round(ka.majorGc / COUNT).toLocaleString('en-US')} per keepalive (a mark-compact fell in the counted window; run again)\n`);
     }
-    // keepalive-redis: the busy window minus what the clock alone costs over its length (the idle window's
-    // rate): the cost of a keepalive itself, renewal included, comparable with the others' windows (where
-    // the clock's share is ~0); and the cost at one keepalive per device per minute, the clock's share added
-    const split = kr === undefined ? undefined : splitIdle(kr);
-    const withRedis = split?.perKeepalive;
-    if (kr !== undefined && split !== undefined) {
-      const n = (v: number): string => Math.round(v).toLocaleString('en-US');
-      const cmdList = (m: ReadonlyMap<string, number> | undefined): string => {
-        const list = [...(m ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]);
-        return list.length === 0 ? 'none' : list.map(([c, v]) => `${c} ${v}`).join(', ');
-      };
-      const fleetRate = DEVICES / 60;
+    const withRedis = kr === undefined ? undefined : kr.instructions + (kr.redis?.instructions ?? 0);
+    if (kr !== undefined && withRedis !== undefined) {
+      const n = (v: number): string => Math.round(v / COUNT).toLocaleString('en-US');
+      const cmds = [...(kr.redis?.commands ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]);
+      const fleetSeconds = (COUNT * 60) / DEVICES;
       process.stdout.write(
-        `keepalive + Redis ownership, busy window: ${n(kr.instructions / COUNT)} (platform) + ${n((kr.redis?.instructions ?? 0) / COUNT)} (redis-server) instructions per keepalive ` +
-          `(${COUNT} keepalives in ${(kr.windowMs / 1000).toFixed(1)} s${Number.isFinite(RATE) ? `, paced at ≤ ${RATE.toFixed(1)}/s` : ''})\n`,
+        `keepalive + Redis ownership: ${n(kr.instructions)} (platform) + ${n(kr.redis?.instructions ?? 0)} (redis-server) = ${n(withRedis)} instructions per keepalive ` +
+          `(${COUNT} keepalives in ${(kr.windowMs / 1000).toFixed(1)} s${Number.isFinite(RATE) ? `, paced at ≤ ${RATE.toFixed(1)}/s` : ''}; ` +
+          `${DEVICES.toLocaleString('en-US')} devices keepaliving once a minute send them in ${fleetSeconds.toFixed(0)} s)\n`,
       );
       if (kr.majorGc > kr.instructions * 0.05) {
-        process.stdout.write(`  of which V8 old-generation GC: ${n(kr.majorGc / COUNT)} per keepalive (a mark-compact fell in the counted window; run again)\n`);
+        process.stdout.write(`  of which V8 old-generation GC: ${n(kr.majorGc)} per keepalive (a mark-compact fell in the counted window; run again)\n`);
       }
-      process.stdout.write(`  Redis commands: ${cmdList(kr.redis?.commands)}\n`);
+      process.stdout.write(`  Redis commands in the window: ${cmds.length === 0 ? 'none' : cmds.map(([c, v]) => `${c} ${v}`).join(', ')}\n`);
       const written = ['set', 'pexpire'].reduce((sum, c) => sum + (kr.redis?.commands.get(c) ?? 0), 0);
       process.stdout.write(`  claims written or renewed (SET, PEXPIRE, in scripts too): ${written} for ${COUNT} keepalives\n`);
-      process.stdout.write(
-        `  idle window (${((kr.idle?.ms ?? 0) / 1000).toFixed(1)} s, no keepalives: timers, ownership check passes, redis-server's cron): ` +
-          `${n(split.idlePlatformPerS)} (platform) + ${n(split.idleRedisPerS)} (redis-server) instructions a second; Redis commands: ${cmdList(kr.redis?.idleCommands)}\n`,
-      );
-      process.stdout.write(
-        `  per keepalive, the clock's share over the busy window taken out: ${n(split.platform)} (platform) + ${n(split.redis)} (redis-server) = ${n(split.perKeepalive)}; ` +
-          `the Redis path adds ${n(split.perKeepalive - ka.instructions / COUNT)} to the standalone figure\n`,
-      );
-      process.stdout.write(
-        `  at one keepalive per device per minute (${n(fleetRate)}/s for ${DEVICES.toLocaleString('en-US')} devices), the clock's share added: ` +
-          `${n(split.perKeepalive + (split.idlePlatformPerS + split.idleRedisPerS) / fleetRate)} per keepalive\n`,
-      );
+      process.stdout.write(`  the Redis path adds ${n(withRedis - ka.instructions)} per keepalive to the standalone figure\n`);
     }
     if (kam !== undefined) {
       process.stdout.write(`Kamailio (200 OK):   ${per(kam)} instructions per keepalive, all processes\n`);
       process.stdout.write(`ratios: project/Kamailio ${x(ka, kam)}; bare Node echo/Kamailio ${x(echo, kam)}; project above the echo ${Math.round((ka.instructions - echo.instructions) / COUNT).toLocaleString('en-US')} per keepalive\n`);
-      if (withRedis !== undefined) process.stdout.write(`with Redis ownership (platform + redis-server, per keepalive)/Kamailio ${((withRedis * COUNT) / kam.instructions).toFixed(2)}× (target ≤ 2×)\n`);
+      if (withRedis !== undefined) process.stdout.write(`with Redis ownership (platform + redis-server)/Kamailio ${(withRedis / kam.instructions).toFixed(2)}× (target ≤ 2×)\n`);
     }
     const bad = echo.bad + ka.bad + (kr?.bad ?? 0) + (kam?.bad ?? 0);
     if (bad > 0) process.stdout.write(`unexpected answers: ${echo.bad} (echo), ${ka.bad} (keepalive), ${kr?.bad ?? 0} (keepalive + Redis), ${kam?.bad ?? 0} (Kamailio)\n`);
@@ -535,14 +477,14 @@ async function main(): Promise<void> {
       what: `instructions per keepalive (${DEVICES.toLocaleString('en-US')} devices, ${WARMUP.toLocaleString('en-US')} warm-up, ${COUNT.toLocaleString('en-US')} counted)`,
       figures:
         `${per(ka)} per keepalive, bare UDP echo ${per(echo)}` +
-        (withRedis === undefined ? '' : `, with Redis ${Math.round(withRedis).toLocaleString('en-US')} (platform + redis-server)`) +
-        (kam === undefined ? '' : `, Kamailio ${per(kam)} (project ${x(ka, kam)}, echo ${x(echo, kam)}${withRedis === undefined ? '' : `, with Redis ${((withRedis * COUNT) / kam.instructions).toFixed(2)}×`})`) +
+        (withRedis === undefined ? '' : `, with Redis ${Math.round(withRedis / COUNT).toLocaleString('en-US')} (platform + redis-server)`) +
+        (kam === undefined ? '' : `, Kamailio ${per(kam)} (project ${x(ka, kam)}, echo ${x(echo, kam)}${withRedis === undefined ? '' : `, with Redis ${(withRedis / kam.instructions).toFixed(2)}×`})`) +
         (bad > 0 ? `, ${bad} unexpected answers` : ''),
       target:
         kam === undefined
           ? ''
           : `user-space instructions ≤ 1.5× Kamailio's${withRedis === undefined ? '' : ', ≤ 2× with Redis ownership'} (issue 11 target 4 is on CPU; this is its load-independent proxy)`,
-      met: kam === undefined ? null : ka.instructions / kam.instructions <= 1.5 && (withRedis === undefined || (withRedis * COUNT) / kam.instructions <= 2),
+      met: kam === undefined ? null : ka.instructions / kam.instructions <= 1.5 && (withRedis === undefined || withRedis / kam.instructions <= 2),
     });
     if (keep) process.stdout.write(`callgrind files kept: ${echo.file} ${ka.file} ${kr?.file ?? ''} ${kr?.redis?.file ?? ''} ${kam?.file ?? ''} (callgrind_annotate <file>)\n`);
     if (process.argv.includes('--perf-map')) process.stdout.write(`JIT code maps: /tmp/perf-${echo.pid}.map /tmp/perf-${ka.pid}.map${kr === undefined ? '' : ` /tmp/perf-${kr.pid}.map`}\n`);
