@@ -16,12 +16,6 @@ import {
   RoutingReloader,
   subscribeRoutingNudges,
   compileTable,
-  FIELD_SEP,
-  packPagesOn,
-  PACKED_PAGE_MAX_BYTES,
-  PACKED_ROW_SQL,
-  packRuleRows,
-  ROW_END,
   validateTable,
   type Decision,
   type Rule,
@@ -29,6 +23,7 @@ import {
   type RoutingStore,
   type TableData,
 } from '@vms/routing';
+import { FIELD_SEP, packPagesOn, PACKED_PAGE_MAX_BYTES, PACKED_ROW_SQL, packRuleRows, ROW_END } from '@vms/routing/testing';
 import { createSqliteRoutingStore, openEmbeddedStore, type EmbeddedStore } from '@vms/signaling';
 import { startMariaDb, startRedis, tmpDir, waitFor, type MariaDbServer, type RedisServer } from '@vms/harness';
 import { DEPLOY_SQL } from './cluster-paths.ts';

@@ -43,8 +43,6 @@ export {
 export { WARMUP_RULES } from './warmup-table.ts';
 export type { VersionSource } from './table-build.worker.ts';
 export { mysqlVersionSource, openMysqlVersionSource, MYSQL_VERSION_SOURCE } from './version-source.mysql.ts';
-export { packPagesOn, PACKED_PAGE_MAX_BYTES, PACKED_ROW_SQL } from './rule-pages.mysql.ts';
-export { FIELD_SEP, packRuleRows, parsePackedRules, ROW_END } from './packed-rules.ts';
 export { memoryVersionSource, openMemoryVersionSource, MEMORY_VERSION_SOURCE } from './version-source.memory.ts';
 export { compileStoredVersion, tableDataReader } from './compile-stored.ts';
 export type { Decision, DecisionReason, DecideRequest, DecideInputs } from './decision.ts';
