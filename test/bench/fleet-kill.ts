@@ -23,7 +23,7 @@
 // window and over the recovery, RSS at settle and after recovery; one table at the end.
 // Run from the repository root: npx tsx test/bench/fleet-kill.ts [--quick] [--devices N] [--rate R]
 //   [--per-sipp K] [--settle S] [--deadline S]
-import { readFileSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,8 @@ const AFTER_S = QUICK ? 20 : 60;
 /** Registration phase bound: the paced time, then room for 503s and retries. */
 const REGISTER_DEADLINE_S = Math.ceil(DEVICES / RATE) + (QUICK ? 120 : 900);
 const POLL_MS = QUICK ? 1000 : 2000;
+/** Seconds without one more device registered after which the registration phase is given up. */
+const STALL_S = QUICK ? 60 : 180;
 const SIPP_COUNT = Math.ceil(DEVICES / PER_SIPP);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -167,15 +169,26 @@ async function metric(url: string, name: string, labels: readonly string[] = [])
   }
 }
 
-/** Last row of a SIPp -trace_stat CSV as column → number (readable while SIPp runs: -fd). */
+/**
+ * Last row of a SIPp -trace_stat CSV as column → number (readable while SIPp runs: -fd). Only its head and
+ * tail are read: a full run's file grows by a row every 5 s for an hour, in 17 SIPp processes.
+ */
 function sippStats(dir: string): Record<string, number> {
+  let fd: number | undefined;
   try {
-    const rows = readFileSync(join(dir, 'stats.csv'), 'utf8').split('\n').filter((l) => l.trim() !== '');
-    const head = rows[0]?.split(';') ?? [];
-    const last = rows.at(-1)?.split(';') ?? [];
+    fd = openSync(join(dir, 'stats.csv'), 'r');
+    const size = fstatSync(fd).size;
+    const chunk = (at: number, len: number): string => {
+      const buf = Buffer.alloc(len);
+      return buf.subarray(0, readSync(fd as number, buf, 0, len, at)).toString('latin1');
+    };
+    const head = (chunk(0, 16_384).split('\n')[0] ?? '').split(';');
+    const last = (chunk(Math.max(0, size - 16_384), 16_384).split('\n').filter((l) => l.trim() !== '').at(-1) ?? '').split(';');
     return Object.fromEntries(head.map((h, i) => [h, Number(last[i])]));
   } catch {
     return {};
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -313,6 +326,8 @@ async function main(): Promise<void> {
             '-max_socket', String(slice.length + 100),
             '-pause_msg_ign', '-default_behaviors', 'all,-bye,-abortunexp',
             '-fd', '5',
+            // its error log (a line per retransmission timeout: many in a storm) rotates at 20 MB
+            '-max_log_size', '20000000',
           ],
         }),
       );
@@ -347,8 +362,10 @@ async function main(): Promise<void> {
     const regStart = performance.now();
     let registeredAll: number | null = null;
     let lastPrint = 0;
+    let most = 0;
+    let progressAt = 0;
     for (;;) {
-      await sleep(POLL_MS);
+      await sleep(QUICK ? POLL_MS : 5000); // every owner key each time: 300,000 keys
       const o = await owners(ids);
       const owned = o.filter((x) => x !== null).length;
       const elapsed = (performance.now() - regStart) / 1000;
@@ -356,6 +373,10 @@ async function main(): Promise<void> {
         registeredAll = elapsed;
         break;
       }
+      if (owned > most) [most, progressAt] = [owned, elapsed];
+      // no progress for this long: the machine cannot hold the fleet (on the shared 2-core machine at load
+      // 14-19 the shards' event loops lagged 5-10 s, missed their heartbeats, and the edge saw none online)
+      if (elapsed - progressAt > STALL_S) throw new Error(`registration stalled at ${owned} of ${DEVICES} for ${STALL_S} s (${await edgeView()}; load ${load()})`);
       if (elapsed - lastPrint >= (QUICK ? 10 : 30)) {
         lastPrint = elapsed;
         out(`${phase()}  registering: ${owned} of ${DEVICES} owned ${JSON.stringify(Object.fromEntries(tally(o)))}; ${await edgeView()}; SIPp failed ${failedCalls()}; load ${load()}`);
@@ -442,6 +463,14 @@ async function main(): Promise<void> {
     for (const id of await offlineInStore()) if (stayerOwner.has(id)) stayersOffline.add(id);
     const finalMovers = await owners(movers);
     const lostAfter = finalMovers.filter((x) => x === null || !SURVIVORS.includes(x)).length;
+    // who they are, for the report: owner now and the store's view of each (database clock)
+    const strays = [...movers.filter((_, i) => finalMovers[i] === null || !SURVIVORS.includes(finalMovers[i] as string)).slice(0, 5), ...[...stayersOffline, ...stayersMoved].slice(0, 5)];
+    if (strays.length > 0) {
+      const [rows] = await pool.query<RowDataPacket[]>('SELECT device_id, online, keepalive_at, registered_at, NOW(3) AS now FROM gb_device WHERE device_id IN (?)', [strays]);
+      const seen = new Map(rows.map((r) => [String(r.device_id), `online ${String(r.online)}, keepalive ${String(r.keepalive_at)}, registered ${String(r.registered_at)}, now ${String(r.now)}`]));
+      const now = await owners(strays);
+      out(`  not back / offline / moved (first 5 of each): ${strays.map((id, i) => `${id} ${movers.includes(id) ? 'mover' : `of ${stayerOwner.get(id)}`} now on ${now[i]} (${seen.get(id) ?? 'no row'})`).join('; ')}`);
+    }
     const failedSipp = failedCalls();
     const results = await Promise.all(sipps.map((s) => s.stop()));
     const why = failureKinds(results);
