@@ -349,6 +349,11 @@ describe('fromUserIs', () => {
     assert.equal(fromUserIs(`<sips:${DEV}@host>`, DEV), false);
     assert.equal(fromUserIs(`<sip:${DEV}1@host>`, DEV), false);
     assert.equal(fromUserIs(`<sip:${DEV.slice(1)}@host>`, DEV), false);
+    // a user of the same length that differs in one place, at either end
+    assert.equal(fromUserIs(`<sip:${DEV.slice(0, -1)}9@host>`, DEV.slice(0, -1) + '8'), false);
+    assert.equal(fromUserIs(`<sip:9${DEV.slice(1)}@host>`, '8' + DEV.slice(1)), false);
+    assert.equal(fromUserIs(`sip:${DEV}`, DEV), false);
+    assert.equal(fromUserIs(`<sip:${DEV}@>`, DEV), true); // the host is the full path's to judge
   });
 });
 
