@@ -6,7 +6,7 @@
 // equals the parsed path's (transport-datagram-equivalence.test.ts holds that part on hand-made cases).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildDatagramResponse, peekReadings, stampDatagramVia, type PeekedRequest } from '../src/transport/datagram-shortcut.ts';
+import { buildDatagramResponse, peekReadings, stampDatagramVia, writeDatagramResponse, type PeekedRequest } from '../src/transport/datagram-shortcut.ts';
 import type { Flow } from '../src/transport/flow.ts';
 import { loadAllSamples } from './message-fixtures/samples.ts';
 
@@ -16,14 +16,37 @@ const flows: Flow[] = [
   { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5061, localAddress: '127.0.0.1', localPort: 5060 },
 ];
 
-/** Everything an answer depends on: the reading (body as text), and per flow and forceRport, the stamp and the bytes. */
-function answerOf(p: PeekedRequest | undefined): unknown {
+/** Answers writeDatagramResponse wrote over the request's bytes (each equal to buildDatagramResponse's). */
+let writtenInPlace = 0;
+
+/**
+ * Everything an answer depends on: the reading (body as text), and per flow and forceRport, the stamp and
+ * the bytes. `read` reads a fresh copy of the datagram each time: writeDatagramResponse overwrites it.
+ */
+function answerOf(read: () => PeekedRequest | undefined): unknown {
+  const p = read();
   if (p === undefined) return undefined;
   const out: unknown[] = [{ ...p, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length') }];
   for (const f of flows) {
     for (const force of [false, true]) {
-      const via = stampDatagramVia(p, f, force);
-      out.push(via === undefined ? undefined : { via, bytes: buildDatagramResponse(p, via, 200, 'vms-signaling/0.1.0').toString('latin1') });
+      for (const server of ['vms-signaling/0.1.0', undefined]) {
+        const via = stampDatagramVia(p, f, force);
+        if (via === undefined) {
+          out.push(undefined);
+          continue;
+        }
+        const bytes = buildDatagramResponse(p, via, 200, server).toString('latin1');
+        out.push({ via: { topVia: via.topVia, host: via.host, port: via.port, branch: via.branch }, bytes });
+        // the same answer written over a fresh reading's own bytes (its body never viewed), whenever it is
+        const q = read() as PeekedRequest;
+        const qVia = stampDatagramVia(q, f, force) as NonNullable<typeof via>;
+        const written = writeDatagramResponse(q, qVia, 200, server);
+        if (written !== undefined) {
+          assert.equal(written.toString('latin1'), bytes);
+          assert.deepEqual({ host: qVia.host, port: qVia.port }, { host: via.host, port: via.port });
+          writtenInPlace++;
+        }
+      }
     }
   }
   return out;
@@ -36,7 +59,7 @@ const requests = loadAllSamples()
 /** The same answer from both readings, and whether the regex took it. */
 function check(wire: Buffer, name: string): boolean {
   const usual = peekReadings.matches(wire);
-  if (usual) assert.deepEqual(answerOf(peekReadings.usual(wire)), answerOf(peekReadings.scanned(wire)), name);
+  if (usual) assert.deepEqual(answerOf(() => peekReadings.usual(Buffer.from(wire))), answerOf(() => peekReadings.scanned(Buffer.from(wire))), name);
   return usual;
 }
 
@@ -77,6 +100,62 @@ describe('usual-head regex = header scanner', () => {
       if (check(Buffer.from(text, 'latin1'), `${seed.name} mutated: ${JSON.stringify(text.slice(0, 400))}`)) taken++;
     }
     assert.ok(taken > 1000, `mutants the regex read: ${taken}`);
+    assert.ok(writtenInPlace > 10_000, `answers written over the request: ${writtenInPlace}`);
+  });
+
+  it('writes the answer over the request only when it can, the same bytes as the built one', () => {
+    const body = '<?xml version="1.0" encoding="GB2312"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>1</SN>\r\n<DeviceID>34020000001320000001</DeviceID>\r\n</Notify>\r\n';
+    const wire = (via: string, b = body, uri = 'sip:34020000002000000001@3402000000'): Buffer =>
+      Buffer.from(
+        [
+          `MESSAGE ${uri} SIP/2.0`,
+          `Via: SIP/2.0/UDP ${via}`,
+          'From: <sip:34020000001320000001@3402000000>;tag=1',
+          'To: <sip:34020000002000000001@3402000000>',
+          'Call-ID: 1@192.168.1.64',
+          'CSeq: 20 MESSAGE',
+          'Content-Type: Application/MANSCDP+xml',
+          'Max-Forwards: 70',
+          `Content-Length: ${b.length}`,
+          '',
+          b,
+        ].join('\r\n'),
+        'latin1',
+      );
+    const flow = flows[1] as Flow; // port 1024: four digits
+    const answer = (w: Buffer, opts: { force?: boolean; viewBody?: boolean; headers?: [string, string][]; server?: string; status?: number } = {}): { built: string; written: string | undefined } => {
+      const server = opts.server ?? 'ua';
+      const status = opts.status ?? 200;
+      const built = peekReadings.usual(Buffer.from(w)) as PeekedRequest;
+      const bytes = buildDatagramResponse(built, stampDatagramVia(built, flow, opts.force === true)!, status, server, opts.headers).toString('latin1');
+      const copy = Buffer.from(w);
+      const p = peekReadings.usual(copy) as PeekedRequest;
+      if (opts.viewBody === true) assert.equal(p.body.length, body.length);
+      const out = writeDatagramResponse(p, stampDatagramVia(p, flow, opts.force === true)!, status, server, opts.headers);
+      if (out === undefined) assert.ok(copy.equals(w), 'a request not answered in place is left as it was');
+      return { built: bytes, written: out?.toString('latin1') };
+    };
+    for (const via of ['192.168.1.64:5060;rport;branch=z9hG4bK1', '192.168.1.64;branch=z9hG4bK1;rport', '192.168.1.64:5060;branch=z9hG4bK1', '203.0.113.7:1024;branch=z9hG4bK1', '203.0.113.7;rport=99;branch=x', 'h;rport=1024']) {
+      // the pieces move left; with a status line longer than the request line, the first ones move right
+      for (const force of [false, true]) {
+        for (const status of [200, 480]) {
+          for (const uri of ['sip:34020000002000000001@3402000000', 'sip:a@b']) {
+            const a = answer(wire(via, body, uri), { force, status });
+            assert.equal(a.written, a.built, `${via} ${force} ${status} ${uri}`);
+          }
+        }
+      }
+    }
+    assert.equal(answer(wire('192.168.1.64:5060;rport=65535;branch=z9hG4bK1')).written, undefined); // rport's value longer than 1024
+    assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { viewBody: true }).written, undefined); // a handler holds the body
+    assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { headers: [['Expires', '60']] }).written, undefined);
+    // room: an answer as long as the request is written over it, one byte longer is not
+    const bare = wire('192.168.1.64:5060;rport;branch=z9hG4bK1', '');
+    const room = bare.length - answer(bare, { server: '' }).built.length;
+    const fits = answer(bare, { server: 'x'.repeat(room) });
+    assert.equal(fits.built.length, bare.length);
+    assert.equal(fits.written, fits.built);
+    assert.equal(answer(bare, { server: 'x'.repeat(room + 1) }).written, undefined);
   });
 
   it('takes the tail variants (User-Agent, padded Content-Length) and leaves other orders to the scanner, same answer', () => {

@@ -118,17 +118,38 @@ function sameName(s: string, a0: number, a1: number, b0: number, b1: number): bo
   return true;
 }
 
-/** The `rport` parameter canonicalParams() found: name start and parameter end, or -1. */
-export const rportBounds = new Int32Array(2);
+/**
+ * What canonicalParams() found: the `rport` parameter's name start and end ([0], [1]), the `branch`
+ * parameter's value start and end ([2], [3]; empty for `;branch` without a value); -1 when absent.
+ */
+export const paramBounds = new Int32Array(4);
+
+/**
+ * The `branch` value of a canonical hop text[from, to) (one stampCanonicalViaAt accepted: lower-case
+ * names, each once, values without `;`), as the parser reads it; '' without one.
+ */
+export function canonicalBranch(text: string, from: number, to: number): string {
+  for (let at = text.indexOf(';branch', from); at >= 0 && at < to; at = text.indexOf(';branch', at + 1)) {
+    const end = at + ';branch'.length;
+    if (end === to || text.charCodeAt(end) === 59 /* ; */) return '';
+    if (text.charCodeAt(end) !== 61 /* = */) continue; // a longer name
+    let stop = text.indexOf(';', end);
+    if (stop < 0 || stop > to) stop = to;
+    return text.slice(end + 1, stop);
+  }
+  return '';
+}
 
 /**
  * The parameter rules of the canonical shape for `;name[=value]…` in text[a, b), whose characters a
  * regex has already checked (lower-case token names, values without `;` `"` `,` or LWS): at most
- * MAX_PARAMS, no name twice, no `received`. Records `rport` in rportBounds. False: not canonical.
+ * MAX_PARAMS, no name twice, no `received`. Records `rport` and `branch` in paramBounds. False: not canonical.
  */
 export function canonicalParams(text: string, a: number, b: number): boolean {
-  rportBounds[0] = -1;
-  rportBounds[1] = -1;
+  paramBounds[0] = -1;
+  paramBounds[1] = -1;
+  paramBounds[2] = -1;
+  paramBounds[3] = -1;
   let params = 0;
   for (let i = a; i < b; ) {
     const start = i + 1; // past the `;`
@@ -142,8 +163,11 @@ export function canonicalParams(text: string, a: number, b: number): boolean {
     nameEnd[params++] = end;
     if (end - start === 8 && text.startsWith('received', start)) return false;
     if (end - start === 5 && text.startsWith('rport', start)) {
-      rportBounds[0] = start;
-      rportBounds[1] = next;
+      paramBounds[0] = start;
+      paramBounds[1] = next;
+    } else if (end - start === 6 && text.startsWith('branch', start)) {
+      paramBounds[2] = end === next ? end : end + 1; // past the `=`
+      paramBounds[3] = next;
     }
     i = next;
   }

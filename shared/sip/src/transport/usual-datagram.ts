@@ -27,7 +27,7 @@
  * The regex is linear: every repeated part is bounded by a character the next part cannot start
  * with, and each value's backtracking stays within its line (anchored by the CRLF after it).
  */
-import { canonicalParams, rportBounds } from './canonical-via.ts';
+import { canonicalParams, paramBounds } from './canonical-via.ts';
 
 /** A value with no SP/HT at either end and no CR or LF in it. */
 const V = String.raw`[^ \t\r\n](?:[^\r\n]*[^ \t\r\n])?`;
@@ -46,7 +46,7 @@ const USUAL_HEAD = new RegExp(
 
 const VIA_PREFIX = 'Via: SIP/2.0/UDP '.length;
 
-/** What readUsualHead read; one read at a time (synchronous), overwritten by the next. */
+/** What readUsualHead read. */
 export class UsualHead {
   method = '';
   /** The CRLF ending the request line. */
@@ -61,6 +61,9 @@ export class UsualHead {
   /** The `rport` parameter's bounds ([name start, parameter end)), -1 when absent. */
   rportAt = -1;
   rportEnd = -1;
+  /** The `branch` parameter's value bounds when canonicalVia, -1 when absent. */
+  branchStart = -1;
+  branchEnd = -1;
   from = '';
   to = '';
   callId = '';
@@ -74,14 +77,13 @@ export class UsualHead {
   length = -1;
 }
 
-const head = new UsualHead();
-
 /** Reads the usual head of `text` (a datagram's latin1 text); undefined when it is not one. */
 export function readUsualHead(text: string): UsualHead | undefined {
   USUAL_HEAD.lastIndex = 0;
   const m = USUAL_HEAD.exec(text);
   if (m === null) return undefined;
-  const h = head;
+  // a new object per read: storing fresh strings into a long-lived one costs a write barrier each (RecordWrite)
+  const h = new UsualHead();
   const method = m[1] as string;
   const host = m[2] as string;
   const port = m[3];
@@ -100,8 +102,10 @@ export function readUsualHead(text: string): UsualHead | undefined {
     h.sentPort = n;
   }
   h.canonicalVia = canonicalParams(text, paramsStart, h.viaEnd);
-  h.rportAt = rportBounds[0] as number;
-  h.rportEnd = rportBounds[1] as number;
+  h.rportAt = paramBounds[0] as number;
+  h.rportEnd = paramBounds[1] as number;
+  h.branchStart = paramBounds[2] as number;
+  h.branchEnd = paramBounds[3] as number;
   h.from = m[5] as string;
   h.to = m[6] as string;
   h.callId = m[7] as string;

@@ -18,7 +18,7 @@ import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx, type ServerContextHooks } from './server-context.ts';
 import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
 import { statelessToTag } from './stateless-tag.ts';
-import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, type PeekedRequest } from '../transport/datagram-shortcut.ts';
+import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, writeDatagramResponse, type PeekedRequest } from '../transport/datagram-shortcut.ts';
 import { channels, publish } from '../transport/diagnostics.ts';
 
 /** RFC 3261 §8.2.1: methods we know; an unhandled one of these gets 405, anything else 501. */
@@ -197,6 +197,8 @@ export class RequestDispatcher {
   /**
    * The transport's datagram shortcut (UDP only): a plain request of a method with a stateless
    * handler is answered from its bytes, without a parse; undefined sends it down the ordinary path.
+   * An answer may be written over `data` itself (writeDatagramResponse): the caller sends it and drops
+   * the datagram. When it returns undefined, `data` is untouched.
    */
   answerDatagram(data: Buffer, flow: Flow): { data: Buffer; host: string; port: number } | undefined {
     if (this.#stateless.size === 0 || this.#closing) return undefined;
@@ -213,7 +215,10 @@ export class RequestDispatcher {
     const status = typeof answer === 'number' ? answer : answer.status;
     if (channels.datagramAnswer.hasSubscribers) publish(channels.datagramAnswer, { method: peek.method, status });
     const headers = typeof answer === 'number' ? undefined : answer.headers;
-    return { data: buildDatagramResponse(peek, via, status, this.deps.local.userAgent, headers), host: via.host, port: via.port };
+    // the datagram is answered here and dropped by the transport: its bytes become the answer's when they can
+    const ua = this.deps.local.userAgent;
+    const out = writeDatagramResponse(peek, via, status, ua, headers) ?? buildDatagramResponse(peek, via, status, ua, headers);
+    return { data: out, host: via.host, port: via.port };
   }
 
   #runStateless(handler: StatelessHandler, req: Parameters<StatelessHandler>[0], flow: Flow): ReturnType<StatelessHandler> {

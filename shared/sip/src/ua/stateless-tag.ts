@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { getTopVia } from '../message/accessors.ts';
 import type { SipRequest } from '../message/types.ts';
 
 /** Per-process salt: tags stay unpredictable to peers while equal for the same request. */
@@ -6,18 +7,20 @@ const SALT = randomBytes(8).toString('hex');
 
 /**
  * RFC 3261 §8.2.7: a stateless UAS must generate the same To-tag for the same request (that is, for
- * its retransmissions). Hashes the raw top Via line as stamped (branch and sent-by: the transaction,
- * §17.2.3), Call-ID and CSeq (the request for a client without RFC 3261 branches), which a
- * retransmission repeats byte for byte: 64-bit FNV-1a in two lanes over `salt|topVia|callId|cseq`,
- * salted per process; 16 hex digits like generateTag(). No header is parsed for it, and the parts are
- * hashed in turn rather than concatenated (no string is built). From is left out: with Call-ID, CSeq
- * and the branch it tells no request apart (Kamailio's sl hashes less: Via host, port and branch), and
- * its ~50 bytes were ~1k of the ~3.7k instructions the hash cost per keepalive (docs/benchmarks.md).
+ * its retransmissions). Hashes the top Via's branch (the transaction, §17.2.3), Call-ID and CSeq (the
+ * request for a client without RFC 3261 branches), which a retransmission repeats byte for byte:
+ * 64-bit FNV-1a in two lanes over `salt|branch|callId|cseq`, salted per process (unpredictable to
+ * peers); 16 hex digits like generateTag(). No header is parsed for it, and the parts are hashed in turn
+ * rather than concatenated (no string is built). The rest of the Via (sent-by, rport, received) and
+ * From are left out: with the branch, Call-ID and CSeq they tell no request apart (Kamailio's sl hashes
+ * less: Via host, port and branch), and their ~130 bytes were ~1.4k of the ~2.6k instructions the hash
+ * cost per keepalive (docs/benchmarks.md). `branch` is the parameter's value as the parser reads it
+ * ('' without one).
  */
-export function statelessTagOf(topVia: string, callId: string, cseq: string): string {
+export function statelessTagOf(branch: string, callId: string, cseq: string): string {
   lanes[0] = SALTED[0] as number;
   lanes[1] = SALTED[1] as number;
-  mix(topVia, true);
+  mix(branch, true);
   mix(callId, true);
   mix(cseq, false);
   return hex8(lanes[0] as number) + hex8(lanes[1] as number);
@@ -29,10 +32,10 @@ export function statelessTagOf(topVia: string, callId: string, cseq: string): st
  * hashes the parts where it has just written them into the response: indexed byte reads cost less
  * than charCodeAt over sliced and concatenated strings.
  */
-export function writeStatelessTag(b: Uint8Array, via0: number, via1: number, callId0: number, callId1: number, cseq0: number, cseq1: number, at: number): void {
+export function writeStatelessTag(b: Uint8Array, branch0: number, branch1: number, callId0: number, callId1: number, cseq0: number, cseq1: number, at: number): void {
   lanes[0] = SALTED[0] as number;
   lanes[1] = SALTED[1] as number;
-  mixBytes(b, via0, via1, true);
+  mixBytes(b, branch0, branch1, true);
   mixBytes(b, callId0, callId1, true);
   mixBytes(b, cseq0, cseq1, false);
   writeHex8(b, at, lanes[0] as number);
@@ -111,8 +114,8 @@ const SALTED = ((): Uint32Array => {
   return lanes.slice();
 })();
 
-/** statelessTagOf() over a parsed request (whose top Via the transport has already stamped). */
+/** statelessTagOf() over a parsed request. */
 export function statelessToTag(req: SipRequest): string {
   const h = req.headers;
-  return statelessTagOf(h.get('Via') ?? '', h.get('Call-ID') ?? '', h.get('CSeq') ?? '');
+  return statelessTagOf(getTopVia(req).params.get('branch') ?? '', h.get('Call-ID') ?? '', h.get('CSeq') ?? '');
 }
