@@ -66,6 +66,17 @@ export function createEdgeMetrics(s: EdgeMetricsSources): EdgeMetrics {
   mirrored(registry, 'vms_edge_placement_changes_total', 'times the set of shards placement may pick changed (a shard died, drained, came back or joined)', [], function* () {
     yield [{}, s.shards.changes()];
   });
+  mirrored(registry, 'vms_edge_placement_fallbacks_total', 'times a placement group had no eligible shard in the node table and the edge started placing over its last eligible set (late heartbeats, shard-fallback.ts)', [], function* () {
+    yield [{}, s.shards.fallbacks()];
+  });
+  new Gauge({
+    name: 'vms_edge_placement_fallback_groups',
+    help: 'placement groups with no eligible shard in the node table, placed over their last eligible set',
+    registers: [registry],
+    collect() {
+      this.set(s.shards.fallbackGroups());
+    },
+  });
   mirrored(registry, 'vms_edge_dropped_total', 'messages dropped (unparseable for forwarding, ACK outside a forwarded INVITE, response not through this edge)', [], function* () {
     yield [{}, c.dropped];
   });
@@ -78,7 +89,7 @@ export function createEdgeMetrics(s: EdgeMetricsSources): EdgeMetrics {
     labelNames: ['state'],
     registers: [registry],
     collect() {
-      const list = s.shards.current();
+      const list = s.shards.listed();
       const eligible = list.filter(isEligibleShard).length;
       const draining = list.filter((x) => x.online && x.draining).length;
       this.set({ state: 'eligible' }, eligible);
