@@ -33,8 +33,17 @@ describe('storm-device.xml: a late answer of an earlier request is not taken for
     const seen: { method: string; cseq: string; auth: boolean }[] = [];
     let firstRegister: string | null = null;
     let lastKeepalive: string | null = null;
+    let closed = false;
+    const timers = new Set<NodeJS.Timeout>();
     const send = (text: string, to: RemoteInfo): void => {
-      socket.send(text, to.port, to.address);
+      if (!closed) socket.send(text, to.port, to.address);
+    };
+    const later = (fn: () => void): void => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        fn();
+      }, 200);
+      timers.add(t);
     };
     socket.on('message', (buf, from) => {
       const msg = buf.toString('utf8');
@@ -50,12 +59,12 @@ describe('storm-device.xml: a late answer of an earlier request is not taken for
       } else if (method === 'REGISTER') {
         // the first REGISTER's 503, late, then this one's 200
         send(answer(firstRegister ?? msg, '503 Service Unavailable', header(firstRegister ?? msg, 'CSeq'), ['Retry-After: 600']), from);
-        setTimeout(() => send(answer(msg, '200 OK', cseq, ['Expires: 3600']), from), 200);
+        later(() => send(answer(msg, '200 OK', cseq, ['Expires: 3600']), from));
       } else if (method === 'MESSAGE') {
         // the previous keepalive's 404 (the platform would not know the device), late, then this one's 200
         if (lastKeepalive !== null) send(answer(lastKeepalive, '404 Not Found', header(lastKeepalive, 'CSeq')), from);
         const ka = msg;
-        setTimeout(() => send(answer(ka, '200 OK', cseq), from), 200);
+        later(() => send(answer(ka, '200 OK', cseq), from));
         lastKeepalive = msg;
       }
     });
@@ -83,6 +92,8 @@ describe('storm-device.xml: a late answer of an earlier request is not taken for
       assert.ok(seen.filter((s) => s.method === 'MESSAGE').length >= 4, `keepalives after the stale answers: ${JSON.stringify(seen)}`);
     } finally {
       await sipp.stop();
+      closed = true;
+      for (const t of timers) clearTimeout(t);
       socket.close();
     }
   });
