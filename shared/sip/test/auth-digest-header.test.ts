@@ -1,0 +1,125 @@
+// The Authorization / WWW-Authenticate parameter parser's two paths (issue 11): the usual header in a
+// few sticky-regex steps, everything else (quoted-pairs, odd token values, errors) by the char scan.
+// Where the usual path answers, it must answer what the scan does; where the scan rejects, the usual
+// path must have declined. Held on the captures, on hand-written cases and on mutations of both.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseDigestParamsScan, parseDigestParamsUsual } from '../src/auth/digest.header.ts';
+import { parseDigestCredentials, SipParseError } from '../src/index.ts';
+import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
+
+/** Every Authorization / WWW-Authenticate / Proxy-* value in the captures. */
+function capturedValues(): string[] {
+  const out = new Set<string>();
+  for (const file of sampleFiles()) {
+    for (const m of loadSampleFile(file)) {
+      for (const [name, value] of m.headerLines) if (/^(proxy-)?(authorization|www-authenticate|proxy-authenticate)$/i.test(name)) out.add(value);
+    }
+  }
+  return [...out];
+}
+
+/** The scan's verdict: its map, or the error code it threw. */
+function scan(value: string): Map<string, string> | string {
+  try {
+    return parseDigestParamsScan(value);
+  } catch (err) {
+    assert.ok(err instanceof SipParseError, `scan threw ${String(err)}`);
+    return err.code;
+  }
+}
+
+function agrees(value: string): void {
+  const usual = parseDigestParamsUsual(value);
+  const slow = scan(value);
+  if (usual === null) return; // declined: the scan decides (its answer is the parser's)
+  assert.ok(slow instanceof Map, `usual path accepted what the scan rejects (${String(slow)}): ${JSON.stringify(value)}`);
+  assert.deepEqual([...usual], [...slow], JSON.stringify(value));
+}
+
+describe('digest parameter parser: usual path against the scan', () => {
+  it('takes every captured header on the usual path, with the scan’s result', () => {
+    const values = capturedValues();
+    assert.ok(values.length >= 10, `captures hold ${values.length} digest headers`);
+    for (const v of values) {
+      assert.notEqual(parseDigestParamsUsual(v), null, v);
+      agrees(v);
+    }
+  });
+
+  it('reads the captures’ quirks as written (no spaces after commas, unquoted qop/nc, short nonce, opaque)', () => {
+    const cred = parseDigestCredentials('Digest username="34020000001320000001",realm="3402000000",nonce="ecbd62595ced375b",uri="sip:34020000002000000001@3402000000",response="044e763db6fd597525e4c02d5cf66359",algorithm=MD5');
+    assert.deepEqual([cred.username, cred.nonce, cred.algorithm, cred.qop], ['34020000001320000001', 'ecbd62595ced375b', 'MD5', undefined]);
+    const qop = parseDigestParamsUsual('Digest username="a", realm="r", nonce="n", uri="sip:3402000000", response="x", algorithm=MD5, qop=auth, nc=00000001, cnonce="5e7ce6"');
+    assert.deepEqual([qop?.get('qop'), qop?.get('nc'), qop?.get('cnonce')], ['auth', '00000001', '5e7ce6']);
+  });
+
+  it('hand-checked values', () => {
+    const cases: Array<[string, Array<[string, string]>]> = [
+      ['Digest realm="r",nonce="n"', [['realm', 'r'], ['nonce', 'n']]],
+      ['  dIgEsT   ReAlM = "r" ,  , nonce=abc ,', [['realm', 'r'], ['nonce', 'abc']]],
+      ['Digest ,realm="r"', [['realm', 'r']]],
+      ['Digest realm="first", REALM="second"', [['realm', 'first']]], // the first of a repeated name
+      ['Digest a=, b=""', [['a', ''], ['b', '']]],
+      ['Digest uri="sip:a@b;x=1, y", nc=00000001', [['uri', 'sip:a@b;x=1, y'], ['nc', '00000001']]],
+      ['Digest', []],
+    ];
+    for (const [value, expected] of cases) {
+      assert.deepEqual([...(parseDigestParamsUsual(value) ?? new Map())], expected, value);
+      assert.deepEqual([...parseDigestParamsScan(value)], expected, value);
+    }
+  });
+
+  it('declines what only the scan reads right, which then reads it', () => {
+    // quoted-pair (RFC 3261 §25.1): resolved by the scan
+    assert.equal(parseDigestParamsUsual('Digest username="a\\"b", realm="r"'), null);
+    assert.equal(parseDigestCredentials('Digest username="a\\"b", realm="r", nonce="n", uri="u", response="x"').username, 'a"b');
+    // a `"` inside a token value is part of it for the scan
+    assert.equal(parseDigestParamsUsual('Digest realm=a"b'), null);
+    assert.deepEqual([...parseDigestParamsScan('Digest realm=a"b')], [['realm', 'a"b']]);
+    assert.equal(parseDigestParamsUsual('Digest realm=="r"'), null);
+    assert.deepEqual([...parseDigestParamsScan('Digest realm=="r"')], [['realm', '="r"']]);
+  });
+
+  it('declines every malformed value, which the scan rejects', () => {
+    for (const bad of [
+      'Basic realm="r"',
+      'Digestrealm="r"',
+      'Digest realm',
+      'Digest realm="r" nonce="n"',
+      'Digest realm="unterminated',
+      'Digest realm="r"x',
+      'Digest ="r"',
+      'Digest realm="r\\',
+      '',
+    ]) {
+      assert.equal(parseDigestParamsUsual(bad), null, bad);
+      assert.equal(scan(bad), 'SIP_ERR_AUTH_HEADER', bad);
+    }
+  });
+
+  it('agrees with the scan on 20,000 mutations of the captures', () => {
+    const values = capturedValues();
+    const alphabet = ['"', '\\', ',', ' ', '\t', '=', 'a', 'Z', '0', ';', ':', '@', '\r', '\u00e9', '\u4e2d'];
+    let seed = 0x2545f491;
+    const rand = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    let accepted = 0;
+    for (let k = 0; k < 20_000; k++) {
+      let v = values[rand(values.length)] as string;
+      for (let e = 1 + rand(3); e > 0; e--) {
+        const at = rand(v.length + 1);
+        const op = rand(3);
+        const ch = alphabet[rand(alphabet.length)] as string;
+        v = op === 0 ? v.slice(0, at) + ch + v.slice(at) : op === 1 ? v.slice(0, at) + v.slice(at + 1) : v.slice(0, at) + ch + v.slice(at + 1);
+      }
+      agrees(v);
+      if (parseDigestParamsUsual(v) !== null) accepted++;
+    }
+    assert.ok(accepted > 2_000, `the usual path took ${accepted} of the mutations: the comparison exercised it`);
+  });
+});
