@@ -10,7 +10,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DeviceFlows } from './device-flows.ts';
 import type { StatelessChallenge } from './register-challenge.ts';
-import { DEFAULT_SHED_POLICY, fromUser, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
+import { DEFAULT_SHED_POLICY, fromUser, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
 export const SAMPLE_MS = 100;
@@ -71,8 +71,10 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
       last = now;
       return;
     }
-    const queueBytes = readReceiveQueue(o.sipPort);
-    shedder.observe({ queueBytes, utilization: performance.eventLoopUtilization(now, last).utilization, pending, arrivals });
+    const utilization = performance.eventLoopUtilization(now, last).utilization;
+    // a calm window (few arrivals, the loop idle part of it) decides by utilization, without the /proc read
+    const queueBytes = queueSampleNeeded(shedder, { utilization, pending, arrivals }, policy) ? readReceiveQueue(o.sipPort) : null;
+    shedder.observe({ queueBytes, utilization, pending, arrivals });
     last = now;
     arrivals = 0;
     if (o.setReceiveBuffer !== undefined && o.receiveBufferBytes !== undefined) {

@@ -2,7 +2,7 @@
 // the two parsers its signals need (the receive queue from /proc/net/udp, the From user).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
+import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
 
 const KiB = 1024;
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
@@ -160,5 +160,36 @@ describe('shedding signals', () => {
     assert.equal(fromUser('"cam" <sip:34020000001320000002@3402000000>'), '34020000001320000002');
     assert.equal(fromUser('sip:34020000001320000003@10.0.0.1;tag=x'), '34020000001320000003');
     assert.equal(fromUser('<sip:3402000000>'), undefined);
+  });
+});
+
+describe('register shedding: when the sampler reads the receive queue', () => {
+  const quiet = { utilization: 0.3, pending: 2, arrivals: 3 };
+  it('skips the /proc read in a calm window: nothing shed, few arrivals, the loop idle part of the window', () => {
+    assert.equal(queueSampleNeeded(new RegisterShedder(), quiet), false);
+    assert.equal(queueSampleNeeded(new RegisterShedder(), { ...quiet, arrivals: CALM_ARRIVALS }), false);
+  });
+
+  it('reads it whenever any signal could mean a backlog', () => {
+    const idle = new RegisterShedder();
+    assert.equal(queueSampleNeeded(idle, { ...quiet, arrivals: CALM_ARRIVALS + 1 }), true, 'many arrivals');
+    assert.equal(queueSampleNeeded(idle, { ...quiet, utilization: DEFAULT_SHED_POLICY.lowUtilization }), true, 'loop busy (at the low mark)');
+    assert.equal(queueSampleNeeded(idle, { ...quiet, utilization: Number.NaN }), true, 'utilization unknown');
+    assert.equal(queueSampleNeeded(idle, { ...quiet, pending: DEFAULT_SHED_POLICY.maxPending + 1 }), true, 'registrations piling up');
+    const shedding = new RegisterShedder();
+    shedding.observe(behind);
+    assert.ok(shedding.fraction > 0);
+    assert.equal(queueSampleNeeded(shedding, quiet), true, 'while shedding the queue decides how fast it falls');
+  });
+
+  it('a calm window observed without the queue leaves the shedder as a queue under its low mark does', () => {
+    const without = new RegisterShedder();
+    const withQueue = new RegisterShedder();
+    for (let i = 0; i < 5; i++) {
+      without.observe({ ...quiet, queueBytes: null });
+      withQueue.observe({ ...quiet, queueBytes: DEFAULT_SHED_POLICY.lowQueueBytes - 1 });
+    }
+    assert.deepEqual([without.fraction, without.retryAfterSpreadSec, without.atCap], [withQueue.fraction, withQueue.retryAfterSpreadSec, withQueue.atCap]);
+    assert.equal(without.fraction, 0);
   });
 });

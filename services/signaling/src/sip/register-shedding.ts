@@ -161,6 +161,30 @@ export class RegisterShedder {
 }
 
 /**
+ * REGISTERs in a window under which, with the loop idle part of the window, the receive queue needs no
+ * reading: 64 datagrams at the kernel's ~2 KiB accounting each fill at most the low mark (128 KiB).
+ */
+export const CALM_ARRIVALS = 64;
+
+/**
+ * Whether a window needs the receive queue read (/proc/net/udp: the whole table of the namespace, per
+ * window; issue 11: ~30k instructions a window, a registration's worth at a slow pace). Not in a calm
+ * window: nothing shed, nothing piling up in flight, few arrivals, and the event loop idle for at least
+ * 1 − lowUtilization of it — idle means waiting in epoll, which returns at once while the socket holds
+ * a datagram, so the queue was empty then and could only have refilled from the few arrivals since.
+ * Such a window is calm by the utilization fallback too (observe() with queueBytes null falls, as it
+ * would with a queue under its low mark); a burst landing after the idle moment is read in the next
+ * window, whose arrivals or utilization are then high.
+ */
+export function queueSampleNeeded(
+  shedder: Pick<RegisterShedder, 'fraction'>,
+  w: Pick<ShedSample, 'utilization' | 'pending' | 'arrivals'>,
+  policy: ShedPolicy = DEFAULT_SHED_POLICY,
+): boolean {
+  return shedder.fraction > 0 || w.pending > policy.maxPending || w.arrivals > CALM_ARRIVALS || !(w.utilization < policy.lowUtilization);
+}
+
+/**
  * What to do with the SIP UDP socket's receive buffer after a window: shrink it when shedding reached
  * the cap, restore it once shedding stopped (not as soon as the share leaves the cap: a storm still
  * arriving would fill 4 MiB again within one window), else keep it.
