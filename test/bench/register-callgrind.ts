@@ -26,10 +26,11 @@ import { buildAuthorization } from '@vms/sip';
 import { freePort, requireBinaryIn, startRedis, tmpDir, type RedisServer } from '@vms/harness';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { v8Shares } from './callgrind-v8.ts';
 import { KAMAILIO_PASSWORD } from './kamailio/kamailio.ts';
 import { isQuick, printSummary } from './summary.ts';
 
@@ -46,6 +47,23 @@ function arg(name: string, fallback: string): string {
 const QUICK = isQuick();
 const WARMUP = Number(arg('warmup', QUICK ? '1000' : '3000'));
 const COUNT = Number(arg('count', QUICK ? '500' : '1000'));
+/**
+ * Registrations the driver keeps in flight (`--in-flight N`, default 1: one at a time, each answered before
+ * the next, as all figures before 2 Dec 16:00 UTC). Work the server does per period (timers, the write-behind
+ * flush, the offline scan) is billed per registration at the pace valgrind allows: more in flight, closer
+ * to a storm's pace, where such work is shared by more registrations.
+ */
+const IN_FLIGHT = Math.max(1, Number(arg('in-flight', '1')));
+/** `--no-settle`: the method before 2 Dec 15:30 UTC (the window straight after the warm-up; JIT and GC shares vary run to run). */
+const SETTLE = !process.argv.includes('--no-settle');
+/** The JIT has settled when SETTLE_QUIET_BLOCKS blocks of SETTLE_BLOCK registrations in a row pass with no tier-up or deopt line. */
+const SETTLE_BLOCK = 250;
+const SETTLE_QUIET_BLOCKS = 2;
+const SETTLE_MAX_BLOCKS = 24;
+/** Missed keepalives (60 s each) before a device is offline: the registrations' Expires (3,600 s), for the silent driver. */
+const SILENT_KEEPALIVES = 60;
+/** --trace-opt / --trace-deopt lines: a function marked, compiled, installed or deoptimized (as edge-callgrind.ts). */
+const JIT_LINE = /^\[(marking|compiling method|completed (compiling|optimizing)|bailout|deoptimiz)/gm;
 
 /** Server mode, under valgrind: the platform as main.ts builds it, READY once its SIP port is bound. */
 async function servePlatform(): Promise<void> {
@@ -53,13 +71,21 @@ async function servePlatform(): Promise<void> {
   const { createApp } = await import('../../services/signaling/src/app.ts');
   const app = createApp(loadConfig([], process.env));
   process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  // bench-only control (node with --expose-gc): SIGUSR2 = a full collection now, GC-DONE when it is over
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc !== undefined) {
+    process.on('SIGUSR2', () => {
+      gc();
+      process.stdout.write('GC-DONE\n');
+    });
+  }
   await app.start();
   process.stdout.write(`READY ${process.env['VMS_GB28181_SIP_PORT']}\n`);
 }
 
 const deviceIdOf = (i: number): string => `3402000000132${String(i + 1).padStart(7, '0')}`;
 
-/** Registers devices first..first+n-1 one at a time (a leg resent every 2 s while unanswered); returns the failures. */
+/** Registers devices first..first+n-1, IN_FLIGHT at a time (a leg resent every 2 s while unanswered); returns the failures. */
 async function drive(port: number, first: number, n: number): Promise<number> {
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
@@ -80,38 +106,42 @@ async function drive(port: number, first: number, n: number): Promise<number> {
       'latin1',
     );
   };
-  let i = first;
+  let started = first;
   let failed = 0;
+  /** Registrations in flight: device index → the leg (CSeq) sent last and its resend timer. */
+  const lanes = new Map<number, { cseq: number; timer: NodeJS.Timeout }>();
   await new Promise<void>((done) => {
-    let timer: NodeJS.Timeout | undefined;
-    const send = (m: Buffer): void => {
-      clearInterval(timer);
+    const send = (i: number, cseq: number, m: Buffer): void => {
+      clearInterval(lanes.get(i)?.timer);
       sock.send(m, port, '127.0.0.1');
-      timer = setInterval(() => sock.send(m, port, '127.0.0.1'), 2000); // also waits out a server still starting
-
+      // also waits out a server still starting
+      lanes.set(i, { cseq, timer: setInterval(() => sock.send(m, port, '127.0.0.1'), 2000) });
     };
     const next = (): void => {
-      if (i >= first + n) {
-        clearInterval(timer);
-        done();
-        return;
+      while (lanes.size < IN_FLIGHT && started < first + n) {
+        send(started, 1, register(started, 1, null));
+        started++;
       }
-      send(register(i, 1, null));
+      if (lanes.size === 0) done();
     };
     sock.on('message', (d) => {
       const text = d.toString('latin1');
-      if (!text.includes(`Call-ID: rc-${i}@bench`)) return; // a late answer to a resend
+      const i = Number(/\r\nCall-ID: rc-(\d+)@bench\r\n/.exec(text)?.[1]);
+      const lane = lanes.get(i);
+      const cseq = Number(/\r\nCSeq:\s*(\d+) /i.exec(text)?.[1]);
+      if (lane === undefined || cseq !== lane.cseq) return; // a late answer to a resend
       const status = Number(text.slice(8, 11));
-      if (status === 401 && /\r\nCSeq:\s*1 /i.test(text)) {
+      if (status === 401 && cseq === 1) {
         const challenge = /\r\nWWW-Authenticate:\s*([^\r\n]+)/i.exec(text)?.[1];
         if (challenge !== undefined) {
           const id = deviceIdOf(i);
-          send(register(i, 2, buildAuthorization(challenge, { username: id, password: KAMAILIO_PASSWORD, method: 'REGISTER', uri })));
+          send(i, 2, register(i, 2, buildAuthorization(challenge, { username: id, password: KAMAILIO_PASSWORD, method: 'REGISTER', uri })));
           return;
         }
       }
       if (status !== 200) failed++;
-      i++;
+      clearInterval(lane.timer);
+      lanes.delete(i);
       next();
     });
     next();
@@ -131,6 +161,8 @@ interface Count {
   readonly failed: number;
   readonly files: readonly string[];
   readonly pid: number;
+  /** Settled windows: blocks of SETTLE_BLOCK it took, whether the cap was reached first, tier-up/deopt lines in the window. */
+  readonly settle?: { readonly blocks: number; readonly settled: boolean; readonly jitLinesInWindow: number };
 }
 
 /**
@@ -145,10 +177,15 @@ async function measure(
   env: NodeJS.ProcessEnv,
   port: number | null,
   dir: string,
-  mode: { readonly window: true } | { readonly window: false; readonly registrations: number },
+  mode: { readonly window: true; readonly settle: boolean } | { readonly window: false; readonly registrations: number },
 ): Promise<Count> {
   const out = join(dir, `callgrind.${kind}`);
-  const child: ChildProcess = spawn('valgrind', ['--tool=callgrind', `--instr-atstart=${mode.window ? 'no' : 'yes'}`, `--callgrind-out-file=${out}.%p`, ...command], {
+  const settle = mode.window && mode.settle;
+  // settling: node's --trace-opt lines go through C stdio, fully buffered into a pipe; line-buffered
+  // (stdbuf), each arrives when printed, so a block without one is a block without tier-up. One dump file
+  // per thread (--separate-threads) for the window's GC/JIT split (callgrind-v8.ts)
+  const valgrind = [...(settle ? ['stdbuf', '-oL'] : []), 'valgrind', '--tool=callgrind', `--instr-atstart=${mode.window ? 'no' : 'yes'}`, ...(settle ? ['--separate-threads=yes'] : [])];
+  const child: ChildProcess = spawn(valgrind[0] as string, [...valgrind.slice(1), `--callgrind-out-file=${out}.%p`, ...command], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env,
     detached: true,
@@ -176,14 +213,40 @@ async function measure(
       }, 200);
     }));
   let failed = 0;
+  let settled: Count['settle'];
+  const jitLines = (): number => output.match(JIT_LINE)?.length ?? 0;
   try {
     if (mode.window) {
       failed += await drive(sipPort, 0, WARMUP);
+      let k = WARMUP;
+      if (settle) {
+        // a full collection first (the old generation nearly empty, so a mark-compact the start-up's and the
+        // warm-up's garbage would bring does not fall in the window by chance); it also drops optimized
+        // code, so the JIT settles after it: blocks until SETTLE_QUIET_BLOCKS in a row without a tier-up line
+        const done = output.split('GC-DONE').length;
+        process.kill(pid, 'SIGUSR2');
+        while (output.split('GC-DONE').length === done) {
+          if (gone) throw new Error(`${kind} exited in the collection:\n${output.slice(-3000)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        let blocks = 0;
+        let quiet = 0;
+        while (quiet < SETTLE_QUIET_BLOCKS && blocks < SETTLE_MAX_BLOCKS) {
+          const before = jitLines();
+          failed += await drive(sipPort, k, SETTLE_BLOCK);
+          k += SETTLE_BLOCK;
+          blocks++;
+          quiet = jitLines() === before ? quiet + 1 : 0;
+        }
+        settled = { blocks, settled: quiet === SETTLE_QUIET_BLOCKS, jitLinesInWindow: 0 };
+      }
+      const jitBefore = jitLines();
       control(pid, '-z');
       control(pid, '-i', 'on');
-      failed += await drive(sipPort, WARMUP, COUNT);
+      failed += await drive(sipPort, k, COUNT);
       control(pid, '-i', 'off');
       control(pid, '-d');
+      if (settled !== undefined) settled = { ...settled, jitLinesInWindow: jitLines() - jitBefore };
     } else {
       failed += await drive(sipPort, 0, mode.registrations);
     }
@@ -208,13 +271,15 @@ async function measure(
   let instructions = 0;
   const files: string[] = [];
   // (callgrind_control -z can itself leave a small numbered dump: every numbered dump is after the zero, all summed)
-  const counted = mode.window ? /^callgrind\..+\.\d+\.\d+$/ : /^callgrind\..+\.\d+$/;
+  const counted = mode.window ? /^callgrind\..+\.\d+\.\d+(-\d+)?$/ : /^callgrind\..+\.\d+$/;
   for (const f of readdirSync(dir).filter((name) => name.startsWith(`callgrind.${kind}.`) && counted.test(name))) {
     const m = /^totals: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
     instructions += m === null ? 0 : Number(m[1]);
     files.push(join(dir, f));
   }
-  return { instructions, failed, files, pid };
+  // the server's output (with settling: node's tier-up and deopt lines) beside the dumps, for --keep
+  writeFileSync(join(dir, `${kind}.${pid}.out`), output);
+  return { instructions, failed, files, pid, ...(settled === undefined ? {} : { settle: settled }) };
 }
 
 /**
@@ -282,10 +347,20 @@ async function measurePlatform(dir: string, redis: RedisServer | null): Promise<
       REDIS_URL: redis?.url ?? '',
       VMS_DATA_DIR: data.path,
       ...(redis === null ? {} : { VMS_GB28181_SIP_INSTANCE_ID: 'register-callgrind-a' }),
+      // the driver's devices never keep alive: held online for the registration's 3,600 s, as Kamailio
+      // holds the binding, instead of marked offline 180 s after (a transition per device, not registration work)
+      ...(SETTLE ? { VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT: String(SILENT_KEEPALIVES) } : {}),
       LOG_LEVEL: 'warn',
     };
-    const node = [process.execPath, ...(process.argv.includes('--perf-map') ? ['--perf-basic-prof'] : []), ...process.execArgv, SELF, '--serve'];
-    return await measure('platform', node, env, null, dir, { window: true });
+    const node = [
+      process.execPath,
+      ...(SETTLE ? ['--expose-gc', '--trace-opt', '--trace-deopt'] : []),
+      ...(process.argv.includes('--perf-map') ? ['--perf-basic-prof'] : []),
+      ...process.execArgv,
+      SELF,
+      '--serve',
+    ];
+    return await measure('platform', node, env, null, dir, { window: true, settle: SETTLE });
   } finally {
     data.remove();
   }
@@ -306,6 +381,7 @@ async function profilePlatform(): Promise<void> {
     MYSQL_URL: '',
     REDIS_URL: '',
     VMS_DATA_DIR: data.path,
+    VMS_GB28181_SIP_KEEPALIVE_TIMEOUT_COUNT: String(SILENT_KEEPALIVES),
     LOG_LEVEL: 'warn',
   };
   const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, ...process.execArgv, SELF, '--serve'], { stdio: ['ignore', 'pipe', 'inherit'], env });
@@ -348,7 +424,7 @@ async function main(): Promise<void> {
   const per = (c: Count): number => c.instructions / COUNT;
   const fmt = (v: number): string => Math.round(v).toLocaleString('en-US');
   try {
-    process.stdout.write(`callgrind: ${WARMUP} warm-up registrations, ${COUNT} counted, one at a time (REGISTER, 401, REGISTER + digest, 200)\n`);
+    process.stdout.write(`callgrind: ${WARMUP} warm-up registrations, ${COUNT} counted, ${IN_FLIGHT === 1 ? 'one at a time' : `${IN_FLIGHT} in flight`} (REGISTER, 401, REGISTER + digest, 200)${SETTLE ? '' : ', not settled (--no-settle)'}\n`);
     const kam = process.argv.includes('--no-kamailio') ? null : await measureKamailio(dir.path);
     if (kam !== null) process.stdout.write(`kamailio:  ${fmt(per(kam))} instructions per registration${kam.failed > 0 ? `, ${kam.failed} failed` : ''}\n`);
     if (process.argv.includes('--no-project')) return;
@@ -364,15 +440,28 @@ async function main(): Promise<void> {
       `project${withRedis ? ' (Redis ownership, redis-server not counted)' : ''}:  ${fmt(per(project))} instructions per registration` +
         `${project.failed > 0 ? `, ${project.failed} failed` : ''}${kam === null ? '' : ` (${ratio.toFixed(2)}× Kamailio)`}\n`,
     );
-    const split = shares(project.files);
-    if (split !== null) {
-      const pct = (v: number): string => `${(100 * v).toFixed(1)} %`;
-      process.stdout.write(`  of the project's window: V8 optimizing compiler ${pct(split.compile)} (JIT still warming up if large), garbage collection ≥ ${pct(split.gc)}\n`);
+    const pct = (v: number): string => `${(100 * v).toFixed(1)} %`;
+    let splitText = '';
+    if (project.settle !== undefined) {
+      const v = v8Shares(project.files);
+      const s = project.settle;
+      const rest = v.total - v.gc - v.jit - v.other;
+      process.stdout.write(
+        `  JIT: settled after ${s.blocks} × ${SETTLE_BLOCK} registrations past the warm-up and a full collection${s.settled ? '' : ' (NOT settled: the cap was reached)'}; ${s.jitLinesInWindow} tier-up/deopt lines in the window\n` +
+          `  of the project's window (${v.threads} threads): GC ${fmt(v.gc / COUNT)} (${pct(v.gc / v.total)}), JIT ${fmt(v.jit / COUNT)} (${pct(v.jit / v.total)}), other threads ${fmt(v.other / COUNT)}, the rest (JavaScript, runtime, builtins, SQLite, libc) ${fmt(rest / COUNT)} per registration\n`,
+      );
+      splitText = ` (GC ${pct(v.gc / v.total)}, JIT ${pct(v.jit / v.total)}${s.settled ? '' : ', JIT not settled'})`;
+    } else {
+      const split = shares(project.files);
+      if (split !== null) {
+        process.stdout.write(`  of the project's window: V8 optimizing compiler ${pct(split.compile)} (JIT still warming up if large), garbage collection ≥ ${pct(split.gc)}\n`);
+        splitText = ` (compiler ${pct(split.compile)}, GC ≥ ${pct(split.gc)}, not settled: --no-settle)`;
+      }
     }
     printSummary({
       bench: 'register-callgrind',
-      what: `instructions per REGISTER + digest registration (${WARMUP.toLocaleString('en-US')} warm-up, ${COUNT.toLocaleString('en-US')} counted${withRedis ? ', Redis ownership' : ''})`,
-      figures: `project ${fmt(per(project))}${kam === null ? '' : `, Kamailio ${fmt(per(kam))}, ${ratio.toFixed(2)}×`}${kam !== null && kam.failed + project.failed > 0 ? `, ${kam.failed + project.failed} failed` : ''}`,
+      what: `instructions per REGISTER + digest registration (${WARMUP.toLocaleString('en-US')} warm-up${SETTLE ? ', a collection and the JIT settled' : ''}, ${COUNT.toLocaleString('en-US')} counted${IN_FLIGHT === 1 ? '' : `, ${IN_FLIGHT} in flight`}${withRedis ? ', Redis ownership' : ''})`,
+      figures: `project ${fmt(per(project))}${splitText}${kam === null ? '' : `, Kamailio ${fmt(per(kam))}, ${ratio.toFixed(2)}×`}${kam !== null && kam.failed + project.failed > 0 ? `, ${kam.failed + project.failed} failed` : ''}`,
       target: `≤ ${TARGET_RATIO}× Kamailio's`,
       met: kam === null ? null : ratio <= TARGET_RATIO && kam.failed + project.failed === 0,
     });
