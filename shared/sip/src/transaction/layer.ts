@@ -9,6 +9,7 @@ import { NonInviteClientTransaction } from './client-non-invite.ts';
 import { InviteServerTransaction, type ServerTransactionUser } from './server-invite.ts';
 import { NonInviteServerTransaction } from './server-non-invite.ts';
 import { timerValues, type TimerConfig } from './timers.ts';
+import { unnamed } from '../unnamed.ts';
 
 export type ClientTransaction = InviteClientTransaction | NonInviteClientTransaction;
 export type ServerTransaction = InviteServerTransaction | NonInviteServerTransaction;
@@ -71,10 +72,10 @@ export class TransactionLayer {
     const key = clientKey(req);
     const wrapped: ClientTransactionUser = {
       ...tu,
-      onTerminated: () => {
+      onTerminated: unnamed(() => {
         if (this.#clients.get(key) === tx) this.#clients.delete(key);
         tu.onTerminated();
-      },
+      }),
     };
     const tx: ClientTransaction =
       req.method === 'INVITE' ? new InviteClientTransaction(req, this.#env(sink), wrapped) : new NonInviteClientTransaction(req, this.#env(sink), wrapped);
@@ -102,10 +103,11 @@ export class TransactionLayer {
     const key = detachString(serverKey(req)); // kept until Terminated: must not keep the request's text
     const wrapped: ServerTransactionUser = {
       ...tu,
-      onTerminated: () => {
+      // unnamed(): a per-request closure, kept out of tsx's naming wrapper (see unnamed.ts)
+      onTerminated: unnamed(() => {
         if (this.#servers.get(key) === tx) this.#servers.delete(key);
         tu.onTerminated();
-      },
+      }),
     };
     let tx: ServerTransaction;
     if (req.method === 'INVITE') {

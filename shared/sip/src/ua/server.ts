@@ -4,12 +4,13 @@ import type { DialogRegistry } from '../dialog/registry.ts';
 import { getTo } from '../message/accessors.ts';
 import { createResponse } from '../message/build.ts';
 import { detachString } from '../message/detach.ts';
-import type { SipRequest, SipResponse } from '../message/types.ts';
+import type { SipMessage, SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
 import type { ServerTransaction, TransactionLayer, TransactionSink } from '../transaction/layer.ts';
 import type { ServerTransactionUser } from '../transaction/server-invite.ts';
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
+import { unnamed } from '../unnamed.ts';
 import type { SipTransport } from '../transport/transport.ts';
 import { SipStackError } from '../errors.ts';
 import { headerEntries } from '../message/header-input.ts';
@@ -128,17 +129,18 @@ export class RequestDispatcher {
   // UDP) are made here, in functions of their own, so that they hold only the flow, the Call-ID and the
   // slot: closures made in handleRequest would share its scope and keep the request and its ServerCtx.
   #responseSink(flow: Flow): TransactionSink & { tx?: ServerTransaction } {
+    // unnamed(): per-request closures, kept out of tsx's naming wrapper (see unnamed.ts)
     const sink: TransactionSink & { tx?: ServerTransaction } = {
       reliable: flow.transport === 'tcp',
-      send: (msg) => {
+      send: unnamed((msg: SipMessage) => {
         this.deps.transport.sendResponse(msg as SipResponse, flow).catch((err: unknown) => sink.tx?.transportError(err as Error));
-      },
-      prepare: (msg) => {
+      }),
+      prepare: unnamed((msg: SipMessage) => {
         const resend = this.deps.transport.prepareResponse(msg as SipResponse, flow);
         return () => {
           resend().catch((err: unknown) => sink.tx?.transportError(err as Error));
         };
-      },
+      }),
     };
     return sink;
   }
@@ -156,8 +158,8 @@ export class RequestDispatcher {
       this.#contexts.delete(c);
     };
     return {
-      onTimeout: () => this.log.debug({ callId }, 'sip no ACK for final response'),
-      onTransportError: (err) => this.log.debug({ err, flow }, 'sip response not delivered'),
+      onTimeout: unnamed(() => this.log.debug({ callId }, 'sip no ACK for final response')),
+      onTransportError: unnamed((err: Error) => this.log.debug({ err, flow }, 'sip response not delivered')),
       onTerminated: slot.release,
     };
   }
@@ -178,11 +180,11 @@ export class RequestDispatcher {
       topVia: h.getLines('Via')[0] ?? '',
       text: req.body.toString('latin1'),
       bodyStart: 0,
-      hasHeader: (name: string) => h.get(name) !== undefined,
-      header: (name: string) => {
+      hasHeader: unnamed((name: string) => h.get(name) !== undefined),
+      header: unnamed((name: string) => {
         const v = h.get(name);
         return v === undefined ? undefined : trimLws(v);
-      },
+      }),
     };
     const answer = this.#runStateless(handler, view, flow);
     if (answer === undefined) return false;
@@ -260,11 +262,11 @@ export class RequestDispatcher {
 
   /** A handler must send a final response before its promise settles (INVITE may answer later). */
   #runHandler(handler: RequestHandler, req: SipRequest, ctx: ServerCtx): void {
-    const done = (): void => {
+    const done = unnamed((): void => {
       if (ctx.finalSent || req.method === 'INVITE' || ctx.aborted) return;
       this.log.warn({ method: req.method }, 'sip handler settled without a final response');
       this.#safeReply(ctx, SipStatus.ServerInternalError);
-    };
+    });
     try {
       const r = handler(req, ctx);
       if (r instanceof Promise) r.then(done, (err: unknown) => this.#handlerFailed(err, req, ctx));
