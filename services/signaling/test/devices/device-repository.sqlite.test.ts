@@ -51,6 +51,32 @@ describe('sqlite device repository: registrations written behind (issue 11)', ()
     }
   });
 
+  it('the flushed row holds every column of the registration (a new device, then a known one re-registering)', async () => {
+    const { dir, store, repo } = open();
+    const COLS = 'device_id, tenant_id, transport, remote_ip, remote_port, registered_at, keepalive_at, expires_sec, online, created_at, updated_at';
+    const row = (): unknown => store.db.prepare(`SELECT ${COLS} FROM gb_device WHERE device_id = ?`).get(ID);
+    try {
+      await repo.registerDevice({ deviceId: ID, transport: 'TCP', remoteIp: '10.0.0.7', remotePort: 5070, expiresSec: 1800, at: 1000 });
+      await repo.countOnlineDevices(); // every other operation writes the pending registrations first
+      assert.deepEqual({ ...(row() as object) }, {
+        device_id: ID, tenant_id: '000000', transport: 'TCP', remote_ip: '10.0.0.7', remote_port: 5070,
+        registered_at: 1000, keepalive_at: 1000, expires_sec: 1800, online: 1, created_at: 1000, updated_at: 1000,
+      });
+      repo.touchKeepalive(ID, 5000);
+      await repo.markOffline([ID], { onlyIfKeepaliveBefore: 0 }); // writes the keepalive, leaves the device online
+      await repo.registerDevice({ deviceId: ID, transport: 'UDP', remoteIp: '10.0.0.8', remotePort: 5080, expiresSec: 3600, at: 3000 });
+      await repo.countOnlineDevices();
+      assert.deepEqual({ ...(row() as object) }, {
+        device_id: ID, tenant_id: '000000', transport: 'UDP', remote_ip: '10.0.0.8', remote_port: 5080,
+        registered_at: 3000, keepalive_at: 5000, expires_sec: 3600, online: 1, created_at: 1000, updated_at: 3000,
+      }, 'keepalive_at never goes back; created_at kept');
+    } finally {
+      await repo.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a later write is never overtaken: offline right after a registration stays offline; close() writes what is pending', async () => {
     const { dir, store, repo } = open();
     try {
