@@ -34,12 +34,15 @@ const WIDE = /[^\x00-\xff]/;
  */
 export function computeDigestResponse(i: DigestInput): string {
   const algorithm = normalizeAlgorithm(i.algorithm);
-  let ha1 = md5Hex([i.username, ':', i.realm, ':'], i.password);
-  if (algorithm === 'MD5-sess') ha1 = md5Hex([ha1, ':', i.nonce, ':', i.cnonce ?? '']);
-  const ha2 = md5Hex([i.method, ':', i.uri]);
-  if (i.qop === undefined) return md5Hex([ha1, ':', i.nonce, ':', ha2]);
+  // Every wire part ASCII (what devices send): so is every hash input (the HA1/HA2 are hex), checked
+  // once here instead of once per hash (issue 11: three regex runs per registration).
+  const ascii = oneShot !== undefined && !NOT_ASCII.test(i.username + i.realm + i.method + i.uri + i.nonce + (i.nc ?? '') + (i.cnonce ?? ''));
+  let ha1 = md5Hex([i.username, ':', i.realm, ':'], ascii, i.password);
+  if (algorithm === 'MD5-sess') ha1 = md5Hex([ha1, ':', i.nonce, ':', i.cnonce ?? ''], ascii);
+  const ha2 = md5Hex([i.method, ':', i.uri], ascii);
+  if (i.qop === undefined) return md5Hex([ha1, ':', i.nonce, ':', ha2], ascii);
   if (i.qop !== 'auth') throw new SipError('SIP_ERR_AUTH_UNSUPPORTED', `qop ${i.qop} is not supported`);
-  return md5Hex([ha1, ':', i.nonce, ':', i.nc ?? '', ':', i.cnonce ?? '', ':', i.qop, ':', ha2]);
+  return md5Hex([ha1, ':', i.nonce, ':', i.nc ?? '', ':', i.cnonce ?? '', ':', i.qop, ':', ha2], ascii);
 }
 
 /**
@@ -83,13 +86,14 @@ export function normalizeAlgorithm(algorithm: string | undefined): DigestAlgorit
 const oneShot: ((algorithm: string, data: string, encoding: 'hex') => string) | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
 const NOT_ASCII = /[^\x00-\x7f]/;
 
-function md5Hex(wireParts: readonly string[], secret?: string): string {
+/** `ascii`: every part is known ASCII (computeDigestResponse checked them), so no check here. */
+function md5Hex(wireParts: readonly string[], ascii: boolean, secret?: string): string {
   // issue 11: three of these per registration. Parts all ASCII: their latin1 bytes are their UTF-8
   // bytes, so the joined text (the secret UTF-8 as always) is hashed in one call.
   if (oneShot !== undefined) {
     let text = '';
     for (const p of wireParts) text += p;
-    if (!NOT_ASCII.test(text)) return oneShot('md5', secret === undefined ? text : text + secret, 'hex');
+    if (ascii || !NOT_ASCII.test(text)) return oneShot('md5', secret === undefined ? text : text + secret, 'hex');
   }
   const h = createHash('md5');
   for (const p of wireParts) h.update(p, WIDE.test(p) ? 'utf8' : 'latin1');
