@@ -1,7 +1,7 @@
 // Where a node process's counted callgrind window went, read from per-thread dumps (valgrind
 // `--separate-threads=yes`): how much of it V8 spent collecting garbage and compiling (the JIT). A window
 // with much compiling is not yet the steady state (tier-up still going on); one with a mark-compact caught a
-// collection the neighbouring windows may not. Used by edge-callgrind.ts.
+// collection the neighbouring windows may not. Used by edge-callgrind.ts and register-callgrind.ts.
 //
 // Threads (one dump file each): the main thread (the file ending `-01`) runs the JavaScript and the event
 // loop; V8's platform workers (`PlatformWorkerThread`) run only V8's background jobs — optimizing compiles

@@ -2,7 +2,7 @@
 // in the same run, counted with callgrind: a figure that does not move when other work shares the
 // machine (fleet.ts's /proc CPU figures inflate with the load, and not equally for a C server and a JIT).
 // Run from the repository root: npx tsx test/bench/register-callgrind.ts [--quick] [--redis] [--warmup W]
-//   [--count M] [--keep] [--perf-map] [--no-kamailio | --no-project]
+//   [--count M] [--in-flight N] [--no-settle] [--keep] [--perf-map] [--no-kamailio | --no-project]
 //   or --cpu-prof: no valgrind, the platform under `node --cpu-prof`, top self times printed (where to look next)
 //
 //  1. starts, under `valgrind --tool=callgrind --instr-atstart=no`, the whole platform as `npm start` runs
@@ -10,15 +10,20 @@
 //     triggers, the REGISTER shedder; with --redis also Redis ownership against a redis-server started by
 //     the harness, not counted) with a platform password, and Kamailio (test/bench/kamailio: registrar +
 //     in-memory usrloc, fixed-password MD5 digest, 1 UDP worker, `-x fm`) likewise;
-//  2. registers W fresh device ids (default 3,000) one at a time to warm up (JIT tiers, caches): REGISTER,
-//     401 with the challenge, REGISTER with the digest answer (@vms/sip buildAuthorization), 200; then
+//  2. registers W fresh device ids (default 3,000) one at a time (--in-flight N: N at a time) to warm up
+//     (JIT tiers, caches): REGISTER, 401 with the challenge, REGISTER with the digest answer (@vms/sip
+//     buildAuthorization), 200; then settles (unless --no-settle, the method before 2 Dec 15:30 UTC): a
+//     full collection (node with --expose-gc, SIGUSR2), then blocks of SETTLE_BLOCK registrations until
+//     two in a row pass without a --trace-opt/--trace-deopt line, as edge-callgrind.ts does; then
 //     zeroes the platform's counters, switches instrumentation on, registers M more (default 1,000),
-//     switches it off and dumps. Kamailio forks its workers, which callgrind_control cannot reach (no
+//     switches it off and dumps (per thread). The driver's devices never keep alive: the platform holds
+//     them online for the 3,600 s they registered for, as Kamailio holds the binding (else the offline
+//     scan's transitions of devices silent for 180 s land in a long run's window). Kamailio forks its workers, which callgrind_control cannot reach (no
 //     vgdb FIFO after fork): it runs twice, counted whole from start to exit in every process, with W and
 //     with W + M registrations, and the difference is divided by M;
 //  3. prints instructions (Ir, user space, all threads of the server) per registration for
-//     both, and the ratio, then the shares of the project's window spent in V8's optimizing compiler
-//     (large: the JIT is still warming up, count with a longer --warmup) and in GC. Everything the server does during the counted window is billed (timers, GC,
+//     both, and the ratio, then the project's window split (callgrind-v8.ts) into GC, JIT and the rest,
+//     with the tier-up lines in the window (--no-settle: the compiler's and GC's shares as before). Everything the server does during the counted window is billed (timers, GC,
 //     the write-behind flush), so the figure is the cost per registration at the ping-pong pace valgrind
 //     allows; callgrind_annotate on the kept files (--keep; --perf-map names the JIT frames) shows where.
 // The kernel's share (UDP send and receive) is not in the count for either side.
