@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DeviceRegistration } from './device.types.ts';
 import type { DeviceRowFields } from './device-rows.ts';
-import { createRegistrationBuffer, FLUSH_MS, MAX_PENDING, registeredRow } from './registration-buffer.ts';
+import { createRegistrationBuffer, FLUSH_MS, MAX_PENDING, MAX_PENDING_WHILE_FAILING, registeredRow, RegistrationBacklogFullError } from './registration-buffer.ts';
 
 /** A gb_device row of the embedded store (times as epoch milliseconds). */
 type DeviceRow = DeviceRowFields<number>;
@@ -69,5 +69,45 @@ describe('registration write-behind (issue 11)', () => {
     buf.close();
     assert.deepEqual(written.map((b) => b.map((r) => [r.deviceId, r.at]).sort()), [[['34020000001320000001', 5], ['34020000001320000002', 2]]]);
     assert.equal(buf.size, 0);
+  });
+
+  it('while writes fail: bounded (a new device refused past MAX_PENDING_WHILE_FAILING, a waiting one replaced), no write per REGISTER, retries back off; all written once the store heals', async () => {
+    let fail = true;
+    let attempts = 0;
+    const attemptAt: number[] = [];
+    const written: DeviceRegistration[] = [];
+    const buf = createRegistrationBuffer(
+      (b) => {
+        attempts++;
+        attemptAt.push(performance.now());
+        if (fail) throw new Error('disk full');
+        written.push(...b);
+      },
+      () => {},
+    );
+    const id = (i: number): string => `3402000000132${String(i).padStart(7, '0')}`;
+    buf.add(reg(id(0), 0));
+    buf.flush();
+    assert.equal(attempts, 1);
+    for (let i = 1; i < MAX_PENDING_WHILE_FAILING; i++) buf.add(reg(id(i), i));
+    assert.equal(attempts, 1, 'no write of the whole backlog per REGISTER while failing (was one per add past MAX_PENDING)');
+    assert.equal(buf.size, MAX_PENDING_WHILE_FAILING);
+    assert.throws(() => buf.add(reg(id(MAX_PENDING_WHILE_FAILING), 1)), RegistrationBacklogFullError);
+    buf.add(reg(id(7), 99)); // a device already waiting: replaced, not refused
+    assert.equal(buf.size, MAX_PENDING_WHILE_FAILING);
+    assert.equal(buf.pending(id(7))?.at, 99);
+    // the retry timer: FLUSH_MS after the first failure, then doubling (a timer never fires early)
+    while (attempts < 3) await new Promise((r) => setTimeout(r, 20));
+    const [a0, a1, a2] = attemptAt as [number, number, number];
+    assert.ok(a1 - a0 >= FLUSH_MS - 2, `first retry after ${a1 - a0} ms`);
+    assert.ok(a2 - a1 >= 2 * FLUSH_MS - 2, `the second retry waits twice as long: ${a2 - a1} ms`);
+    fail = false;
+    buf.flush();
+    assert.equal(written.length, MAX_PENDING_WHILE_FAILING);
+    assert.equal(buf.size, 0);
+    buf.add(reg(id(MAX_PENDING_WHILE_FAILING), 1)); // healed: accepted again, written as before
+    assert.equal(buf.size, 1);
+    buf.close();
+    assert.equal(written.length, MAX_PENDING_WHILE_FAILING + 1);
   });
 });

@@ -20,6 +20,23 @@ type DeviceRow = DeviceRowFields<number>;
 export const MAX_PENDING = 1000;
 /** Longest a registration waits for its write. */
 export const FLUSH_MS = 100;
+/**
+ * Registrations kept while writes fail (a full disk, a locked file): past it a new device's REGISTER is
+ * refused (RegistrationBacklogFullError: the store's failure, 500, and the device tries again later)
+ * instead of growing the buffer without bound (SPEC SEC-3). A device already waiting only replaces its
+ * entry, so registered devices' refreshes still go through.
+ */
+export const MAX_PENDING_WHILE_FAILING = 10 * MAX_PENDING;
+/** Retries of a failing write back off from FLUSH_MS, doubling up to this. */
+export const MAX_RETRY_MS = 5000;
+
+/** The buffer is at MAX_PENDING_WHILE_FAILING while its writes fail. */
+export class RegistrationBacklogFullError extends Error {
+  constructor(readonly size: number) {
+    super(`registration write-behind full while writes fail (${size} waiting)`);
+    this.name = 'RegistrationBacklogFullError';
+  }
+}
 
 /**
  * The row after the registration upsert (device-repository.sqlite.ts `register`): a new device gets the
@@ -62,7 +79,11 @@ export function registeredRow(existing: DeviceRow | undefined, r: DeviceRegistra
 export interface RegistrationBuffer {
   /** The pending registration of a device (the latest), if any. */
   pending(deviceId: DeviceId): DeviceRegistration | undefined;
-  /** Queues it; writes the batch at once when MAX_PENDING are waiting. */
+  /**
+   * Queues it; writes the batch at once when MAX_PENDING are waiting (not while writes fail: the
+   * retry timer does, backing off). Throws RegistrationBacklogFullError for a device not yet waiting
+   * when MAX_PENDING_WHILE_FAILING are.
+   */
   add(r: DeviceRegistration): void;
   /** Writes everything pending now (synchronously, one transaction); a no-op when empty. */
   flush(): void;
@@ -78,6 +99,8 @@ export interface RegistrationBuffer {
 export function createRegistrationBuffer(write: (batch: readonly DeviceRegistration[]) => void, onError: (err: unknown, size: number) => void): RegistrationBuffer {
   let pending = new Map<DeviceId, DeviceRegistration>();
   let timer: NodeJS.Timeout | null = null;
+  /** Delay of the next retry while writes fail; 0 while they succeed. */
+  let retryMs = 0;
 
   const flush = (): void => {
     if (timer !== null) {
@@ -89,24 +112,29 @@ export function createRegistrationBuffer(write: (batch: readonly DeviceRegistrat
     pending = new Map();
     try {
       write([...batch.values()]);
+      retryMs = 0;
     } catch (err) {
       // keep them (newer registrations of the same devices win) and try again later
       for (const [id, r] of batch) if (!pending.has(id)) pending.set(id, r);
+      retryMs = retryMs === 0 ? FLUSH_MS : Math.min(retryMs * 2, MAX_RETRY_MS);
       onError(err, batch.size);
       schedule();
     }
   };
   const schedule = (): void => {
     if (timer !== null) return;
-    timer = setTimeout(flush, FLUSH_MS);
+    timer = setTimeout(flush, retryMs === 0 ? FLUSH_MS : retryMs);
     timer.unref();
   };
 
   return {
     pending: (deviceId) => pending.get(deviceId),
     add(r) {
+      const failing = retryMs !== 0;
+      if (failing && pending.size >= MAX_PENDING_WHILE_FAILING && !pending.has(r.deviceId)) throw new RegistrationBacklogFullError(pending.size);
       pending.set(r.deviceId, r);
-      if (pending.size >= MAX_PENDING) flush();
+      // while writes fail, a full batch waits for the retry timer: not the whole backlog again per REGISTER
+      if (pending.size >= MAX_PENDING && !failing) flush();
       else schedule();
     },
     flush,
