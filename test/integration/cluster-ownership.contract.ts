@@ -90,14 +90,38 @@ export function ownershipContract(label: string, make: (keyPrefix: string) => Pr
       assert.equal(await store.ownerOf(ids[1] as string), 'node-a');
     });
 
+    it('renewMany renews its own claims, writes back vacant ones, leaves and reports another owner\'s (OWN-1, OWN-4, OWN-5)', async () => {
+      // 1,200 devices: more than one script of 500 on a single server
+      const ids = Array.from({ length: 1200 }, (_, i) => `3402000000132${String(i).padStart(7, '0')}`);
+      const ours = ids.slice(0, 400);
+      const vacant = ids.slice(400, 800);
+      const theirs = ids.slice(800);
+      await store.claimMany(ours.map((deviceId) => ({ deviceId, ttlMs: 300 })), 'node-a');
+      await store.claimMany(theirs.map((deviceId) => ({ deviceId, ttlMs: 60_000 })), 'node-b');
+      const moved = await store.renewMany(ids, 'node-a', 60_000);
+      assert.deepEqual([...moved.keys()].sort(), theirs);
+      assert.ok([...moved.values()].every((owner) => owner === 'node-b'));
+      await fx.advance(400); // past the 300 ms the first claims had
+      const owners = await store.ownersOf(ids);
+      assert.ok([...ours, ...vacant].every((id) => owners.get(id) === 'node-a'), 'renewed with the TTL given, vacant ones written');
+      assert.ok(theirs.every((id) => owners.get(id) === 'node-b'), 'a renewal never moves a device');
+
+      await store.claim('short', 'node-a', 60_000);
+      assert.equal((await store.renewMany(['short'], 'node-a', 200)).size, 0);
+      await fx.advance(300);
+      assert.equal(await store.ownerOf('short'), null, 'the TTL is the one given, from now');
+    });
+
     it('empty batches are no-ops', async () => {
       await store.claimMany([], 'node-a');
       assert.equal((await store.ownersOf([])).size, 0);
+      assert.equal((await store.renewMany([], 'node-a', 1000)).size, 0);
     });
 
     it('invalid TTLs are refused before any write', async () => {
       await assert.rejects(store.claim('d1', 'node-a', 0), RangeError);
       await assert.rejects(store.claimMany([{ deviceId: 'd1', ttlMs: 1000 }, { deviceId: 'd2', ttlMs: -5 }], 'node-a'), RangeError);
+      await assert.rejects(store.renewMany(['d1'], 'node-a', 1.5), RangeError);
       assert.equal(await store.ownerOf('d1'), null);
     });
 

@@ -34,6 +34,7 @@ export function withClaimBatching(store: OwnershipStore, opts: ClaimBatchingOpti
     },
     claimIfVacant: (deviceId, instanceId, ttlMs) => store.claimIfVacant(deviceId, instanceId, ttlMs),
     claimMany: (claims, instanceId) => store.claimMany(claims, instanceId),
+    renewMany: (deviceIds, instanceId, ttlMs) => store.renewMany(deviceIds, instanceId, ttlMs),
     ownerOf: (deviceId) => store.ownerOf(deviceId),
     ownersOf: (deviceIds) => store.ownersOf(deviceIds),
     async releaseIfOwner(deviceId, instanceId) {

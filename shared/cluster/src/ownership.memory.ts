@@ -50,6 +50,17 @@ export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): O
       for (const c of claims) assertTtl(c.ttlMs);
       for (const c of claims) put(c.deviceId, instanceId, c.ttlMs);
     },
+    async renewMany(deviceIds, instanceId, ttlMs) {
+      open();
+      assertTtl(ttlMs);
+      const moved = new Map<string, string>();
+      for (const id of deviceIds) {
+        const owner = live(id);
+        if (owner === null || owner === instanceId) put(id, instanceId, ttlMs);
+        else moved.set(id, owner); // OWN-4: never over another instance's claim
+      }
+      return moved;
+    },
     async ownerOf(deviceId) {
       open();
       return live(deviceId);

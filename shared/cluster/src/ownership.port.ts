@@ -21,6 +21,13 @@ export interface OwnershipStore {
   claimIfVacant(deviceId: string, instanceId: string, ttlMs: number): Promise<string>;
   /** OWN-5: many claims for one instance in one round trip (pipelined). */
   claimMany(claims: readonly OwnershipClaim[], instanceId: string): Promise<void>;
+  /**
+   * OWN-1 renewal by keepalives, many devices in one round trip (OWN-5), each atomically: a claim
+   * naming instanceId gets ttlMs from now; a vacant one is written for instanceId (the claim vanished,
+   * e.g. an empty Redis restart); one naming another instance is left as it is — only a verified
+   * REGISTER moves a device (OWN-4) — and reported. Resolves with device → other owner for those.
+   */
+  renewMany(deviceIds: readonly string[], instanceId: string, ttlMs: number): Promise<ReadonlyMap<string, string>>;
   /** The current owner, or null when nobody holds a live claim. */
   ownerOf(deviceId: string): Promise<string | null>;
   /** Owners of many devices in one round trip; devices without an owner are absent from the map. */
