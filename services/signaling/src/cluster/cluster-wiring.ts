@@ -51,6 +51,9 @@ import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
 import { mysqlPoolLimits } from '../config/limits.ts';
 
+/** OWN-5: longest a keepalive's ownership renewal waits for company (ownership-recorder.ts renewFlushMs). */
+const RENEW_FLUSH_MS = 1000;
+
 /** SPEC NODE-1: a node is online while its last heartbeat is at most this many periods old. */
 export const NODE_ONLINE_WINDOW_HEARTBEATS = 3;
 
@@ -163,6 +166,7 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     // FAIL-3: an outage (or one Redis Cluster node failing) empties it; routing then reads the store,
     // whose failure decides from this instance's own leases as before
     for (const event of ['error', 'close', 'node error']) redisClient?.on(event, () => ownerCache.clear());
+    const renewAfterMs = Math.round((sip.offlineScanPeriodSec * 1000) / 2);
     const recorder = createOwnershipRecorder({
       store,
       instanceId: sip.instanceId,
@@ -170,7 +174,11 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
       checkIntervalMs: Math.round(sip.offlineScanPeriodSec * 1000),
       // half the scan period the TTL adds beyond the online window (OWN-1): a claim outlives the online
       // window by at least that much, and a keepalive writes Redis at most once per device per window
-      renewAfterMs: Math.round((sip.offlineScanPeriodSec * 1000) / 2),
+      renewAfterMs,
+      // a keepalive's renewal waits up to a second for the others (issue 11): one script per second
+      // (per 500 devices) instead of a round trip per keepalive; a second against the claim's ≥ 195 s
+      // of remaining life at the defaults, at most a quarter of it with short test settings
+      renewFlushMs: Math.max(1, Math.min(RENEW_FLUSH_MS, Math.floor((ttlMs - renewAfterMs) / 4))),
       clock,
       log: d.log, // it binds its own `component`
       onLocalOwnershipChange: (deviceId) => ownerCache.forget(deviceId),

@@ -122,6 +122,135 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  describe('renewFlushMs: keepalive renewals batched into renewMany (issue 11, OWN-5)', () => {
+    const FLUSH = 1000;
+    function batched(wrap: (memory: OwnershipStore) => OwnershipStore = (m) => m) {
+      const clock = new FakeClock(1_000_000);
+      const base = wrap(createMemoryOwnershipStore({ clock }));
+      const claims: string[] = [];
+      const renewals: string[][] = [];
+      const store: OwnershipStore = {
+        ...base,
+        claim: (d, i, t) => (claims.push(d), base.claim(d, i, t)),
+        renewMany: (ids, i, t) => (renewals.push([...ids]), base.renewMany(ids, i, t)),
+      };
+      const { log, lines } = capture();
+      const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log, renewFlushMs: FLUSH });
+      const moved: OwnershipMoved[] = [];
+      recorder.onMoved((e) => moved.push(e));
+      return { clock, store: base, recorder, claims, renewals, moved, lines };
+    }
+
+    it('a live lease’s renewals wait and go in one renewMany, each device once; a fresh device and a REGISTER write at once; lease and claim end TTL after the send', async () => {
+      const { clock, store, recorder, claims, renewals } = batched();
+      recorder.deviceSeen(DEV); // no lease yet: written at once
+      recorder.deviceSeen(DEV2, true); // a REGISTER: at once (OWN-4)
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2]);
+      clock.advance(100);
+      for (let i = 0; i < 3; i++) recorder.deviceSeen(DEV);
+      recorder.deviceSeen(DEV2);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2], 'renewals are not claims');
+      assert.deepEqual(renewals, [], 'nothing sent before the window ends');
+      clock.advance(FLUSH - 1);
+      assert.deepEqual(renewals, []);
+      clock.advance(1);
+      await settle();
+      assert.deepEqual(renewals, [[DEV, DEV2]]);
+      const sentAt = clock.now();
+      recorder.deviceSeen(DEV2, true);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2, DEV2], 'a REGISTER still writes at once');
+      clock.advance(sentAt + TTL - 1 - clock.now());
+      assert.equal(recorder.isLocallyOwned(DEV), true);
+      assert.equal(await store.ownerOf(DEV), 'node-a');
+      clock.advance(1);
+      assert.equal(recorder.isLocallyOwned(DEV), false, 'the lease ends with the claim (OWN-2)');
+      assert.equal(await store.ownerOf(DEV), null);
+      await recorder.close();
+    });
+
+    it('a renewal never moves a device: one claimed elsewhere meanwhile is reported and this node stops acting for it (OWN-4)', async () => {
+      const { clock, store, recorder, moved } = batched();
+      recorder.deviceSeen(DEV);
+      await settle();
+      await store.claim(DEV, 'node-b', TTL); // re-registered on node-b
+      clock.advance(100);
+      recorder.deviceSeen(DEV); // a late keepalive from the old flow
+      clock.advance(FLUSH);
+      await settle();
+      assert.equal(await store.ownerOf(DEV), 'node-b');
+      assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+      assert.equal(recorder.isLocallyOwned(DEV), false);
+      await recorder.close();
+    });
+
+    it('an unregister drops a queued renewal and waits for one in flight: the release is the last write (OWN-3)', async () => {
+      // the store applies a renewal a turn after it is sent, as a Redis round trip does
+      const { clock, store, recorder, renewals } = batched((memory) => ({
+        ...memory,
+        renewMany: (...a) => new Promise((resolve) => setImmediate(() => resolve(memory.renewMany(...a)))),
+      }));
+      recorder.deviceSeen(DEV);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(DEV); // queued
+      assert.equal(await recorder.deviceGone(DEV), true);
+      clock.advance(FLUSH);
+      await settle();
+      assert.deepEqual(renewals, [], 'nothing left to renew');
+      assert.equal(await store.ownerOf(DEV), null);
+
+      recorder.deviceSeen(DEV2);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(DEV2);
+      clock.advance(FLUSH); // sent, not settled
+      assert.equal(await recorder.deviceGone(DEV2), true);
+      await settle();
+      assert.equal(await store.ownerOf(DEV2), null, 'the renewal sent before the unregister does not re-create the claim');
+      await recorder.close();
+    });
+
+    it('a failed renewMany is logged once; the next keepalive writes at once until writes go through again (FAIL-3)', async () => {
+      let down = false;
+      const { clock, recorder, claims, renewals, lines } = batched((memory) => ({
+        ...memory,
+        renewMany: async (...a) => {
+          if (down) throw new OwnershipUnavailableError('down');
+          return memory.renewMany(...a);
+        },
+      }));
+      recorder.deviceSeen(DEV);
+      await settle();
+      down = true;
+      clock.advance(100);
+      recorder.deviceSeen(DEV);
+      clock.advance(FLUSH);
+      await settle();
+      assert.equal(renewals.length, 1);
+      assert.equal(lines.filter((l) => l.level === 40).length, 1);
+      recorder.deviceSeen(DEV); // writes failing: straight to a claim
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV]);
+      assert.ok(lines.some((l) => l.msg === 'ownership claims are being written again'));
+      await recorder.close();
+    });
+
+    it('close() sends the queued renewals once', async () => {
+      const { clock, recorder, renewals } = batched();
+      recorder.deviceSeen(DEV);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(DEV);
+      await recorder.close();
+      assert.deepEqual(renewals, [[DEV]]);
+      await recorder.close();
+      assert.deepEqual(renewals, [[DEV]]);
+    });
+  });
+
   it('deviceGone deletes the claim only while it still names this node (OWN-3)', async () => {
     const { store, recorder } = setup();
     recorder.deviceSeen(DEV);

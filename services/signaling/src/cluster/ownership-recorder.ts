@@ -95,6 +95,18 @@ export interface OwnershipRecorderOptions {
    */
   readonly renewAfterMs?: number;
   /**
+   * OWN-5, issue 11: with renewFlushMs > 0, the renewal of a live lease (not a REGISTER, not a device
+   * without a live lease, not while writes fail) waits up to this long for company and goes to the
+   * store with the others in one `renewMany` (one script per 500 devices on a single Redis server),
+   * which renews only claims still naming this instance or vacant and reports devices held elsewhere
+   * (OWN-4: a keepalive never moves a device; the recorder stops acting for it at once). The lease and
+   * the claim get their new expiry when the batch is sent (send time + ttlMs). A device is queued once
+   * however often it is seen, so the queue never holds more than the live leases; one batch is in
+   * flight at a time. Keep it a small part of ttlMs − renewAfterMs (the claim's least remaining life
+   * when a renewal is queued). Default 0: renewals are claims written at once, like the others.
+   */
+  readonly renewFlushMs?: number;
+  /**
    * This instance's own ownership of a device changed: a lease started (no live lease before) and its
    * claim is now written, or the device unregistered and its release is done. The routing hook's owner
    * cache forgets the device, so its next request reads the new owner (owner-cache.ts). Sync, must not
@@ -107,6 +119,12 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   const log = o.log.child({ component: 'ownership' });
   const chunk = o.checkChunk ?? 1000;
   const renewAfterMs = o.renewAfterMs ?? 0;
+  const renewFlushMs = o.renewFlushMs ?? 0;
+  /** Live leases whose renewal waits for the next renewMany (insertion order = first seen). */
+  const renewals = new Set<DeviceId>();
+  let renewTimer: TimerHandle | undefined;
+  /** The renewMany in flight (never rejects), or null. */
+  let renewing: Promise<void> | null = null;
   /** deviceId → lease expiry (local clock). */
   const leases = new Map<DeviceId, number>();
   const listeners = new Set<(event: OwnershipMoved) => void>();
@@ -146,6 +164,31 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
         log.error({ err, deviceId }, 'ownership-moved listener failed');
       }
     }
+  };
+
+  const flushRenewals = (): void => {
+    renewTimer = undefined;
+    if (renewing !== null || renewals.size === 0) return; // the batch in flight schedules the next
+    const now = o.clock.now();
+    const ids: DeviceId[] = [];
+    for (const id of renewals) {
+      if (!live(id, now)) continue; // lapsed meanwhile (released ones left the queue in deviceGone)
+      leases.set(id, now + o.ttlMs); // the claim's new expiry: now + TTL, sent below
+      ids.push(id);
+    }
+    renewals.clear();
+    if (ids.length === 0) return;
+    renewing = o.store.renewMany(ids, o.instanceId, o.ttlMs).then(
+      (elsewhere) => {
+        claimWritten();
+        for (const [id, owner] of elsewhere) if (leases.has(id)) moved(id, owner);
+      },
+      claimFailed,
+    );
+    void renewing.finally(() => {
+      renewing = null;
+      if (renewals.size > 0 && !closed) renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
+    });
   };
 
   const checkOnce = async (): Promise<void> => {
@@ -210,6 +253,11 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       const until = leases.get(deviceId);
       // written less than renewAfterMs ago (lease = last write + TTL) and writes are going through
       if (!register && until !== undefined && until > now && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
+      if (renewFlushMs > 0 && !register && until !== undefined && until > now && !claimsFailing) {
+        renewals.add(deviceId);
+        renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
+        return;
+      }
       const fresh = changed !== undefined && !live(deviceId, now);
       leases.set(deviceId, now + o.ttlMs);
       const written = o.store.claim(deviceId, o.instanceId, o.ttlMs);
@@ -226,6 +274,8 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
     async deviceGone(deviceId) {
       leases.delete(deviceId);
+      renewals.delete(deviceId);
+      await renewing; // a renewal already sent lands before the release (OWN-3)
       try {
         return await o.store.releaseIfOwner(deviceId, o.instanceId); // SPEC OWN-3: delete only if still ours
       } catch (err) {
@@ -286,6 +336,10 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       closed = true;
       if (timer !== undefined) o.clock.clearTimeout(timer);
       timer = undefined;
+      if (renewTimer !== undefined) o.clock.clearTimeout(renewTimer);
+      await renewing;
+      flushRenewals(); // the queued renewals, once, before the store closes
+      await renewing;
       await checking;
       listeners.clear();
     },
