@@ -280,6 +280,47 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  it('a check pass reads only devices not written since the previous pass began; a failed write makes the next pass read all (issue 11, OWN-4)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const inner = createMemoryOwnershipStore({ clock });
+    const reads: string[][] = [];
+    let down = false;
+    const store: OwnershipStore = {
+      ...inner,
+      claim: async (d, i, t) => {
+        if (down) throw new OwnershipUnavailableError('down');
+        return inner.claim(d, i, t);
+      },
+      ownersOf: (ids) => (reads.push([...ids].sort()), inner.ownersOf(ids)),
+    };
+    const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log });
+    const moved: OwnershipMoved[] = [];
+    recorder.onMoved((e) => moved.push(e));
+    recorder.deviceSeen(DEV);
+    recorder.deviceSeen(DEV2);
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.deepEqual(reads, [[DEV, DEV2]], 'the first pass reads every device');
+    clock.advance(1000);
+    recorder.deviceSeen(DEV); // written after the first pass began: it was ours then
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.deepEqual(reads[1], [DEV2]);
+    await inner.claim(DEV, 'node-b', TTL); // moved after that write
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.deepEqual(reads[2], [DEV, DEV2], 'one pass later it is read again');
+    assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+    down = true;
+    clock.advance(10);
+    recorder.deviceSeen(DEV2); // this write fails
+    await settle();
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.deepEqual(reads[3], [DEV2], 'a failed write is no proof: read');
+    await recorder.close();
+  });
+
   it('the routing hook can report a move at once; listeners can unsubscribe', async () => {
     const { recorder, moved } = setup();
     const other: OwnershipMoved[] = [];

@@ -125,6 +125,15 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   let renewTimer: TimerHandle | undefined;
   /** The renewMany in flight (never rejects), or null. */
   let renewing: Promise<void> | null = null;
+  /**
+   * Start of the previous check pass, and whether a claim write failed since. A device whose claim was
+   * written since that start (lease = write + TTL) was ours when written — a claim overwrites, a
+   * renewal checks the owner — so the next pass skips it (issue 11: a pass reads every other device;
+   * at one keepalive a minute and a 30 s pass that halves the reads): a move after that write is
+   * noticed one pass later, or at once by a renewal or the routing hook.
+   */
+  let lastCheckAt: number | null = null;
+  let writeFailedSinceCheck = false;
   /** deviceId → lease expiry (local clock). */
   const leases = new Map<DeviceId, number>();
   const listeners = new Set<(event: OwnershipMoved) => void>();
@@ -149,6 +158,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     log.info('ownership claims are being written again');
   };
   const claimFailed = (err: unknown): void => {
+    writeFailedSinceCheck = true;
     if (claimsFailing || closed) return;
     claimsFailing = true;
     log.warn({ err }, 'ownership claim failed; this instance keeps serving its devices and retries with their next message');
@@ -193,7 +203,11 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
   const checkOnce = async (): Promise<void> => {
     const now = o.clock.now();
-    const ids = [...leases.keys()].filter((id) => live(id, now));
+    // as a lease expiry: leases ending from here on were written after the previous pass started
+    const writtenAfter = writeFailedSinceCheck || lastCheckAt === null ? Infinity : lastCheckAt + o.ttlMs;
+    lastCheckAt = now;
+    writeFailedSinceCheck = false;
+    const ids = [...leases.keys()].filter((id) => live(id, now) && (leases.get(id) as number) < writtenAfter);
     const reclaim: { deviceId: DeviceId; ttlMs: number }[] = [];
     try {
       for (let i = 0; i < ids.length; i += chunk) {
