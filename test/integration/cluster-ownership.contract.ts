@@ -5,13 +5,19 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { OwnershipStore, StoreClosedError } from '@vms/cluster';
+import type { OwnershipMove, OwnershipStore, StoreClosedError } from '@vms/cluster';
 
 export interface OwnershipFixture {
   store: OwnershipStore;
   /** Lets time pass: a fake clock jumps, a real server is waited for. */
   advance(ms: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Polls until `done` (notices arrive asynchronously: a microtask in memory, a message from Redis). */
+async function waitUntil(done: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!done() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 /** `make` gets a unique key prefix so cases never see each other's keys. */
@@ -110,6 +116,31 @@ export function ownershipContract(label: string, make: (keyPrefix: string) => Pr
       assert.equal((await store.renewMany(['short'], 'node-a', 200)).size, 0);
       await fx.advance(300);
       assert.equal(await store.ownerOf('short'), null, 'the TTL is the one given, from now');
+    });
+
+    it('a claim that takes a device from another instance is announced to watchers; nothing else is (OWN-4)', async () => {
+      const heard: OwnershipMove[] = [];
+      const stop = store.watchMoves((m) => heard.push(m));
+      await fx.advance(200); // the subscription is in place before the first notice
+      await store.claim('d1', 'node-a', 60_000); // vacant: no move
+      await store.claim('d1', 'node-a', 60_000); // same owner: no move
+      await store.claimMany(['d2', 'd3'].map((deviceId) => ({ deviceId, ttlMs: 60_000 })), 'node-a');
+      await store.claim('d1', 'node-b', 60_000); // moved
+      await store.claimMany(['d2', 'd3', 'd4'].map((deviceId) => ({ deviceId, ttlMs: 60_000 })), 'node-c'); // d2, d3 moved
+      await store.renewMany(['d1'], 'node-a', 60_000); // never moves: no notice
+      assert.equal(await store.claimIfVacant('d1', 'node-a', 60_000), 'node-b');
+      await waitUntil(() => heard.length >= 3);
+      await fx.advance(200); // room for a notice that should not come
+      const byDevice = [...heard].sort((x, y) => x.deviceId.localeCompare(y.deviceId));
+      assert.deepEqual(byDevice, [
+        { deviceId: 'd1', newOwner: 'node-b', previousOwner: 'node-a' },
+        { deviceId: 'd2', newOwner: 'node-c', previousOwner: 'node-a' },
+        { deviceId: 'd3', newOwner: 'node-c', previousOwner: 'node-a' },
+      ]);
+      stop();
+      await store.claim('d1', 'node-a', 60_000);
+      await fx.advance(200);
+      assert.equal(heard.length, 3, 'nothing after unsubscribing');
     });
 
     it('empty batches are no-ops', async () => {

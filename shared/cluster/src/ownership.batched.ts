@@ -36,6 +36,7 @@ export function withClaimBatching(store: OwnershipStore, opts: ClaimBatchingOpti
     claimMany: (claims, instanceId) => store.claimMany(claims, instanceId),
     renewMany: (deviceIds, instanceId, ttlMs) => store.renewMany(deviceIds, instanceId, ttlMs),
     ownerOf: (deviceId) => store.ownerOf(deviceId),
+    watchMoves: (listener) => store.watchMoves(listener),
     ownersOf: (deviceIds) => store.ownersOf(deviceIds),
     async releaseIfOwner(deviceId, instanceId) {
       open();

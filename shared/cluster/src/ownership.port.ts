@@ -9,8 +9,15 @@ export interface OwnershipClaim {
   readonly ttlMs: number;
 }
 
+/** A claim replaced another instance's live claim: the device moved (OWN-4). */
+export interface OwnershipMove {
+  readonly deviceId: string;
+  readonly newOwner: string;
+  readonly previousOwner: string;
+}
+
 export interface OwnershipStore {
-  /** OWN-1 / OWN-4: owner(deviceId) = instanceId for ttlMs, overwriting any other owner. */
+  /** OWN-1 / OWN-4: owner(deviceId) = instanceId for ttlMs, overwriting any other owner (a move is announced, see watchMoves). */
   claim(deviceId: string, instanceId: string, ttlMs: number): Promise<void>;
   /**
    * owner(deviceId) = instanceId for ttlMs only if nobody holds a live claim (atomic, `SET … NX PX`).
@@ -34,6 +41,15 @@ export interface OwnershipStore {
   ownersOf(deviceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /** OWN-3: deletes the claim only if it still names instanceId (atomic); true when deleted. */
   releaseIfOwner(deviceId: string, instanceId: string): Promise<boolean>;
+  /**
+   * OWN-4: `listener` hears of every claim (`claim`, `claimMany`: a verified REGISTER) that replaced
+   * another instance's live claim, from any instance sharing the store, so the previous owner stops
+   * acting for the device at once instead of at its next ownership check. Announced by the write
+   * itself (same atomic step); heard at most once and only while subscribed (a notice lost in an
+   * outage is left to the check pass). Renewals and claimIfVacant never move a device, so never
+   * announce. Returns an unsubscribe function; close() ends every subscription.
+   */
+  watchMoves(listener: (move: OwnershipMove) => void): () => void;
   /** Idempotent; later calls reject with StoreClosedError. */
   close(): Promise<void>;
 }

@@ -24,9 +24,13 @@ function capture() {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-function setup(store?: OwnershipStore) {
+/** The store as seen when its move notices are lost (an outage): the other mechanisms must notice moves. */
+const noticesLost = (store: OwnershipStore): OwnershipStore => ({ ...store, watchMoves: () => () => undefined });
+
+function setup(store?: OwnershipStore, opts: { noticesLost?: boolean } = {}) {
   const clock = new FakeClock(1_000_000);
-  const s = store ?? createMemoryOwnershipStore({ clock });
+  const memory = store ?? createMemoryOwnershipStore({ clock });
+  const s = opts.noticesLost === true ? noticesLost(memory) : memory;
   const { log, lines } = capture();
   const recorder = createOwnershipRecorder({ store: s, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: CHECK, clock, log });
   const moved: OwnershipMoved[] = [];
@@ -36,7 +40,7 @@ function setup(store?: OwnershipStore) {
 
 describe('ownership recorder (OWN-1..5)', () => {
   it('reclaimIfVacant: a live lease writes a vanished claim back with the lease’s remaining TTL, never over another owner', async () => {
-    const { clock, store, recorder, moved } = setup();
+    const { clock, store, recorder, moved } = setup(undefined, { noticesLost: true });
     assert.equal(await recorder.reclaimIfVacant(DEV), null, 'no lease: nothing claimed');
     assert.equal(await store.ownerOf(DEV), null);
     recorder.deviceSeen(DEV);
@@ -172,7 +176,7 @@ describe('ownership recorder (OWN-1..5)', () => {
     });
 
     it('a renewal never moves a device: one claimed elsewhere meanwhile is reported and this node stops acting for it (OWN-4)', async () => {
-      const { clock, store, recorder, moved } = batched();
+      const { clock, store, recorder, moved } = batched(noticesLost);
       recorder.deviceSeen(DEV);
       await settle();
       await store.claim(DEV, 'node-b', TTL); // re-registered on node-b
@@ -265,8 +269,46 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  it('a REGISTER on another instance is heard at once from the store’s move notice: the old owner stops acting for the device before any check pass (OWN-4)', async () => {
+    // the drain/undrain case: node-c must forget a device that re-registered on node-a before the device
+    // comes back to node-c, so node-c answers its keepalive 404 (no registration) and it registers again
+    const clock = new FakeClock(1_000_000);
+    const store = createMemoryOwnershipStore({ clock });
+    const reads: string[][] = [];
+    const counted: OwnershipStore = { ...store, ownersOf: (ids) => (reads.push([...ids]), store.ownersOf(ids)) };
+    const make = (instanceId: string) => {
+      const recorder = createOwnershipRecorder({ store: counted, instanceId, ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log, renewFlushMs: 1000 });
+      const moved: OwnershipMoved[] = [];
+      recorder.onMoved((e) => moved.push(e));
+      return { recorder, moved };
+    };
+    const c = make('node-c');
+    const a = make('node-a');
+    c.recorder.deviceSeen(DEV, true);
+    c.recorder.deviceSeen(DEV2, true);
+    await settle();
+    clock.advance(100);
+    c.recorder.deviceSeen(DEV); // a keepalive: a renewal, queued
+    a.recorder.deviceSeen(DEV, true); // the device re-registered on node-a
+    await settle();
+    await settle();
+    assert.deepEqual(c.moved, [{ deviceId: DEV, newOwner: 'node-a' }]);
+    assert.equal(c.recorder.isLocallyOwned(DEV), false);
+    assert.equal(c.recorder.isLocallyOwned(DEV2), true, 'nobody else moved');
+    assert.deepEqual(a.moved, [], 'the new owner is not told it lost the device');
+    assert.deepEqual(reads, [], 'no check pass was needed');
+    clock.advance(1000); // the queued renewal went nowhere: the lease was dropped
+    await settle();
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    await c.recorder.close();
+    a.recorder.deviceSeen(DEV2, true); // after close node-c hears nothing (no listener left behind)
+    await settle();
+    assert.equal(c.moved.length, 1);
+    await a.recorder.close();
+  });
+
   it('the periodic check notices a device that moved to another node (OWN-4)', async () => {
-    const { clock, store, recorder, moved } = setup();
+    const { clock, store, recorder, moved } = setup(undefined, { noticesLost: true });
     recorder.deviceSeen(DEV);
     recorder.deviceSeen(DEV2);
     await settle();
@@ -286,7 +328,7 @@ describe('ownership recorder (OWN-1..5)', () => {
     const reads: string[][] = [];
     let down = false;
     const store: OwnershipStore = {
-      ...inner,
+      ...noticesLost(inner),
       claim: async (d, i, t) => {
         if (down) throw new OwnershipUnavailableError('down');
         return inner.claim(d, i, t);

@@ -17,7 +17,8 @@
 // vanished while the lease is still live (Redis restarted), so ownership heals before the next
 // keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2), and is
 // written only if still vacant (SET NX), never over a device that moved meanwhile (OWN-4). The routing
-// hook does the same at once for a device it finds without owner (reclaimIfVacant).
+// hook does the same at once for a device it finds without owner (reclaimIfVacant). A move made by
+// another instance's claim is heard at once from the store's move notices (watchMoves).
 import type { OwnershipStore } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
@@ -52,7 +53,7 @@ export interface OwnershipRecorder {
   localCount(): number;
   /**
    * OWN-4: called when a device this instance held is now owned by another instance (noticed by the
-   * periodic check or by the routing hook). The lease is already dropped when listeners run. Returns
+   * periodic check, a renewal, the routing hook or the store's move notice). The lease is already dropped when listeners run. Returns
    * an unsubscribe function. Listener errors are logged, never propagated.
    */
   onMoved(listener: (event: OwnershipMoved) => void): () => void;
@@ -251,6 +252,14 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     return checking;
   };
 
+  // OWN-4 at once: a claim that took one of our devices is announced by the store (watchMoves), so this
+  // instance stops acting for it — and its SIP side forgets the device's flow, answering the device's
+  // next message 404 so it registers where it is placed now — without waiting for a check pass, which
+  // skips devices renewed since the previous pass. The check pass stays the backstop for lost notices.
+  const stopWatching = o.store.watchMoves((move) => {
+    if (move.previousOwner === o.instanceId && move.newOwner !== o.instanceId && leases.has(move.deviceId)) moved(move.deviceId, move.newOwner);
+  });
+
   const schedule = (): void => {
     if (closed) return;
     timer = o.clock.setTimeout(() => {
@@ -348,6 +357,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     async close() {
       if (closed) return;
       closed = true;
+      stopWatching();
       if (timer !== undefined) o.clock.clearTimeout(timer);
       timer = undefined;
       if (renewTimer !== undefined) o.clock.clearTimeout(renewTimer);
