@@ -145,10 +145,10 @@ describe('ownership recorder (OWN-1..5)', () => {
       return { clock, store: base, recorder, claims, renewals, moved, lines };
     }
 
-    it('a live lease’s renewals wait and go in one renewMany, each device once; a fresh device and a REGISTER write at once; lease and claim end TTL after the send', async () => {
+    it('a live lease’s renewals wait and go in one renewMany, each device once; a REGISTER writes at once; lease and claim end TTL after the send', async () => {
       const { clock, store, recorder, claims, renewals } = batched();
-      recorder.deviceSeen(DEV); // no lease yet: written at once
-      recorder.deviceSeen(DEV2, true); // a REGISTER: at once (OWN-4)
+      recorder.deviceSeen(DEV, true); // a REGISTER: at once (OWN-4)
+      recorder.deviceSeen(DEV2, true);
       await settle();
       assert.deepEqual(claims, [DEV, DEV2]);
       clock.advance(100);
@@ -177,7 +177,7 @@ describe('ownership recorder (OWN-1..5)', () => {
 
     it('a renewal never moves a device: one claimed elsewhere meanwhile is reported and this node stops acting for it (OWN-4)', async () => {
       const { clock, store, recorder, moved } = batched(noticesLost);
-      recorder.deviceSeen(DEV);
+      recorder.deviceSeen(DEV, true);
       await settle();
       await store.claim(DEV, 'node-b', TTL); // re-registered on node-b
       clock.advance(100);
@@ -196,7 +196,7 @@ describe('ownership recorder (OWN-1..5)', () => {
         ...memory,
         renewMany: (...a) => new Promise((resolve) => setImmediate(() => resolve(memory.renewMany(...a)))),
       }));
-      recorder.deviceSeen(DEV);
+      recorder.deviceSeen(DEV, true);
       await settle();
       clock.advance(100);
       recorder.deviceSeen(DEV); // queued
@@ -206,7 +206,7 @@ describe('ownership recorder (OWN-1..5)', () => {
       assert.deepEqual(renewals, [], 'nothing left to renew');
       assert.equal(await store.ownerOf(DEV), null);
 
-      recorder.deviceSeen(DEV2);
+      recorder.deviceSeen(DEV2, true);
       await settle();
       clock.advance(100);
       recorder.deviceSeen(DEV2);
@@ -226,7 +226,7 @@ describe('ownership recorder (OWN-1..5)', () => {
           return memory.renewMany(...a);
         },
       }));
-      recorder.deviceSeen(DEV);
+      recorder.deviceSeen(DEV, true);
       await settle();
       down = true;
       clock.advance(100);
@@ -242,9 +242,59 @@ describe('ownership recorder (OWN-1..5)', () => {
       await recorder.close();
     });
 
+    it('a keepalive after the lease lapsed writes the claim back only if vacant; one held elsewhere is reported, never overwritten (OWN-1, OWN-4)', async () => {
+      const { clock, store, recorder, claims, renewals, moved } = batched(noticesLost);
+      recorder.deviceSeen(DEV, true);
+      recorder.deviceSeen(DEV2, true);
+      await settle();
+      clock.advance(TTL); // both lapse: the device was silent, or its keepalives were lost
+      assert.equal(await store.ownerOf(DEV), null);
+      await store.claim(DEV2, 'node-b', TTL); // DEV2 re-registered on node-b meanwhile
+      recorder.deviceSeen(DEV); // late keepalives from the flows bound here
+      recorder.deviceSeen(DEV2);
+      assert.equal(recorder.isLocallyOwned(DEV), true, 'served here again at once');
+      clock.advance(FLUSH);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2], 'no claim: a keepalive never overwrites');
+      assert.deepEqual(renewals, [[DEV, DEV2]]);
+      assert.equal(await store.ownerOf(DEV), 'node-a', 'the vacant claim is written back');
+      assert.equal(await store.ownerOf(DEV2), 'node-b', 'the move stands');
+      assert.deepEqual(moved, [{ deviceId: DEV2, newOwner: 'node-b' }]);
+      assert.equal(recorder.isLocallyOwned(DEV2), false);
+      await recorder.close();
+    });
+
+    it('renewAfterMs as a share of the TTL: renewed every other keepalive, and every write gives exactly the TTL (issue 11, OWN-1)', async () => {
+      // 0.4 of a 210 s TTL at one keepalive a minute, as the defaults of vms.cluster.owner-renew-after
+      const ttlMs = 210_000;
+      const clock = new FakeClock(1_000_000);
+      const store = createMemoryOwnershipStore({ clock });
+      const renewals: number[] = [];
+      const counted: OwnershipStore = { ...store, renewMany: (ids, i, t) => (renewals.push(clock.now()), store.renewMany(ids, i, t)) };
+      const recorder = createOwnershipRecorder({ store: counted, instanceId: 'node-a', ttlMs, checkIntervalMs: 30_000, clock, log: capture().log, renewAfterMs: 0.4 * ttlMs, renewFlushMs: FLUSH });
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      const t0 = clock.now();
+      for (let k = 1; k <= 6; k++) {
+        clock.advance(60_000 - (k === 1 ? 0 : FLUSH)); // a keepalive every 60 s
+        recorder.deviceSeen(DEV);
+        clock.advance(FLUSH);
+        await settle();
+      }
+      assert.deepEqual(renewals.map((t) => t - t0), [121_000, 241_000, 361_000], 'keepalives 2, 4, 6');
+      assert.equal(recorder.isLocallyOwned(DEV), true);
+      // the device stops after keepalive 6 (renewed): the claim lives the whole TTL after that write, no longer
+      clock.advance(ttlMs - 1);
+      assert.equal(await store.ownerOf(DEV), 'node-a');
+      clock.advance(1);
+      assert.equal(await store.ownerOf(DEV), null);
+      assert.equal(recorder.isLocallyOwned(DEV), false);
+      await recorder.close();
+    });
+
     it('close() sends the queued renewals once', async () => {
       const { clock, recorder, renewals } = batched();
-      recorder.deviceSeen(DEV);
+      recorder.deviceSeen(DEV, true);
       await settle();
       clock.advance(100);
       recorder.deviceSeen(DEV);
@@ -322,7 +372,7 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
-  it('a check pass reads only devices not written since the previous pass began; a failed write makes the next pass read all (issue 11, OWN-4)', async () => {
+  it('checkAfterMs: a check pass reads only devices this node last wrote longer ago; a failed write or a store reconnect makes the next pass read all (issue 11, OWN-4)', async () => {
     const clock = new FakeClock(1_000_000);
     const inner = createMemoryOwnershipStore({ clock });
     const reads: string[][] = [];
@@ -335,31 +385,36 @@ describe('ownership recorder (OWN-1..5)', () => {
       },
       ownersOf: (ids) => (reads.push([...ids].sort()), inner.ownersOf(ids)),
     };
-    const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log });
+    const AFTER = 4000;
+    const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log, checkAfterMs: AFTER });
     const moved: OwnershipMoved[] = [];
     recorder.onMoved((e) => moved.push(e));
-    recorder.deviceSeen(DEV);
-    recorder.deviceSeen(DEV2);
-    clock.advance(10);
+    recorder.deviceSeen(DEV, true);
+    recorder.deviceSeen(DEV2, true);
+    await settle();
+    clock.advance(AFTER - 1);
     await recorder.checkNow();
-    assert.deepEqual(reads, [[DEV, DEV2]], 'the first pass reads every device');
-    clock.advance(1000);
-    recorder.deviceSeen(DEV); // written after the first pass began: it was ours then
-    clock.advance(10);
+    assert.deepEqual(reads, [], 'both written less than checkAfterMs ago: nothing read');
+    recorder.deviceSeen(DEV); // written again (renewAfterMs 0)
+    await settle();
+    await inner.claim(DEV2, 'node-b', TTL); // DEV2 moved, its notice lost
+    clock.advance(1);
     await recorder.checkNow();
-    assert.deepEqual(reads[1], [DEV2]);
-    await inner.claim(DEV, 'node-b', TTL); // moved after that write
-    clock.advance(10);
-    await recorder.checkNow();
-    assert.deepEqual(reads[2], [DEV, DEV2], 'one pass later it is read again');
-    assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+    assert.deepEqual(reads, [[DEV2]], 'the device not written for checkAfterMs is read');
+    assert.deepEqual(moved, [{ deviceId: DEV2, newOwner: 'node-b' }]);
     down = true;
-    clock.advance(10);
-    recorder.deviceSeen(DEV2); // this write fails
+    recorder.deviceSeen(DEV); // this write fails
     await settle();
     clock.advance(10);
     await recorder.checkNow();
-    assert.deepEqual(reads[3], [DEV2], 'a failed write is no proof: read');
+    assert.deepEqual(reads[1], [DEV], 'a failed write is no proof: read all');
+    down = false;
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.equal(reads.length, 2, 'then back to the overdue ones: none');
+    recorder.storeReconnected(); // claims may have vanished, notices been lost
+    await settle();
+    assert.deepEqual(reads[2], [DEV]);
     await recorder.close();
   });
 

@@ -70,6 +70,11 @@ export interface OwnershipRecorder {
   observeOwner(deviceId: DeviceId, owner: string): void;
   /** One pass of the moved / vanished-claim check (the timer runs it every scan period). */
   checkNow(): Promise<void>;
+  /**
+   * The store's connection came back after an outage: claims may have vanished (an empty Redis
+   * restart) and move notices may have been lost, so a pass reading every live lease runs now.
+   */
+  storeReconnected(): void;
   /** Stops the timer; queued claims are flushed by the store's own close. Idempotent. */
   close(): Promise<void>;
 }
@@ -89,12 +94,26 @@ export interface OwnershipRecorderOptions {
   /**
    * OWN-1/OWN-5: a device seen again less than this long after its claim was last written is not
    * written again (its claim still has at least ttlMs − renewAfterMs to live); the lease and the claim
-   * keep the same expiry (last write + ttlMs), so they never disagree. With renewAfterMs at most the
-   * part of the TTL beyond the online window (one scan period), a claim still outlives the online window
-   * of a device that stops (OWN-2). Issue 11: the keepalive path then costs Redis one write per device
-   * per renewAfterMs instead of one per keepalive. Default 0: every call writes.
+   * keep the same expiry (last write + ttlMs), so they never disagree, and every write gives the claim
+   * exactly ttlMs (never more than SPEC's TTL). Issue 11: the keepalive path costs Redis one write per
+   * device per renewAfterMs instead of one per keepalive. The price: a device that stops keeps its
+   * claim at least ttlMs − renewAfterMs after its last message instead of ttlMs; when that is less
+   * than the online window, other instances' routing answers "device offline" for the rest of it, and
+   * the device's next message (if it was only late) writes the vacant claim back. The signaling
+   * wiring sets it from `vms.cluster.owner-renew-after` (services/signaling/README.md). Default 0:
+   * every call writes.
    */
   readonly renewAfterMs?: number;
+  /**
+   * Issue 11: a check pass reads only the devices whose claim this instance last wrote more than this
+   * long ago (default 0: every live lease). A device still sending here is renewed within
+   * renewAfterMs + its keepalive interval, and each renewal checks the owner itself (renewMany reports
+   * a device held elsewhere), while a move by another instance's claim is heard at once from the
+   * store's notice (watchMoves); so the pass is the backstop for devices that went quiet here — gone,
+   * or moved while a notice was lost — and with renewAfterMs + the keepalive interval it reads almost
+   * nothing in steady state. After a failed write, or `storeReconnected()`, the next pass reads all.
+   */
+  readonly checkAfterMs?: number;
   /**
    * OWN-5, issue 11: with renewFlushMs > 0, the renewal of a live lease (not a REGISTER, not a device
    * without a live lease, not while writes fail) waits up to this long for company and goes to the
@@ -120,21 +139,17 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   const log = o.log.child({ component: 'ownership' });
   const chunk = o.checkChunk ?? 1000;
   const renewAfterMs = o.renewAfterMs ?? 0;
+  const checkAfterMs = o.checkAfterMs ?? 0;
   const renewFlushMs = o.renewFlushMs ?? 0;
   /** Live leases whose renewal waits for the next renewMany (insertion order = first seen). */
   const renewals = new Set<DeviceId>();
   let renewTimer: TimerHandle | undefined;
   /** The renewMany in flight (never rejects), or null. */
   let renewing: Promise<void> | null = null;
-  /**
-   * Start of the previous check pass, and whether a claim write failed since. A device whose claim was
-   * written since that start (lease = write + TTL) was ours when written — a claim overwrites, a
-   * renewal checks the owner — so the next pass skips it (issue 11: a pass reads every other device;
-   * at one keepalive a minute and a 30 s pass that halves the reads): a move after that write is
-   * noticed one pass later, or at once by a renewal or the routing hook.
-   */
-  let lastCheckAt: number | null = null;
-  let writeFailedSinceCheck = false;
+  /** A claim write failed (or the store reconnected) since the last pass began: the next one reads all. */
+  let readAllNextCheck = false;
+  /** Queued renewals of devices that had no live lease (a lapsed claim written back): the routing cache hears of them. */
+  const freshRenewals = new Set<DeviceId>();
   /** deviceId → lease expiry (local clock). */
   const leases = new Map<DeviceId, number>();
   const listeners = new Set<(event: OwnershipMoved) => void>();
@@ -159,7 +174,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     log.info('ownership claims are being written again');
   };
   const claimFailed = (err: unknown): void => {
-    writeFailedSinceCheck = true;
+    readAllNextCheck = true;
     if (claimsFailing || closed) return;
     claimsFailing = true;
     log.warn({ err }, 'ownership claim failed; this instance keeps serving its devices and retries with their next message');
@@ -188,11 +203,15 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       ids.push(id);
     }
     renewals.clear();
+    const fresh = freshRenewals.size === 0 ? null : [...freshRenewals];
+    freshRenewals.clear();
     if (ids.length === 0) return;
     renewing = o.store.renewMany(ids, o.instanceId, o.ttlMs).then(
       (elsewhere) => {
         claimWritten();
         for (const [id, owner] of elsewhere) if (leases.has(id)) moved(id, owner);
+        // a lease that had lapsed is ours again in the store: a routing read made meanwhile is dropped
+        if (fresh !== null && changed !== undefined) for (const id of fresh) if (leases.has(id)) changed(id);
       },
       claimFailed,
     );
@@ -204,11 +223,11 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
   const checkOnce = async (): Promise<void> => {
     const now = o.clock.now();
-    // as a lease expiry: leases ending from here on were written after the previous pass started
-    const writtenAfter = writeFailedSinceCheck || lastCheckAt === null ? Infinity : lastCheckAt + o.ttlMs;
-    lastCheckAt = now;
-    writeFailedSinceCheck = false;
-    const ids = [...leases.keys()].filter((id) => live(id, now) && (leases.get(id) as number) < writtenAfter);
+    // as a lease expiry (last write + TTL): leases ending before this were written over checkAfterMs ago
+    const writtenBefore = readAllNextCheck ? Infinity : now - checkAfterMs + o.ttlMs;
+    readAllNextCheck = false;
+    const ids: DeviceId[] = [];
+    for (const id of [...leases.keys()]) if (live(id, now) && (leases.get(id) as number) <= writtenBefore) ids.push(id);
     const reclaim: { deviceId: DeviceId; ttlMs: number }[] = [];
     try {
       for (let i = 0; i < ids.length; i += chunk) {
@@ -274,9 +293,20 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       if (closed) return;
       const now = o.clock.now();
       const until = leases.get(deviceId);
+      const leased = until !== undefined && until > now;
       // written less than renewAfterMs ago (lease = last write + TTL) and writes are going through
-      if (!register && until !== undefined && until > now && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
-      if (renewFlushMs > 0 && !register && until !== undefined && until > now && !claimsFailing) {
+      if (!register && leased && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
+      if (renewFlushMs > 0 && !register && !claimsFailing) {
+        // a renewal, batched; one whose lease lapsed (claimed no more, or vacant: an unrenewed claim
+        // ends with the lease) is written back only if still vacant — only a REGISTER moves a device
+        // (OWN-1, OWN-4); renewMany reports one held elsewhere and this instance stops acting for it
+        if (!leased) {
+          leases.set(deviceId, now + o.ttlMs);
+          if (changed !== undefined) {
+            freshRenewals.add(deviceId);
+            changed(deviceId); // at once: a read in flight stores nothing
+          }
+        }
         renewals.add(deviceId);
         renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
         return;
@@ -298,6 +328,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     async deviceGone(deviceId) {
       leases.delete(deviceId);
       renewals.delete(deviceId);
+      freshRenewals.delete(deviceId);
       await renewing; // a renewal already sent lands before the release (OWN-3)
       try {
         return await o.store.releaseIfOwner(deviceId, o.instanceId); // SPEC OWN-3: delete only if still ours
@@ -353,6 +384,12 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     },
 
     checkNow,
+
+    storeReconnected() {
+      if (closed) return;
+      readAllNextCheck = true;
+      void checkNow();
+    },
 
     async close() {
       if (closed) return;
