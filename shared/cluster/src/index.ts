@@ -20,7 +20,7 @@ export {
 } from './errors.ts';
 export { systemClock, FakeClock, type Clock, type TimerHandle } from './clock.ts';
 
-export { ownershipTtlMs, type OwnershipStore, type OwnershipClaim, type OwnershipTtlSettings } from './ownership.port.ts';
+export { ownershipTtlMs, type OwnershipStore, type OwnershipClaim, type OwnershipMove, type OwnershipTtlSettings } from './ownership.port.ts';
 export { createMemoryOwnershipStore, type MemoryOwnershipOptions } from './ownership.memory.ts';
 export { createRedisOwnershipStore, ownershipKey, type RedisOwnershipOptions } from './ownership.redis.ts';
 export { ClaimBatcher, type ClaimBatcherOptions, type ClaimSink } from './claim-batcher.ts';

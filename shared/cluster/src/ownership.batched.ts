@@ -34,7 +34,9 @@ export function withClaimBatching(store: OwnershipStore, opts: ClaimBatchingOpti
     },
     claimIfVacant: (deviceId, instanceId, ttlMs) => store.claimIfVacant(deviceId, instanceId, ttlMs),
     claimMany: (claims, instanceId) => store.claimMany(claims, instanceId),
+    renewMany: (deviceIds, instanceId, ttlMs) => store.renewMany(deviceIds, instanceId, ttlMs),
     ownerOf: (deviceId) => store.ownerOf(deviceId),
+    watchMoves: (listener) => store.watchMoves(listener),
     ownersOf: (deviceIds) => store.ownersOf(deviceIds),
     async releaseIfOwner(deviceId, instanceId) {
       open();

@@ -4,7 +4,7 @@
  */
 import { systemClock, type Clock } from './clock.ts';
 import { StoreClosedError } from './errors.ts';
-import { assertTtl, type OwnershipClaim, type OwnershipStore } from './ownership.port.ts';
+import { assertTtl, type OwnershipClaim, type OwnershipMove, type OwnershipStore } from './ownership.port.ts';
 
 export interface MemoryOwnershipOptions {
   clock?: Clock;
@@ -13,6 +13,7 @@ export interface MemoryOwnershipOptions {
 export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): OwnershipStore {
   const clock = opts.clock ?? systemClock;
   const entries = new Map<string, { owner: string; expiresAt: number }>();
+  const watchers = new Set<(move: OwnershipMove) => void>();
   let closed = false;
 
   const open = (): void => {
@@ -30,12 +31,22 @@ export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): O
   const put = (deviceId: string, instanceId: string, ttlMs: number): void => {
     entries.set(deviceId, { owner: instanceId, expiresAt: clock.now() + ttlMs });
   };
+  /** A claim: overwrites, and announces a move (OWN-4) after the caller's turn, as a published notice arrives. */
+  const claimOne = (deviceId: string, instanceId: string, ttlMs: number): void => {
+    const previousOwner = live(deviceId);
+    put(deviceId, instanceId, ttlMs);
+    if (previousOwner === null || previousOwner === instanceId || watchers.size === 0) return;
+    const move: OwnershipMove = { deviceId, newOwner: instanceId, previousOwner };
+    queueMicrotask(() => {
+      for (const watcher of watchers) watcher(move);
+    });
+  };
 
   return {
     async claim(deviceId, instanceId, ttlMs) {
       open();
       assertTtl(ttlMs);
-      put(deviceId, instanceId, ttlMs);
+      claimOne(deviceId, instanceId, ttlMs);
     },
     async claimIfVacant(deviceId, instanceId, ttlMs) {
       open();
@@ -48,7 +59,18 @@ export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): O
     async claimMany(claims: readonly OwnershipClaim[], instanceId) {
       open();
       for (const c of claims) assertTtl(c.ttlMs);
-      for (const c of claims) put(c.deviceId, instanceId, c.ttlMs);
+      for (const c of claims) claimOne(c.deviceId, instanceId, c.ttlMs);
+    },
+    async renewMany(deviceIds, instanceId, ttlMs) {
+      open();
+      assertTtl(ttlMs);
+      const moved = new Map<string, string>();
+      for (const id of deviceIds) {
+        const owner = live(id);
+        if (owner === null || owner === instanceId) put(id, instanceId, ttlMs);
+        else moved.set(id, owner); // OWN-4: never over another instance's claim
+      }
+      return moved;
     },
     async ownerOf(deviceId) {
       open();
@@ -70,9 +92,16 @@ export function createMemoryOwnershipStore(opts: MemoryOwnershipOptions = {}): O
       entries.delete(deviceId);
       return true;
     },
+    watchMoves(listener) {
+      open();
+      const watcher = (move: OwnershipMove): void => listener(move);
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
+    },
     async close() {
       closed = true;
       entries.clear();
+      watchers.clear();
     },
   } satisfies OwnershipStore;
 }

@@ -51,6 +51,9 @@ import { createClusterOwnerDirectory } from './owner-directory.cluster.ts';
 import { createOwnershipRecorder, type OwnershipRecorder } from './ownership-recorder.ts';
 import { mysqlPoolLimits } from '../config/limits.ts';
 
+/** OWN-5: longest a keepalive's ownership renewal waits for company (ownership-recorder.ts renewFlushMs). */
+const RENEW_FLUSH_MS = 1000;
+
 /** SPEC NODE-1: a node is online while its last heartbeat is at most this many periods old. */
 export const NODE_ONLINE_WINDOW_HEARTBEATS = 3;
 
@@ -163,19 +166,40 @@ export async function openCluster(d: ClusterWiringDeps): Promise<ClusterWiring> 
     // FAIL-3: an outage (or one Redis Cluster node failing) empties it; routing then reads the store,
     // whose failure decides from this instance's own leases as before
     for (const event of ['error', 'close', 'node error']) redisClient?.on(event, () => ownerCache.clear());
+    // after an outage: claims may have vanished (an empty restart) and move notices been lost
+    let redisWasDown = false;
+    redisClient?.on('close', () => {
+      redisWasDown = true;
+    });
+    // issue 11: a keepalive renews its claim once this share of the TTL has passed since the last write
+    // (vms.cluster.owner-renew-after: 84 s at the defaults, every other keepalive); every write gives exactly
+    // the TTL, so the claim never outlives SPEC's TTL after a write, and a device that stops keeps it at
+    // least (1 − share) × TTL after its last message (services/signaling/README.md has the trade-off)
+    const renewAfterMs = Math.round(ttlMs * sip.ownerRenewAfterShare);
+    const keepaliveMs = Math.round(sip.keepaliveIntervalSec * 1000);
     const recorder = createOwnershipRecorder({
       store,
       instanceId: sip.instanceId,
       ttlMs,
       checkIntervalMs: Math.round(sip.offlineScanPeriodSec * 1000),
-      // half the scan period the TTL adds beyond the online window (OWN-1): a claim outlives the online
-      // window by at least that much, and a keepalive writes Redis at most once per device per window
-      renewAfterMs: Math.round((sip.offlineScanPeriodSec * 1000) / 2),
+      renewAfterMs,
+      // a device still keeping alive here has renewed (and so had its owner checked) within renew-after +
+      // one keepalive interval; the check pass reads only the others (moves are heard from the notices)
+      checkAfterMs: renewAfterMs + keepaliveMs,
+      // a keepalive's renewal waits up to a second for the others (issue 11): one script per second
+      // (per 500 devices) instead of a round trip per keepalive; a second against the claim's ≥ 126 s
+      // of remaining life at the defaults, at most a quarter of it with short test settings
+      renewFlushMs: Math.max(1, Math.min(RENEW_FLUSH_MS, Math.floor((ttlMs - renewAfterMs) / 4))),
       clock,
       log: d.log, // it binds its own `component`
       onLocalOwnershipChange: (deviceId) => ownerCache.forget(deviceId),
     });
     closers.push(() => recorder.close());
+    redisClient?.on('ready', () => {
+      if (!redisWasDown) return;
+      redisWasDown = false;
+      recorder.storeReconnected();
+    });
     recorder.onMoved(({ deviceId, newOwner }) => ownerCache.remember(deviceId, newOwner));
 
     // Node table: MySQL, or (Redis without MySQL) this node alone.

@@ -24,9 +24,13 @@ function capture() {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-function setup(store?: OwnershipStore) {
+/** The store as seen when its move notices are lost (an outage): the other mechanisms must notice moves. */
+const noticesLost = (store: OwnershipStore): OwnershipStore => ({ ...store, watchMoves: () => () => undefined });
+
+function setup(store?: OwnershipStore, opts: { noticesLost?: boolean } = {}) {
   const clock = new FakeClock(1_000_000);
-  const s = store ?? createMemoryOwnershipStore({ clock });
+  const memory = store ?? createMemoryOwnershipStore({ clock });
+  const s = opts.noticesLost === true ? noticesLost(memory) : memory;
   const { log, lines } = capture();
   const recorder = createOwnershipRecorder({ store: s, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: CHECK, clock, log });
   const moved: OwnershipMoved[] = [];
@@ -36,7 +40,7 @@ function setup(store?: OwnershipStore) {
 
 describe('ownership recorder (OWN-1..5)', () => {
   it('reclaimIfVacant: a live lease writes a vanished claim back with the lease’s remaining TTL, never over another owner', async () => {
-    const { clock, store, recorder, moved } = setup();
+    const { clock, store, recorder, moved } = setup(undefined, { noticesLost: true });
     assert.equal(await recorder.reclaimIfVacant(DEV), null, 'no lease: nothing claimed');
     assert.equal(await store.ownerOf(DEV), null);
     recorder.deviceSeen(DEV);
@@ -122,6 +126,185 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  describe('renewFlushMs: keepalive renewals batched into renewMany (issue 11, OWN-5)', () => {
+    const FLUSH = 1000;
+    function batched(wrap: (memory: OwnershipStore) => OwnershipStore = (m) => m) {
+      const clock = new FakeClock(1_000_000);
+      const base = wrap(createMemoryOwnershipStore({ clock }));
+      const claims: string[] = [];
+      const renewals: string[][] = [];
+      const store: OwnershipStore = {
+        ...base,
+        claim: (d, i, t) => (claims.push(d), base.claim(d, i, t)),
+        renewMany: (ids, i, t) => (renewals.push([...ids]), base.renewMany(ids, i, t)),
+      };
+      const { log, lines } = capture();
+      const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log, renewFlushMs: FLUSH });
+      const moved: OwnershipMoved[] = [];
+      recorder.onMoved((e) => moved.push(e));
+      return { clock, store: base, recorder, claims, renewals, moved, lines };
+    }
+
+    it('a live lease’s renewals wait and go in one renewMany, each device once; a REGISTER writes at once; lease and claim end TTL after the send', async () => {
+      const { clock, store, recorder, claims, renewals } = batched();
+      recorder.deviceSeen(DEV, true); // a REGISTER: at once (OWN-4)
+      recorder.deviceSeen(DEV2, true);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2]);
+      clock.advance(100);
+      for (let i = 0; i < 3; i++) recorder.deviceSeen(DEV);
+      recorder.deviceSeen(DEV2);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2], 'renewals are not claims');
+      assert.deepEqual(renewals, [], 'nothing sent before the window ends');
+      clock.advance(FLUSH - 1);
+      assert.deepEqual(renewals, []);
+      clock.advance(1);
+      await settle();
+      assert.deepEqual(renewals, [[DEV, DEV2]]);
+      const sentAt = clock.now();
+      recorder.deviceSeen(DEV2, true);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2, DEV2], 'a REGISTER still writes at once');
+      clock.advance(sentAt + TTL - 1 - clock.now());
+      assert.equal(recorder.isLocallyOwned(DEV), true);
+      assert.equal(await store.ownerOf(DEV), 'node-a');
+      clock.advance(1);
+      assert.equal(recorder.isLocallyOwned(DEV), false, 'the lease ends with the claim (OWN-2)');
+      assert.equal(await store.ownerOf(DEV), null);
+      await recorder.close();
+    });
+
+    it('a renewal never moves a device: one claimed elsewhere meanwhile is reported and this node stops acting for it (OWN-4)', async () => {
+      const { clock, store, recorder, moved } = batched(noticesLost);
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      await store.claim(DEV, 'node-b', TTL); // re-registered on node-b
+      clock.advance(100);
+      recorder.deviceSeen(DEV); // a late keepalive from the old flow
+      clock.advance(FLUSH);
+      await settle();
+      assert.equal(await store.ownerOf(DEV), 'node-b');
+      assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
+      assert.equal(recorder.isLocallyOwned(DEV), false);
+      await recorder.close();
+    });
+
+    it('an unregister drops a queued renewal and waits for one in flight: the release is the last write (OWN-3)', async () => {
+      // the store applies a renewal a turn after it is sent, as a Redis round trip does
+      const { clock, store, recorder, renewals } = batched((memory) => ({
+        ...memory,
+        renewMany: (...a) => new Promise((resolve) => setImmediate(() => resolve(memory.renewMany(...a)))),
+      }));
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(DEV); // queued
+      assert.equal(await recorder.deviceGone(DEV), true);
+      clock.advance(FLUSH);
+      await settle();
+      assert.deepEqual(renewals, [], 'nothing left to renew');
+      assert.equal(await store.ownerOf(DEV), null);
+
+      recorder.deviceSeen(DEV2, true);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(DEV2);
+      clock.advance(FLUSH); // sent, not settled
+      assert.equal(await recorder.deviceGone(DEV2), true);
+      await settle();
+      assert.equal(await store.ownerOf(DEV2), null, 'the renewal sent before the unregister does not re-create the claim');
+      await recorder.close();
+    });
+
+    it('a failed renewMany is logged once; the next keepalive writes at once until writes go through again (FAIL-3)', async () => {
+      let down = false;
+      const { clock, recorder, claims, renewals, lines } = batched((memory) => ({
+        ...memory,
+        renewMany: async (...a) => {
+          if (down) throw new OwnershipUnavailableError('down');
+          return memory.renewMany(...a);
+        },
+      }));
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      down = true;
+      clock.advance(100);
+      recorder.deviceSeen(DEV);
+      clock.advance(FLUSH);
+      await settle();
+      assert.equal(renewals.length, 1);
+      assert.equal(lines.filter((l) => l.level === 40).length, 1);
+      recorder.deviceSeen(DEV); // writes failing: straight to a claim
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV]);
+      assert.ok(lines.some((l) => l.msg === 'ownership claims are being written again'));
+      await recorder.close();
+    });
+
+    it('a keepalive after the lease lapsed writes the claim back only if vacant; one held elsewhere is reported, never overwritten (OWN-1, OWN-4)', async () => {
+      const { clock, store, recorder, claims, renewals, moved } = batched(noticesLost);
+      recorder.deviceSeen(DEV, true);
+      recorder.deviceSeen(DEV2, true);
+      await settle();
+      clock.advance(TTL); // both lapse: the device was silent, or its keepalives were lost
+      assert.equal(await store.ownerOf(DEV), null);
+      await store.claim(DEV2, 'node-b', TTL); // DEV2 re-registered on node-b meanwhile
+      recorder.deviceSeen(DEV); // late keepalives from the flows bound here
+      recorder.deviceSeen(DEV2);
+      assert.equal(recorder.isLocallyOwned(DEV), true, 'served here again at once');
+      clock.advance(FLUSH);
+      await settle();
+      assert.deepEqual(claims, [DEV, DEV2], 'no claim: a keepalive never overwrites');
+      assert.deepEqual(renewals, [[DEV, DEV2]]);
+      assert.equal(await store.ownerOf(DEV), 'node-a', 'the vacant claim is written back');
+      assert.equal(await store.ownerOf(DEV2), 'node-b', 'the move stands');
+      assert.deepEqual(moved, [{ deviceId: DEV2, newOwner: 'node-b' }]);
+      assert.equal(recorder.isLocallyOwned(DEV2), false);
+      await recorder.close();
+    });
+
+    it('renewAfterMs as a share of the TTL: renewed every other keepalive, and every write gives exactly the TTL (issue 11, OWN-1)', async () => {
+      // 0.4 of a 210 s TTL at one keepalive a minute, as the defaults of vms.cluster.owner-renew-after
+      const ttlMs = 210_000;
+      const clock = new FakeClock(1_000_000);
+      const store = createMemoryOwnershipStore({ clock });
+      const renewals: number[] = [];
+      const counted: OwnershipStore = { ...store, renewMany: (ids, i, t) => (renewals.push(clock.now()), store.renewMany(ids, i, t)) };
+      const recorder = createOwnershipRecorder({ store: counted, instanceId: 'node-a', ttlMs, checkIntervalMs: 30_000, clock, log: capture().log, renewAfterMs: 0.4 * ttlMs, renewFlushMs: FLUSH });
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      const t0 = clock.now();
+      for (let k = 1; k <= 6; k++) {
+        clock.advance(60_000 - (k === 1 ? 0 : FLUSH)); // a keepalive every 60 s
+        recorder.deviceSeen(DEV);
+        clock.advance(FLUSH);
+        await settle();
+      }
+      assert.deepEqual(renewals.map((t) => t - t0), [121_000, 241_000, 361_000], 'keepalives 2, 4, 6');
+      assert.equal(recorder.isLocallyOwned(DEV), true);
+      // the device stops after keepalive 6 (renewed): the claim lives the whole TTL after that write, no longer
+      clock.advance(ttlMs - 1);
+      assert.equal(await store.ownerOf(DEV), 'node-a');
+      clock.advance(1);
+      assert.equal(await store.ownerOf(DEV), null);
+      assert.equal(recorder.isLocallyOwned(DEV), false);
+      await recorder.close();
+    });
+
+    it('close() sends the queued renewals once', async () => {
+      const { clock, recorder, renewals } = batched();
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(DEV);
+      await recorder.close();
+      assert.deepEqual(renewals, [[DEV]]);
+      await recorder.close();
+      assert.deepEqual(renewals, [[DEV]]);
+    });
+  });
+
   it('deviceGone deletes the claim only while it still names this node (OWN-3)', async () => {
     const { store, recorder } = setup();
     recorder.deviceSeen(DEV);
@@ -136,8 +319,46 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  it('a REGISTER on another instance is heard at once from the store’s move notice: the old owner stops acting for the device before any check pass (OWN-4)', async () => {
+    // the drain/undrain case: node-c must forget a device that re-registered on node-a before the device
+    // comes back to node-c, so node-c answers its keepalive 404 (no registration) and it registers again
+    const clock = new FakeClock(1_000_000);
+    const store = createMemoryOwnershipStore({ clock });
+    const reads: string[][] = [];
+    const counted: OwnershipStore = { ...store, ownersOf: (ids) => (reads.push([...ids]), store.ownersOf(ids)) };
+    const make = (instanceId: string) => {
+      const recorder = createOwnershipRecorder({ store: counted, instanceId, ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log, renewFlushMs: 1000 });
+      const moved: OwnershipMoved[] = [];
+      recorder.onMoved((e) => moved.push(e));
+      return { recorder, moved };
+    };
+    const c = make('node-c');
+    const a = make('node-a');
+    c.recorder.deviceSeen(DEV, true);
+    c.recorder.deviceSeen(DEV2, true);
+    await settle();
+    clock.advance(100);
+    c.recorder.deviceSeen(DEV); // a keepalive: a renewal, queued
+    a.recorder.deviceSeen(DEV, true); // the device re-registered on node-a
+    await settle();
+    await settle();
+    assert.deepEqual(c.moved, [{ deviceId: DEV, newOwner: 'node-a' }]);
+    assert.equal(c.recorder.isLocallyOwned(DEV), false);
+    assert.equal(c.recorder.isLocallyOwned(DEV2), true, 'nobody else moved');
+    assert.deepEqual(a.moved, [], 'the new owner is not told it lost the device');
+    assert.deepEqual(reads, [], 'no check pass was needed');
+    clock.advance(1000); // the queued renewal went nowhere: the lease was dropped
+    await settle();
+    assert.equal(await store.ownerOf(DEV), 'node-a');
+    await c.recorder.close();
+    a.recorder.deviceSeen(DEV2, true); // after close node-c hears nothing (no listener left behind)
+    await settle();
+    assert.equal(c.moved.length, 1);
+    await a.recorder.close();
+  });
+
   it('the periodic check notices a device that moved to another node (OWN-4)', async () => {
-    const { clock, store, recorder, moved } = setup();
+    const { clock, store, recorder, moved } = setup(undefined, { noticesLost: true });
     recorder.deviceSeen(DEV);
     recorder.deviceSeen(DEV2);
     await settle();
@@ -148,6 +369,52 @@ describe('ownership recorder (OWN-1..5)', () => {
     assert.deepEqual(moved, [{ deviceId: DEV, newOwner: 'node-b' }]);
     assert.equal(recorder.isLocallyOwned(DEV), false);
     assert.equal(recorder.isLocallyOwned(DEV2), true);
+    await recorder.close();
+  });
+
+  it('checkAfterMs: a check pass reads only devices this node last wrote longer ago; a failed write or a store reconnect makes the next pass read all (issue 11, OWN-4)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const inner = createMemoryOwnershipStore({ clock });
+    const reads: string[][] = [];
+    let down = false;
+    const store: OwnershipStore = {
+      ...noticesLost(inner),
+      claim: async (d, i, t) => {
+        if (down) throw new OwnershipUnavailableError('down');
+        return inner.claim(d, i, t);
+      },
+      ownersOf: (ids) => (reads.push([...ids].sort()), inner.ownersOf(ids)),
+    };
+    const AFTER = 4000;
+    const recorder = createOwnershipRecorder({ store, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log, checkAfterMs: AFTER });
+    const moved: OwnershipMoved[] = [];
+    recorder.onMoved((e) => moved.push(e));
+    recorder.deviceSeen(DEV, true);
+    recorder.deviceSeen(DEV2, true);
+    await settle();
+    clock.advance(AFTER - 1);
+    await recorder.checkNow();
+    assert.deepEqual(reads, [], 'both written less than checkAfterMs ago: nothing read');
+    recorder.deviceSeen(DEV); // written again (renewAfterMs 0)
+    await settle();
+    await inner.claim(DEV2, 'node-b', TTL); // DEV2 moved, its notice lost
+    clock.advance(1);
+    await recorder.checkNow();
+    assert.deepEqual(reads, [[DEV2]], 'the device not written for checkAfterMs is read');
+    assert.deepEqual(moved, [{ deviceId: DEV2, newOwner: 'node-b' }]);
+    down = true;
+    recorder.deviceSeen(DEV); // this write fails
+    await settle();
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.deepEqual(reads[1], [DEV], 'a failed write is no proof: read all');
+    down = false;
+    clock.advance(10);
+    await recorder.checkNow();
+    assert.equal(reads.length, 2, 'then back to the overdue ones: none');
+    recorder.storeReconnected(); // claims may have vanished, notices been lost
+    await settle();
+    assert.deepEqual(reads[2], [DEV]);
     await recorder.close();
   });
 

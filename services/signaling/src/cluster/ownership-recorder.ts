@@ -17,7 +17,8 @@
 // vanished while the lease is still live (Redis restarted), so ownership heals before the next
 // keepalive; the re-written claim keeps the lease's own expiry, never extending it (OWN-2), and is
 // written only if still vacant (SET NX), never over a device that moved meanwhile (OWN-4). The routing
-// hook does the same at once for a device it finds without owner (reclaimIfVacant).
+// hook does the same at once for a device it finds without owner (reclaimIfVacant). A move made by
+// another instance's claim is heard at once from the store's move notices (watchMoves).
 import type { OwnershipStore } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
@@ -52,7 +53,7 @@ export interface OwnershipRecorder {
   localCount(): number;
   /**
    * OWN-4: called when a device this instance held is now owned by another instance (noticed by the
-   * periodic check or by the routing hook). The lease is already dropped when listeners run. Returns
+   * periodic check, a renewal, the routing hook or the store's move notice). The lease is already dropped when listeners run. Returns
    * an unsubscribe function. Listener errors are logged, never propagated.
    */
   onMoved(listener: (event: OwnershipMoved) => void): () => void;
@@ -69,6 +70,11 @@ export interface OwnershipRecorder {
   observeOwner(deviceId: DeviceId, owner: string): void;
   /** One pass of the moved / vanished-claim check (the timer runs it every scan period). */
   checkNow(): Promise<void>;
+  /**
+   * The store's connection came back after an outage: claims may have vanished (an empty Redis
+   * restart) and move notices may have been lost, so a pass reading every live lease runs now.
+   */
+  storeReconnected(): void;
   /** Stops the timer; queued claims are flushed by the store's own close. Idempotent. */
   close(): Promise<void>;
 }
@@ -88,12 +94,38 @@ export interface OwnershipRecorderOptions {
   /**
    * OWN-1/OWN-5: a device seen again less than this long after its claim was last written is not
    * written again (its claim still has at least ttlMs − renewAfterMs to live); the lease and the claim
-   * keep the same expiry (last write + ttlMs), so they never disagree. With renewAfterMs at most the
-   * part of the TTL beyond the online window (one scan period), a claim still outlives the online window
-   * of a device that stops (OWN-2). Issue 11: the keepalive path then costs Redis one write per device
-   * per renewAfterMs instead of one per keepalive. Default 0: every call writes.
+   * keep the same expiry (last write + ttlMs), so they never disagree, and every write gives the claim
+   * exactly ttlMs (never more than SPEC's TTL). Issue 11: the keepalive path costs Redis one write per
+   * device per renewAfterMs instead of one per keepalive. The price: a device that stops keeps its
+   * claim at least ttlMs − renewAfterMs after its last message instead of ttlMs; when that is less
+   * than the online window, other instances' routing answers "device offline" for the rest of it, and
+   * the device's next message (if it was only late) writes the vacant claim back. The signaling
+   * wiring sets it from `vms.cluster.owner-renew-after` (services/signaling/README.md). Default 0:
+   * every call writes.
    */
   readonly renewAfterMs?: number;
+  /**
+   * Issue 11: a check pass reads only the devices whose claim this instance last wrote more than this
+   * long ago (default 0: every live lease). A device still sending here is renewed within
+   * renewAfterMs + its keepalive interval, and each renewal checks the owner itself (renewMany reports
+   * a device held elsewhere), while a move by another instance's claim is heard at once from the
+   * store's notice (watchMoves); so the pass is the backstop for devices that went quiet here — gone,
+   * or moved while a notice was lost — and with renewAfterMs + the keepalive interval it reads almost
+   * nothing in steady state. After a failed write, or `storeReconnected()`, the next pass reads all.
+   */
+  readonly checkAfterMs?: number;
+  /**
+   * OWN-5, issue 11: with renewFlushMs > 0, the renewal of a live lease (not a REGISTER, not a device
+   * without a live lease, not while writes fail) waits up to this long for company and goes to the
+   * store with the others in one `renewMany` (one script per 500 devices on a single Redis server),
+   * which renews only claims still naming this instance or vacant and reports devices held elsewhere
+   * (OWN-4: a keepalive never moves a device; the recorder stops acting for it at once). The lease and
+   * the claim get their new expiry when the batch is sent (send time + ttlMs). A device is queued once
+   * however often it is seen, so the queue never holds more than the live leases; one batch is in
+   * flight at a time. Keep it a small part of ttlMs − renewAfterMs (the claim's least remaining life
+   * when a renewal is queued). Default 0: renewals are claims written at once, like the others.
+   */
+  readonly renewFlushMs?: number;
   /**
    * This instance's own ownership of a device changed: a lease started (no live lease before) and its
    * claim is now written, or the device unregistered and its release is done. The routing hook's owner
@@ -107,6 +139,17 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   const log = o.log.child({ component: 'ownership' });
   const chunk = o.checkChunk ?? 1000;
   const renewAfterMs = o.renewAfterMs ?? 0;
+  const checkAfterMs = o.checkAfterMs ?? 0;
+  const renewFlushMs = o.renewFlushMs ?? 0;
+  /** Live leases whose renewal waits for the next renewMany (insertion order = first seen). */
+  const renewals = new Set<DeviceId>();
+  let renewTimer: TimerHandle | undefined;
+  /** The renewMany in flight (never rejects), or null. */
+  let renewing: Promise<void> | null = null;
+  /** A claim write failed (or the store reconnected) since the last pass began: the next one reads all. */
+  let readAllNextCheck = false;
+  /** Queued renewals of devices that had no live lease (a lapsed claim written back): the routing cache hears of them. */
+  const freshRenewals = new Set<DeviceId>();
   /** deviceId → lease expiry (local clock). */
   const leases = new Map<DeviceId, number>();
   const listeners = new Set<(event: OwnershipMoved) => void>();
@@ -131,6 +174,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     log.info('ownership claims are being written again');
   };
   const claimFailed = (err: unknown): void => {
+    readAllNextCheck = true;
     if (claimsFailing || closed) return;
     claimsFailing = true;
     log.warn({ err }, 'ownership claim failed; this instance keeps serving its devices and retries with their next message');
@@ -148,9 +192,42 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     }
   };
 
+  const flushRenewals = (): void => {
+    renewTimer = undefined;
+    if (renewing !== null || renewals.size === 0) return; // the batch in flight schedules the next
+    const now = o.clock.now();
+    const ids: DeviceId[] = [];
+    for (const id of renewals) {
+      if (!live(id, now)) continue; // lapsed meanwhile (released ones left the queue in deviceGone)
+      leases.set(id, now + o.ttlMs); // the claim's new expiry: now + TTL, sent below
+      ids.push(id);
+    }
+    renewals.clear();
+    const fresh = freshRenewals.size === 0 ? null : [...freshRenewals];
+    freshRenewals.clear();
+    if (ids.length === 0) return;
+    renewing = o.store.renewMany(ids, o.instanceId, o.ttlMs).then(
+      (elsewhere) => {
+        claimWritten();
+        for (const [id, owner] of elsewhere) if (leases.has(id)) moved(id, owner);
+        // a lease that had lapsed is ours again in the store: a routing read made meanwhile is dropped
+        if (fresh !== null && changed !== undefined) for (const id of fresh) if (leases.has(id)) changed(id);
+      },
+      claimFailed,
+    );
+    void renewing.finally(() => {
+      renewing = null;
+      if (renewals.size > 0 && !closed) renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
+    });
+  };
+
   const checkOnce = async (): Promise<void> => {
     const now = o.clock.now();
-    const ids = [...leases.keys()].filter((id) => live(id, now));
+    // as a lease expiry (last write + TTL): leases ending before this were written over checkAfterMs ago
+    const writtenBefore = readAllNextCheck ? Infinity : now - checkAfterMs + o.ttlMs;
+    readAllNextCheck = false;
+    const ids: DeviceId[] = [];
+    for (const id of [...leases.keys()]) if (live(id, now) && (leases.get(id) as number) <= writtenBefore) ids.push(id);
     const reclaim: { deviceId: DeviceId; ttlMs: number }[] = [];
     try {
       for (let i = 0; i < ids.length; i += chunk) {
@@ -194,6 +271,14 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     return checking;
   };
 
+  // OWN-4 at once: a claim that took one of our devices is announced by the store (watchMoves), so this
+  // instance stops acting for it — and its SIP side forgets the device's flow, answering the device's
+  // next message 404 so it registers where it is placed now — without waiting for a check pass, which
+  // skips devices renewed since the previous pass. The check pass stays the backstop for lost notices.
+  const stopWatching = o.store.watchMoves((move) => {
+    if (move.previousOwner === o.instanceId && move.newOwner !== o.instanceId && leases.has(move.deviceId)) moved(move.deviceId, move.newOwner);
+  });
+
   const schedule = (): void => {
     if (closed) return;
     timer = o.clock.setTimeout(() => {
@@ -208,8 +293,24 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       if (closed) return;
       const now = o.clock.now();
       const until = leases.get(deviceId);
+      const leased = until !== undefined && until > now;
       // written less than renewAfterMs ago (lease = last write + TTL) and writes are going through
-      if (!register && until !== undefined && until > now && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
+      if (!register && leased && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
+      if (renewFlushMs > 0 && !register && !claimsFailing) {
+        // a renewal, batched; one whose lease lapsed (claimed no more, or vacant: an unrenewed claim
+        // ends with the lease) is written back only if still vacant — only a REGISTER moves a device
+        // (OWN-1, OWN-4); renewMany reports one held elsewhere and this instance stops acting for it
+        if (!leased) {
+          leases.set(deviceId, now + o.ttlMs);
+          if (changed !== undefined) {
+            freshRenewals.add(deviceId);
+            changed(deviceId); // at once: a read in flight stores nothing
+          }
+        }
+        renewals.add(deviceId);
+        renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
+        return;
+      }
       const fresh = changed !== undefined && !live(deviceId, now);
       leases.set(deviceId, now + o.ttlMs);
       const written = o.store.claim(deviceId, o.instanceId, o.ttlMs);
@@ -226,6 +327,9 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
     async deviceGone(deviceId) {
       leases.delete(deviceId);
+      renewals.delete(deviceId);
+      freshRenewals.delete(deviceId);
+      await renewing; // a renewal already sent lands before the release (OWN-3)
       try {
         return await o.store.releaseIfOwner(deviceId, o.instanceId); // SPEC OWN-3: delete only if still ours
       } catch (err) {
@@ -281,11 +385,22 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
     checkNow,
 
+    storeReconnected() {
+      if (closed) return;
+      readAllNextCheck = true;
+      void checkNow();
+    },
+
     async close() {
       if (closed) return;
       closed = true;
+      stopWatching();
       if (timer !== undefined) o.clock.clearTimeout(timer);
       timer = undefined;
+      if (renewTimer !== undefined) o.clock.clearTimeout(renewTimer);
+      await renewing;
+      flushRenewals(); // the queued renewals, once, before the store closes
+      await renewing;
       await checking;
       listeners.clear();
     },

@@ -46,6 +46,8 @@ export interface SipSettings {
   readonly offlineScanPeriodSec: number;
   /** Seconds between node-table heartbeats (SPEC NODE-1); online window = 3 heartbeats. */
   readonly nodeHeartbeatIntervalSec: number;
+  /** Issue 11: share of the ownership TTL (0-0.5) after which a keepalive renews its claim (vms.cluster.owner-renew-after). */
+  readonly ownerRenewAfterShare: number;
 }
 
 /** Device placement (issue 14). */

@@ -281,6 +281,17 @@ describe('loadConfig', () => {
     assert.deepEqual(crossed.map((i) => i.key).sort(), ['vms.limits.register-shed-queue-low', 'vms.limits.register-shed-utilization-low']);
   });
 
+  it('ownership renewal share (issue 11): 0.4 by default; 0-0.5 accepted from env and YAML; anything else names the key', () => {
+    assert.equal(loadConfig([], {}, io()).sip.ownerRenewAfterShare, 0.4);
+    assert.equal(loadConfig([], { VMS_CLUSTER_OWNER_RENEW_AFTER: '0' }, io()).sip.ownerRenewAfterShare, 0);
+    assert.equal(loadConfig([], { VMS_CLUSTER_OWNER_RENEW_AFTER: '.25' }, io()).sip.ownerRenewAfterShare, 0.25);
+    assert.equal(loadConfig(['--config', '/etc/vms.yaml'], {}, io({ '/etc/vms.yaml': 'vms:\n  cluster:\n    owner-renew-after: 0.5\n' })).sip.ownerRenewAfterShare, 0.5);
+    for (const raw of ['0.6', '1', '-0.1', '40%', 'half', '0.1234', '0.']) {
+      const bad = issuesOf(() => loadConfig([], { VMS_CLUSTER_OWNER_RENEW_AFTER: raw }, io()));
+      assert.deepEqual(bad.map((i) => i.key), ['vms.cluster.owner-renew-after'], raw);
+    }
+  });
+
   it('routing settings: defaults, values, an unknown time zone and a timeout over the interval named by key', () => {
     assert.deepEqual(loadConfig([], {}, io()).routing, { timeZone: 'Asia/Shanghai', pollIntervalMs: 5000, probeIntervalMs: 10_000, probeTimeoutMs: 3000, buildThreadIdleMs: null });
     const c = loadConfig(

@@ -15,6 +15,7 @@ import {
   DEFAULT_DATA_DIR,
   DEFAULT_ROUTING_TIME_ZONE,
   DEFAULT_HTTP_PORT,
+  DEFAULT_OWNER_RENEW_AFTER_SHARE,
   DEFAULT_REGISTER_EXPIRES_MAX,
   DEFAULT_REGISTER_EXPIRES_MIN,
   DEFAULT_SERVER_ID,
@@ -37,7 +38,7 @@ export const nodeConfigIo: ConfigIo = {
   networkInterfaces,
 };
 
-type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds' | 'limit' | 'percent'
+type ValueOf<T extends SettingType> = T extends 'port' | 'seconds' | 'count' | 'expiresSeconds' | 'limit' | 'percent' | 'ttlShare'
   ? number
   : T extends 'boolean'
     ? boolean
@@ -73,6 +74,7 @@ const PARSERS: { readonly [T in SettingType]: (raw: string) => P.Parsed<ValueOf<
   count: P.parseCount,
   limit: P.parseLimit,
   percent: P.parsePercent,
+  ttlShare: P.parseTtlShare,
   redisUrl: P.parseRedisUrl,
   mysqlUrl: P.parseMysqlUrl,
   signingKey: P.parseSigningKey,
@@ -260,6 +262,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       keepaliveTimeoutCount: get('vms.gb28181.sip.keepalive-timeout-count') ?? 3,
       offlineScanPeriodSec: get('vms.gb28181.sip.offline-scan-period') ?? 30,
       nodeHeartbeatIntervalSec: get('vms.gb28181.sip.node-heartbeat-interval') ?? 5,
+      ownerRenewAfterShare: get('vms.cluster.owner-renew-after') ?? DEFAULT_OWNER_RENEW_AFTER_SHARE,
     },
     http: { address: get('server.address') ?? '0.0.0.0', port: httpPort },
     redis: get('redis.url') ?? null,

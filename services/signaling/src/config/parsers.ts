@@ -91,6 +91,13 @@ export function parseCount(raw: string): Parsed<number> {
   return n >= 1 && n <= 1000 ? ok(n) : bad('must be an integer 1-1000');
 }
 
+/** A share of the ownership TTL after which a keepalive renews the claim: a decimal 0-0.5 (e.g. 0.4). */
+export function parseTtlShare(raw: string): Parsed<number> {
+  if (!/^(0|0?\.\d{1,3})$/.test(raw)) return bad('must be a decimal share of the ownership TTL, 0-0.5 (e.g. 0.4)');
+  const n = Number(raw);
+  return n >= 0 && n <= 0.5 ? ok(n) : bad('must be a decimal share of the ownership TTL, 0-0.5 (e.g. 0.4)');
+}
+
 /** A share as a whole percentage, 1-100. */
 export function parsePercent(raw: string): Parsed<number> {
   if (!/^\d{1,3}$/.test(raw)) return bad('must be an integer percentage 1-100');

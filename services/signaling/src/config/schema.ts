@@ -14,6 +14,7 @@ export type SettingType =
   | 'count'
   | 'limit'
   | 'percent'
+  | 'ttlShare'
   | 'redisUrl'
   | 'mysqlUrl'
   | 'signingKey'
@@ -57,6 +58,7 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.keepalive-interval', type: 'seconds', default: '60', doc: 'expected device keepalive interval, seconds' },
   { key: 'vms.gb28181.sip.keepalive-timeout-count', type: 'count', default: '3', doc: 'missed keepalives before a device is offline' },
   { key: 'vms.gb28181.sip.offline-scan-period', type: 'seconds', default: '30', doc: 'period of the offline scan, seconds' },
+  { key: 'vms.cluster.owner-renew-after', type: 'ttlShare', default: '0.4', doc: 'with Redis: a keepalive renews its device\'s ownership claim only once this share of the ownership TTL (keepalive interval × timeout count + one offline-scan period, 210 s at the defaults) has passed since this instance last wrote it: 0.4 = 84 s, every other keepalive at 60 s; 0 = every keepalive; at most 0.5. A device that stops keeps its claim at least (1 − share) × TTL after its last message (126 s at the defaults, under the 180 s online window)' },
   { key: 'vms.gb28181.sip.node-heartbeat-interval', type: 'seconds', default: '5', doc: 'node table heartbeat period, seconds; a node is online while its last heartbeat is at most 3 periods old' },
   // Device placement (issue 14; README "Device placement")
   { key: 'vms.placement.group', type: 'nodeCode', default: 'default', doc: 'shard group (region) this instance serves; placement rules map device-code prefixes to groups' },
@@ -131,12 +133,18 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 export const envNameOf = (key: string): string => key.toUpperCase().replace(/[.-]/g, '_');
 
 /** YAML sections owned by this schema: an unknown key inside one of them is reported (likely a typo). */
-export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.auth', 'vms.media', 'vms.routing', 'vms.limits', 'vms.placement', 'server', 'redis', 'mysql', 'log'] as const;
+export const OWNED_SECTIONS = ['vms.gb28181.sip', 'vms.cluster', 'vms.auth', 'vms.media', 'vms.routing', 'vms.limits', 'vms.placement', 'server', 'redis', 'mysql', 'log'] as const;
 
 export const DEFAULT_SERVER_ID = '34020000002000000001';
 export const DEFAULT_SIP_PORT = 5060;
 export const DEFAULT_HTTP_PORT = 18080;
 export const DEFAULT_DATA_DIR = './data';
+/**
+ * Issue 11: a keepalive renews its device's claim once 0.4 × TTL has passed since the last write: 84 s
+ * at the defaults (TTL 210 s), so every other keepalive at the 60 s interval (one at 60 s is early, the
+ * one at 120 s renews), leaving room for a device's jitter either way.
+ */
+export const DEFAULT_OWNER_RENEW_AFTER_SHARE = 0.4;
 export const DEFAULT_ROUTING_TIME_ZONE = 'Asia/Shanghai';
 /** SPEC SEC-1: granted REGISTER lifetime at most one hour (what GB28181 devices ask for by default). */
 export const DEFAULT_REGISTER_EXPIRES_MAX = 3600;
