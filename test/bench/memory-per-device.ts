@@ -2,6 +2,10 @@
 // platform beside Kamailio in the same run.
 // Run from the repository root: npx tsx test/bench/memory-per-device.ts [--devices 100000,1000000]
 //   [--modes standalone,redis] [--settle 40] [--no-kamailio] [--heap-snapshot DIR]
+//   [--trace-gc | --trace-gc-verbose] (the instance runs with V8's --trace-gc; its collections during the
+//   settle are printed; verbose adds the memory reducer's decisions, "Memory reducer: low/high alloc")
+//   [--node-args "FLAGS"] (extra Node/V8 flags for the instance, space-separated: for experiments)
+//   [--cpu-prof DIR] (the instance writes a V8 CPU profile of its whole run to DIR when it stops)
 //   [--quick]  (20,000 devices, standalone + Redis ownership, Kamailio: ~3 min)
 //
 // For each device count N and mode:
@@ -32,6 +36,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, requireBinary, sleep, startRedis, waitFor, type RedisServer } from '@vms/harness';
+import { formatBreakdown, memoryBreakdown } from './memory-breakdown.ts';
 import { registerDevices } from './register-driver.ts';
 import { startBenchPlatform } from './bench-platform.ts';
 import { isQuick, printSummary } from './summary.ts';
@@ -52,6 +57,10 @@ const MODES = arg('modes', 'standalone,redis').split(',').filter((m): m is 'stan
 const SETTLE_S = Number(arg('settle', '40'));
 const WITH_KAMAILIO = !process.argv.includes('--no-kamailio');
 const SNAPSHOT_DIR = process.argv.includes('--heap-snapshot') ? arg('heap-snapshot', '') : null;
+const TRACE_GC = process.argv.includes('--trace-gc') || process.argv.includes('--trace-gc-verbose');
+const TRACE_GC_VERBOSE = process.argv.includes('--trace-gc-verbose');
+const NODE_ARGS = arg('node-args', '').split(' ').filter((a) => a !== '');
+const CPU_PROF_DIR = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : null;
 
 const kib = (pid: number, file: string, key: string): number => {
   const line = readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\n').find((l) => l.startsWith(`${key}:`));
@@ -96,7 +105,7 @@ async function measureProject(n: number, mode: 'standalone' | 'redis', ids: read
     const server = await startBenchPlatform({
       name: `signaling-${mode}`,
       dataDir,
-      nodeArgs: snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [],
+      nodeArgs: [...(snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...(TRACE_GC_VERBOSE ? ['--trace-gc-verbose'] : []), ...(CPU_PROF_DIR === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`]), ...NODE_ARGS],
       env: {
         VMS_AUTH_SIGNING_KEY: 'memory-bench-signing-key-0123456789abcdef',
         VMS_GB28181_SIP_PASSWORD: '',
@@ -117,13 +126,28 @@ async function measureProject(n: number, mode: 'standalone' | 'redis', ids: read
       await sleep(5000);
       const beforeKiB = rssKiB(pid);
       const heapBefore = await heapBytes(httpPort);
+      const breakdown = async (): Promise<string> => formatBreakdown(memoryBreakdown(pid, await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text()));
+      process.stdout.write(`  before: ${await breakdown()}\n`);
       const seconds = await registerAll(Number(server.env['VMS_GB28181_SIP_PORT']), ids);
-      await sleep(SETTLE_S * 1000);
+      const tailAtEnd = server.output().slice(-300); // the output is kept as its last 256 KiB: find where the settle starts by its text
+      // What the settle does to each part, every 10 s (each /metrics read is a small allocation of its own)
+      for (let t = 0; t < SETTLE_S; t += 10) {
+        process.stdout.write(`  +${t} s: ${await breakdown()}\n`);
+        await sleep(Math.min(10, SETTLE_S - t) * 1000);
+      }
+      if (TRACE_GC) {
+        // the collections of the settle 
+        const out = server.output();
+        const lines = out.slice(tailAtEnd === '' ? 0 : out.lastIndexOf(tailAtEnd) + tailAtEnd.length).split('\n').filter((l) => /Mark-Compact|Scavenge|Minor|Memory reducer/.test(l));
+        process.stdout.write(`  collections during the settle (--trace-gc): ${lines.length}\n${lines.map((l) => `    ${l.trim()}\n`).join('')}`);
+        const fulls = out.split('\n').filter((l) => l.includes('Mark-Compact'));
+        process.stdout.write(`  the last mark-compacts kept in the output:\n${fulls.slice(-12).map((l) => `    ${l.trim()}\n`).join('')}`);
+      }
       const afterKiB = rssKiB(pid);
       const heapAfter = await heapBytes(httpPort);
       // What V8 holds committed after the settle (heap used is what is live or not yet collected in it):
       // RSS above it is the allocator's (Buffers, SQLite, native) and the code.
-      process.stdout.write(`  after the settle: heap total ${((await heapBytes(httpPort, 'total')) / 2 ** 20).toFixed(0)} MB, RSS ${(rssKiB(pid) / 1024).toFixed(0)} MB\n`);
+      process.stdout.write(`  after the settle: ${await breakdown()}\n`);
       if (snapshot) {
         const before = new Set(readdirSync(SNAPSHOT_DIR));
         process.kill(pid, 'SIGUSR2');
