@@ -39,6 +39,7 @@ import type { OwnerRoutingHook, Readiness } from './http/handler.types.ts';
 import { createLogger } from './logging/logger.ts';
 import { createStandaloneNodeDirectory } from './nodes/node-directory.standalone.ts';
 import type { NodeDirectory } from './nodes/node-directory.port.ts';
+import { startHeapRelease, type CollectGarbage } from './memory/heap-release.ts';
 import { createSelfOwnerDirectory } from './ownership/owner-directory.standalone.ts';
 import type { OwnerDirectory } from './ownership/owner-directory.port.ts';
 import { openEmbeddedStore, type EmbeddedDb, type EmbeddedStore } from './storage/embedded-store.sqlite.ts';
@@ -63,6 +64,11 @@ export interface AppDeps {
   readonly queryTimeouts?: Partial<QueryTimeouts>;
   /** Replaces the alarm / position / subscription-settings store (tests). */
   readonly reports?: ReportStore;
+  /**
+   * A full garbage collection (main.ts: V8's, memory/heap-release.ts `exposeCollector`): with it, the
+   * heap is given back once a registration storm is over (memory/storm-release.ts); absent, V8 alone decides.
+   */
+  readonly collectGarbage?: CollectGarbage;
 }
 
 export interface RunningApp {
@@ -396,6 +402,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       sipPort: side?.sipPort ?? null,
     };
     side?.scanner.start();
+    if (deps.collectGarbage !== undefined && side !== null) {
+      const heap = startHeapRelease({ events, clock, log, collect: deps.collectGarbage });
+      closers.push(() => heap.close());
+    }
     await cluster.startHeartbeat(internalBaseUrl); // NODE-1: own row upserted before we report started
     if (cluster.nodes === null) cascade?.observeStandalone(); // no node table: alone, so leader (CASC-5)
     if (closed === null) phase = 'ready';

@@ -2,6 +2,7 @@
 import { createApp } from './app.ts';
 import { loadConfig } from './config/load.ts';
 import { ConfigError } from './errors/catalog.ts';
+import { exposeCollector } from './memory/heap-release.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -14,7 +15,9 @@ async function main(): Promise<void> {
     return;
   }
 
-  const app = createApp(config);
+  // issue 11: the heap is given back after a registration storm (memory/storm-release.ts)
+  const collectGarbage = exposeCollector() ?? undefined;
+  const app = createApp(config, { collectGarbage });
   const shutdown = (signal: NodeJS.Signals): void => {
     process.stderr.write(`${signal}: shutting down\n`);
     app.close().then(
