@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { FakeClock } from '../core/clock.ts';
 import { createDeviceEvents } from '../events/device-events.ts';
-import { exposeCollector, startHeapRelease, WINDOW_MS } from './heap-release.ts';
+import { exposeCollector, MAX_RELEASE_MS, MAX_ROUNDS, startHeapRelease, WINDOW_MS } from './heap-release.ts';
 import { DEFAULT_STORM_RELEASE, StormRelease } from './storm-release.ts';
 
 const P = DEFAULT_STORM_RELEASE;
@@ -71,10 +71,12 @@ describe('storm release policy', () => {
 });
 
 describe('heap release wiring', () => {
-  it('counts REGISTERs (not keepalives) per second and collects twice when the policy says so', async () => {
+  it('counts REGISTERs (not keepalives) per second and collects while the heap still shrinks', async () => {
     const clock = new FakeClock(0);
     const events = createDeviceEvents(pino({ level: 'silent' }));
     let collections = 0;
+    // what each collection leaves committed: frees nothing committed, then compacts 400 → 200 → 150, then < 5 %
+    const committed = [400, 400, 200, 150, 148, 147, 146];
     const heap = startHeapRelease({
       events,
       clock,
@@ -82,6 +84,7 @@ describe('heap release wiring', () => {
       collect: async () => {
         collections++;
       },
+      heapCommitted: () => committed[Math.min(collections, committed.length - 1)] as number,
       policy: { ...P, minRegistrations: 100, quietMs: 3000 },
     });
     const second = async (registers: number, keepalives: number): Promise<void> => {
@@ -92,13 +95,66 @@ describe('heap release wiring', () => {
     };
     for (let i = 0; i < 5; i++) await second(50, 0); // a storm of 250
     for (let i = 0; i < 10; i++) await second(0, 500); // keepalives only: calm for the policy
-    assert.equal(collections, 2);
+    // 400 (first: frees), 200 (-50 %), 150 (-25 %), 148 (-1.3 %: stop)
+    assert.equal(collections, 4);
     assert.equal(heap.releases, 1);
     for (let i = 0; i < 10; i++) await second(0, 500);
-    assert.equal(collections, 2, 'no new storm, no new collection');
+    assert.equal(collections, 4, 'no new storm, no new collection');
     await heap.close();
     await heap.close();
     assert.equal(clock.pending, 0, 'close() leaves no timer');
+  });
+});
+
+describe('heap release rounds', () => {
+  it(`stops at MAX_ROUNDS (${MAX_ROUNDS}) however much each round gives back`, async () => {
+    const clock = new FakeClock(0);
+    const events = createDeviceEvents(pino({ level: 'silent' }));
+    let collections = 0;
+    const heap = startHeapRelease({
+      events,
+      clock,
+      log: pino({ level: 'silent' }),
+      collect: async () => {
+        collections++;
+      },
+      heapCommitted: () => 1000 / 2 ** collections, // halves every round
+      policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+    });
+    for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
+    for (let i = 0; i < 5; i++) {
+      clock.advance(WINDOW_MS);
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(collections, MAX_ROUNDS);
+    await heap.close();
+  });
+});
+
+describe('heap release time budget', () => {
+  it(`starts no new round once the release has taken MAX_RELEASE_MS (${MAX_RELEASE_MS} ms)`, async () => {
+    const clock = new FakeClock(0);
+    const events = createDeviceEvents(pino({ level: 'silent' }));
+    let collections = 0;
+    const heap = startHeapRelease({
+      events,
+      clock,
+      log: pino({ level: 'silent' }),
+      collect: async () => {
+        collections++;
+        await Promise.resolve();
+        clock.advance(MAX_RELEASE_MS * 0.6); // each collection a long pause (1,000,000 devices)
+      },
+      heapCommitted: () => 1000 / 2 ** collections,
+      policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+    });
+    for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
+    for (let i = 0; i < 3; i++) {
+      clock.advance(WINDOW_MS);
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(collections, 2); // 0.6 of the budget, 1.2: stop
+    await heap.close();
   });
 });
 
