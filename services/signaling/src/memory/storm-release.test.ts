@@ -75,7 +75,7 @@ describe('heap release wiring', () => {
     const clock = new FakeClock(0);
     const events = createDeviceEvents(pino({ level: 'silent' }));
     let collections = 0;
-    // what each collection leaves committed: frees nothing committed, then compacts 400 → 200 → 150, then < 5 %
+    // what each collection leaves committed: frees nothing committed, then compacts 400 → 200 → 150, then < 2 %
     const committed = [400, 400, 200, 150, 148, 147, 146];
     const heap = startHeapRelease({
       events,
