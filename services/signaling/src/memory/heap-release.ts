@@ -4,8 +4,10 @@
 // garbage but leaves its pages sparse (the live objects are spread over all of them); each next one
 // evacuates a bounded share of the sparse pages, which are then unmapped instead of staying resident.
 // Measured at 100,000 devices (docs/benchmarks.md § memory-per-device): two collections took the old
-// generation from 379 to 183 MB committed with 60 MB live; up to five ≥ 5 % rounds, 530 to 243 MB once:
-// hence rounds while they still give ≥ 2 % back.
+// generation from 379 to 183 MB committed with 60 MB live; up to five ≥ 5 % rounds, 530 to 243 MB once
+// (an ordinary full collection evacuates only a few MB of live objects). Hence the second round
+// compacts fully (V8's --compact-on-every-full-gc for that one collection) when the live heap is small
+// enough to copy in a short pause, and further rounds run while they still give ≥ 2 % back.
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,8 +16,11 @@ import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { DeviceEvents } from '../events/device-events.ts';
 import { DEFAULT_STORM_RELEASE, StormRelease, type StormReleasePolicy } from './storm-release.ts';
 
-/** One full collection, done when it has run. */
-export type CollectGarbage = () => Promise<void>;
+/**
+ * One full collection, done when it has run. `compact`: evacuate every page with live objects, not only
+ * the few MB of V8's ordinary compaction quota (a pause of about the time to copy the live heap).
+ */
+export type CollectGarbage = (o?: { readonly compact?: boolean }) => Promise<void>;
 
 /** Window of one count. */
 export const WINDOW_MS = 1000;
@@ -33,6 +38,11 @@ export const MIN_SHRINK = 0.02;
  * in the socket's receive buffer meanwhile.
  */
 export const MAX_RELEASE_MS = 3000;
+/**
+ * The second round compacts fully when the first left at most this much in objects (100,000 devices:
+ * 60-75 MB); above it (1,000,000 devices: ~0.5-0.8 GB live, seconds to copy) only ordinary rounds run.
+ */
+export const COMPACT_MAX_USED_BYTES = 256 * 2 ** 20;
 
 /**
  * V8's `gc` function, for heap-release. Side effect (called from main.ts only): the `--expose-gc` flag
@@ -45,8 +55,16 @@ export function exposeCollector(): CollectGarbage | null {
     const gc: unknown = runInNewContext('gc');
     setFlagsFromString('--no-expose-gc');
     if (typeof gc !== 'function') return null;
-    return async () => {
-      await (gc as (o: { type: 'major'; execution: 'async' }) => Promise<void>)({ type: 'major', execution: 'async' });
+    const run = gc as (o: { type: 'major'; execution: 'async' }) => Promise<void>;
+    return async (o) => {
+      // V8's own flag, read when the collection selects its pages; off again right after (a collection V8
+      // starts by itself meanwhile compacts fully too, which costs time only)
+      if (o?.compact === true) setFlagsFromString('--compact-on-every-full-gc');
+      try {
+        await run({ type: 'major', execution: 'async' });
+      } finally {
+        if (o?.compact === true) setFlagsFromString('--no-compact-on-every-full-gc');
+      }
     };
   } catch {
     return null;
@@ -61,6 +79,8 @@ export interface HeapReleaseOptions {
   readonly policy?: StormReleasePolicy;
   /** V8's committed heap, bytes; default v8.getHeapStatistics().total_heap_size. */
   readonly heapCommitted?: () => number;
+  /** V8's heap in objects, bytes; default v8.getHeapStatistics().used_heap_size. */
+  readonly heapUsed?: () => number;
 }
 
 export interface HeapRelease {
@@ -73,6 +93,7 @@ export interface HeapRelease {
 export function startHeapRelease(o: HeapReleaseOptions): HeapRelease {
   const policy = new StormRelease(o.policy ?? DEFAULT_STORM_RELEASE);
   const heapCommitted = o.heapCommitted ?? ((): number => getHeapStatistics().total_heap_size);
+  const heapUsed = o.heapUsed ?? ((): number => getHeapStatistics().used_heap_size);
   let count = 0;
   let releases = 0;
   let timer: TimerHandle | undefined;
@@ -89,7 +110,8 @@ export function startHeapRelease(o: HeapReleaseOptions): HeapRelease {
     let rounds = 0;
     const since = o.clock.now();
     while (rounds < MAX_ROUNDS && !closed && o.clock.now() - since < MAX_RELEASE_MS) {
-      await o.collect();
+      // the first round frees the garbage; the second evacuates every page when that is cheap enough
+      await o.collect({ compact: rounds === 1 && heapUsed() <= COMPACT_MAX_USED_BYTES });
       rounds++;
       const now = heapCommitted();
       // the first round frees; from the second on, go on only while compaction still gives pages back
