@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { FakeClock } from '../core/clock.ts';
 import { createDeviceEvents } from '../events/device-events.ts';
-import { exposeCollector, MAX_RELEASE_MS, MAX_ROUNDS, startHeapRelease, WINDOW_MS } from './heap-release.ts';
+import { COMPACT_MAX_USED_BYTES, exposeCollector, MAX_RELEASE_MS, MAX_ROUNDS, startHeapRelease, WINDOW_MS } from './heap-release.ts';
 import { DEFAULT_STORM_RELEASE, StormRelease } from './storm-release.ts';
 
 const P = DEFAULT_STORM_RELEASE;
@@ -75,16 +75,19 @@ describe('heap release wiring', () => {
     const clock = new FakeClock(0);
     const events = createDeviceEvents(pino({ level: 'silent' }));
     let collections = 0;
+    const compacting: boolean[] = [];
     // what each collection leaves committed: frees nothing committed, then compacts 400 → 200 → 150, then < 2 %
     const committed = [400, 400, 200, 150, 148, 147, 146];
     const heap = startHeapRelease({
       events,
       clock,
       log: pino({ level: 'silent' }),
-      collect: async () => {
+      collect: async (c) => {
         collections++;
+        compacting.push(c?.compact === true);
       },
       heapCommitted: () => committed[Math.min(collections, committed.length - 1)] as number,
+      heapUsed: () => 70 * 2 ** 20, // the live heap of 100,000 devices
       policy: { ...P, minRegistrations: 100, quietMs: 3000 },
     });
     const second = async (registers: number, keepalives: number): Promise<void> => {
@@ -97,6 +100,7 @@ describe('heap release wiring', () => {
     for (let i = 0; i < 10; i++) await second(0, 500); // keepalives only: calm for the policy
     // 400 (first: frees), 200 (-50 %), 150 (-25 %), 148 (-1.3 %: stop)
     assert.equal(collections, 4);
+    assert.deepEqual(compacting, [false, true, false, false], 'the second round evacuates every page');
     assert.equal(heap.releases, 1);
     for (let i = 0; i < 10; i++) await second(0, 500);
     assert.equal(collections, 4, 'no new storm, no new collection');
@@ -127,6 +131,33 @@ describe('heap release rounds', () => {
       await new Promise((r) => setImmediate(r));
     }
     assert.equal(collections, MAX_ROUNDS);
+    await heap.close();
+  });
+});
+
+describe('heap release on a large live heap', () => {
+  it(`never compacts fully over COMPACT_MAX_USED_BYTES (${COMPACT_MAX_USED_BYTES / 2 ** 20} MB in objects)`, async () => {
+    const clock = new FakeClock(0);
+    const events = createDeviceEvents(pino({ level: 'silent' }));
+    const compacting: boolean[] = [];
+    const heap = startHeapRelease({
+      events,
+      clock,
+      log: pino({ level: 'silent' }),
+      collect: async (c) => {
+        compacting.push(c?.compact === true);
+      },
+      heapCommitted: () => 4000 - 100 * compacting.length, // 2.5 % a round: goes on
+      heapUsed: () => COMPACT_MAX_USED_BYTES + 1, // 1,000,000 devices
+      policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+    });
+    for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
+    for (let i = 0; i < 3; i++) {
+      clock.advance(WINDOW_MS);
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.ok(compacting.length >= 3);
+    assert.ok(compacting.every((c) => !c));
     await heap.close();
   });
 });
@@ -170,5 +201,7 @@ describe('exposeCollector', () => {
     await new Promise((r) => setImmediate(r));
     await collect();
     assert.equal(ref.deref(), undefined);
+    await collect({ compact: true }); // V8's own flag: accepted, and off again after
+    await collect();
   });
 });
