@@ -22,20 +22,20 @@ function run(s: StormRelease, counts: readonly number[], start = 0): number[] {
 const seconds = (n: number, perSecond: number): number[] => Array.from({ length: n }, () => perSecond);
 
 describe('storm release policy', () => {
-  it('releases once, when the storm has been over for Timer J and a second', () => {
+  it('releases twice: 3 s into the calm, and once the storm has been over for Timer J and a second', () => {
     assert.equal(P.quietMs, 33_000); // RFC 3261 §17.2.2: 64·T1 = 32 s, the storm's last transactions ended
     const s = new StormRelease();
     // 30 s at 3,500/s (100,000 devices), then nothing for a minute
     const at = run(s, [...seconds(30, 3500), ...seconds(60, 0)]);
-    // the first calm window ends at 31 s, so calm since 31 s: release at 31 + 33 = 64 s, and only then
-    assert.deepEqual(at, [64_000]);
+    // the first calm window ends at 31 s, so calm since 31 s: releases at 31 + 3 and 31 + 33 s, and only then
+    assert.deepEqual(at, [34_000, 64_000]);
   });
 
   it('calls the steady re-registrations after a storm calm', () => {
     const s = new StormRelease();
     // 1,000,000 devices: 3,000/s, then each re-registers every 3600 s (278/s, under a tenth of the peak)
     const at = run(s, [...seconds(40, 3000), ...seconds(60, 278)]);
-    assert.deepEqual(at, [41_000 + 33_000]);
+    assert.deepEqual(at, [41_000 + 3000, 41_000 + 33_000]);
   });
 
   it('never releases on a steady rate, however many registrations it adds up to', () => {
@@ -52,21 +52,21 @@ describe('storm release policy', () => {
 
   it('starts the quiet period again when registrations pick up before it ends', () => {
     const s = new StormRelease();
-    // storm, 20 s calm, a second burst, then calm for good: counted from the second burst's end
+    // storm, 20 s calm (the early release only), a second burst, then calm for good: counted from its end
     const at = run(s, [...seconds(10, 2000), ...seconds(20, 0), ...seconds(5, 2000), ...seconds(60, 0)]);
-    assert.deepEqual(at, [36_000 + 33_000]);
+    assert.deepEqual(at, [14_000, 36_000 + 3000, 36_000 + 33_000]);
   });
 
   it('gives back at most once per minIntervalMs, and needs a new storm for the next', () => {
     const s = new StormRelease({ ...P, quietMs: 5000, minIntervalMs: 60_000 });
     const first = run(s, [...seconds(10, 1000), ...seconds(10, 0)]);
-    assert.deepEqual(first, [16_000]);
+    assert.deepEqual(first, [14_000, 16_000]);
     // calm goes on: nothing more without a new storm
     assert.deepEqual(run(s, seconds(120, 0), 20_000), []);
     // a second storm right away waits for the interval since the first release
     const s2 = new StormRelease({ ...P, quietMs: 5000, minIntervalMs: 60_000 });
     const at = run(s2, [...seconds(10, 1000), ...seconds(10, 0), ...seconds(10, 1000), ...seconds(60, 0)]);
-    assert.deepEqual(at, [16_000, 76_000]);
+    assert.deepEqual(at, [14_000, 16_000, 76_000]);
   });
 });
 

@@ -9,7 +9,9 @@
 // estimate reads "low", and that estimate averages over the last collections, all of them from the
 // storm: with no collection after the storm, it read "high alloc" for 100 s at 100,000 devices until its
 // watchdog started one (--trace-gc-verbose, docs/benchmarks.md § memory-per-device). So the instance,
-// which knows when its storm is over, asks for the collection itself, once per storm.
+// which knows when its storm is over, asks for the collections itself, twice per storm: a few seconds
+// into the calm (the storm's garbage; its last Completed transactions still live, in pages compacted
+// dense), and once they have ended (Timer J: those pages are then empty and unmapped at once).
 import { T1 } from '@vms/sip';
 
 export interface StormReleasePolicy {
@@ -17,7 +19,9 @@ export interface StormReleasePolicy {
   readonly minRegistrations: number;
   /** A window is calm when it counts at most this fraction of the busiest window since the last release. */
   readonly calmFraction: number;
-  /** Calm this long before releasing: the storm's last transactions must have ended (Timer J) first. */
+  /** Calm this long before the first release: the storm's garbage, compacted while the instance is quiet. */
+  readonly earlyMs: number;
+  /** Calm this long before the second: the storm's last transactions have ended (Timer J), their memory too. */
   readonly quietMs: number;
   /** At most one release per this long (a full collection pauses the event loop). */
   readonly minIntervalMs: number;
@@ -32,6 +36,7 @@ export const DEFAULT_STORM_RELEASE: StormReleasePolicy = {
   // steady re-registration (devices / Expires, e.g. 278/s for 1,000,000 devices at 3600 s) after a storm
   // at thousands per second is calm; the same steady rate on its own never is
   calmFraction: 0.1,
+  earlyMs: 3000,
   quietMs: TIMER_J_MS + 1000,
   minIntervalMs: 60_000,
 };
@@ -41,6 +46,7 @@ export class StormRelease {
   #total = 0;
   #peak = 0;
   #calmSince: number | null = null;
+  #early = false;
   #lastRelease = -Infinity;
 
   constructor(policy: StormReleasePolicy = DEFAULT_STORM_RELEASE) {
@@ -48,23 +54,31 @@ export class StormRelease {
   }
 
   /**
-   * One window ending at `now` counted `registrations`. True when the heap should be given back now;
-   * the storm is then forgotten (the next release needs a new storm).
+   * One window ending at `now` counted `registrations`. True when the heap should be given back now:
+   * twice per storm, `earlyMs` and `quietMs` into the calm after it; after the second the storm is
+   * forgotten (the next release needs a new storm).
    */
   observe(now: number, registrations: number): boolean {
     this.#total += registrations;
     if (registrations > this.#peak) this.#peak = registrations;
     if (registrations > this.#peak * this.#p.calmFraction) {
       this.#calmSince = null;
+      this.#early = false;
       return false;
     }
     this.#calmSince ??= now;
-    if (this.#total < this.#p.minRegistrations) return false;
-    if (now - this.#calmSince < this.#p.quietMs || now - this.#lastRelease < this.#p.minIntervalMs) return false;
-    this.#total = 0;
-    this.#peak = 0;
-    this.#calmSince = null;
-    this.#lastRelease = now;
+    if (this.#total < this.#p.minRegistrations || now - this.#lastRelease < this.#p.minIntervalMs) return false;
+    const calm = now - this.#calmSince;
+    if (calm >= this.#p.quietMs) {
+      this.#total = 0;
+      this.#peak = 0;
+      this.#calmSince = null;
+      this.#early = false;
+      this.#lastRelease = now;
+      return true;
+    }
+    if (this.#early || calm < this.#p.earlyMs) return false;
+    this.#early = true;
     return true;
   }
 }
