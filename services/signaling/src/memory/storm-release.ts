@@ -37,7 +37,9 @@ export const DEFAULT_STORM_RELEASE: StormReleasePolicy = {
   // at thousands per second is calm; the same steady rate on its own never is
   calmFraction: 0.1,
   earlyMs: 3000,
-  quietMs: TIMER_J_MS + 1000,
+  // the calm is counted from the end of its first window, when the storm's busy windows had all ended:
+  // their transactions have ended Timer J later
+  quietMs: TIMER_J_MS,
   minIntervalMs: 60_000,
 };
 
