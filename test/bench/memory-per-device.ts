@@ -24,6 +24,8 @@
 // The figure is (RSS after − RSS before) / N. No forced GC: RSS growth is what the operator pays, and V8
 // keeps garbage between collections the same way in production; heap used is printed beside it as an
 // indication of the live JS objects (it includes the garbage not yet collected).
+// The bench forces nothing; the instance itself gives its heap back 3 s and 32 s into the calm after a
+// storm, as it does in production (services/signaling/src/memory/storm-release.ts).
 // Kamailio (Debian package, /usr/sbin/kamailio, test/bench/kamailio/registrar.cfg: usrloc in memory, no
 // auth) gets the same N registrations from the same scenario in the same run; its figure is the growth
 // of the PSS summed over all its processes (/proc/<pid>/smaps_rollup, shared memory counted once), the
