@@ -10,7 +10,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DeviceFlows } from './device-flows.ts';
 import type { StatelessChallenge } from './register-challenge.ts';
-import { DEFAULT_SHED_POLICY, fromUser, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
+import { DEFAULT_SHED_POLICY, fromUser, nextQueueReadAt, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
 export const SAMPLE_MS = 100;
@@ -21,6 +21,8 @@ export interface RegisterAdmission {
   /** The ordinary REGISTER handler, counted while in flight. */
   wrap(handler: RequestHandler): RequestHandler;
   readonly shedder: RegisterShedder;
+  /** Receive-queue reads so far. */
+  readonly queueReads: number;
   close(): void;
 }
 
@@ -52,6 +54,8 @@ export interface RegisterAdmissionOptions {
   readonly setReceiveBuffer?: (bytes: number) => void;
   /** The socket's ordinary receive buffer, restored when shedding stops. */
   readonly receiveBufferBytes?: number;
+  /** Reads the receive queue of the socket on a port (default: /proc/net/udp and udp6); for tests. */
+  readonly readReceiveQueue?: (port: number) => number | null;
 }
 
 export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAdmission {
@@ -63,6 +67,18 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   let arrivals = 0;
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   let wasShedding = false;
+  const readQueue = o.readReceiveQueue ?? readReceiveQueue;
+  /** No receive-queue read before this (performance.now()): the read's cost is bounded (QUEUE_READ_BUDGET). */
+  let queueReadAfter = 0;
+  let queueReads = 0;
+  const sampleQueue = (): number | null => {
+    const started = performance.now();
+    if (started < queueReadAfter) return null;
+    queueReads++;
+    const bytes = readQueue(o.sipPort);
+    queueReadAfter = nextQueueReadAt(started, performance.now() - started);
+    return bytes;
+  };
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     if (arrivals === 0 && pending === 0 && shedder.fraction === 0) {
@@ -73,7 +89,7 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
     }
     const utilization = performance.eventLoopUtilization(now, last).utilization;
     // a calm window (few arrivals, the loop idle part of it) decides by utilization, without the /proc read
-    const queueBytes = queueSampleNeeded(shedder, { utilization, pending, arrivals }, policy) ? readReceiveQueue(o.sipPort) : null;
+    const queueBytes = queueSampleNeeded(shedder, { utilization, pending, arrivals }, policy) ? sampleQueue() : null;
     shedder.observe({ queueBytes, utilization, pending, arrivals });
     last = now;
     arrivals = 0;
@@ -115,6 +131,9 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   return {
     stateless,
     shedder,
+    get queueReads() {
+      return queueReads;
+    },
     wrap: (handler) => async (req, ctx) => {
       pending++;
       try {

@@ -10,6 +10,7 @@ import { createDeviceFlows } from './device-flows.ts';
 import { createRegisterAdmission } from './register-admission.ts';
 import { decideRegisterAuth } from './register-auth.ts';
 import { createStatelessChallenge, deltaSeconds } from './register-challenge.ts';
+import { CALM_ARRIVALS } from './register-shedding.ts';
 
 const DEV = '34020000001320000001';
 const PASSWORD = '12345678';
@@ -102,5 +103,28 @@ describe('REGISTER admission: shedding before the challenge', () => {
     } finally {
       admission.close();
     }
+  });
+});
+
+describe('REGISTER admission: the receive-queue read is cost-bounded (QUEUE_READ_BUDGET)', () => {
+  it('a slow read is not repeated every window while registrations arrive: its share of the loop stays near the budget', async () => {
+    let reads = 0;
+    const slowRead = (): number => {
+      reads++;
+      const until = performance.now() + 20; // a 20 ms read of a crowded /proc/net/udp
+      while (performance.now() < until);
+      return 0;
+    };
+    const admission = createRegisterAdmission({ flows: createDeviceFlows(), log: pino({ level: 'silent' }), sipPort: 5060, readReceiveQueue: slowRead });
+    const started = performance.now();
+    const flow: Flow = { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5070, localAddress: '127.0.0.1', localPort: 5060 };
+    while (performance.now() - started < 1600) {
+      for (let i = 0; i < CALM_ARRIVALS + 1; i++) admission.stateless(view(), flow); // not a calm window: the queue is wanted
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    admission.close();
+    // 16 windows of 100 ms; at 20 ms a read, the budget allows one a second: 1-2 reads, not 16
+    assert.ok(reads >= 1 && reads <= 3, `${reads} reads in 1.6 s`);
+    assert.equal(admission.queueReads, reads);
   });
 });

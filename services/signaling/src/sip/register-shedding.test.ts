@@ -2,7 +2,7 @@
 // the two parsers its signals need (the receive queue from /proc/net/udp, the From user).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
+import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
 
 const KiB = 1024;
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
@@ -192,4 +192,14 @@ describe('register shedding: when the sampler reads the receive queue', () => {
     assert.deepEqual([without.fraction, without.retryAfterSpreadSec, without.atCap], [withQueue.fraction, withQueue.retryAfterSpreadSec, withQueue.atCap]);
     assert.equal(without.fraction, 0);
   });
+});
+
+describe('register shedding: the receive-queue read is cost-bounded', () => {
+  it('nextQueueReadAt: an ordinary read (~0.05 ms) allows the next window; a slow one (a host with 54,000 UDP sockets) waits 1 / budget times its cost', () => {
+    assert.equal(QUEUE_READ_BUDGET, 0.02);
+    assert.ok(nextQueueReadAt(1000, 0.05) < 1000 + 100, 'every 100 ms window on an ordinary host');
+    assert.equal(nextQueueReadAt(1000, 20), 2000);
+    assert.equal(nextQueueReadAt(0, 3, 0.1), 30);
+  });
+
 });

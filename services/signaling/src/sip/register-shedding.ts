@@ -167,6 +167,22 @@ export class RegisterShedder {
 export const CALM_ARRIVALS = 64;
 
 /**
+ * Share of the event loop the receive-queue read may take. /proc/net/udp lists every UDP socket of the
+ * network namespace, not only ours: on a host with many (a media server's RTP ports, or the fleet-kill
+ * bench's 54,000 SIPp devices) one read is megabytes of kernel text: 1.8 ms of system time per read
+ * there, and the three shards spent ~37 % of a core each in it while registrations stalled; with
+ * 300,000 sockets the machine did nothing else. The read is timed and the next one waits until it is
+ * this share of the time since: every window on an ordinary host (a read of ~0.05 ms), rarer on a
+ * crowded one, where the windows in between decide by utilization as when the queue is unreadable.
+ */
+export const QUEUE_READ_BUDGET = 0.02;
+
+/** When the next receive-queue read may start, after one that started at `startedAt` and took `tookMs`. */
+export function nextQueueReadAt(startedAt: number, tookMs: number, budget: number = QUEUE_READ_BUDGET): number {
+  return startedAt + tookMs / budget;
+}
+
+/**
  * Whether a window needs the receive queue read (/proc/net/udp: the whole table of the namespace, per
  * window; issue 11: ~30k instructions a window, a registration's worth at a slow pace). Not in a calm
  * window: nothing shed, nothing piling up in flight, few arrivals, and the event loop idle for at least
