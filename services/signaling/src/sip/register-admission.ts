@@ -10,7 +10,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DeviceFlows } from './device-flows.ts';
 import type { StatelessChallenge } from './register-challenge.ts';
-import { DEFAULT_SHED_POLICY, fromUser, nextQueueReadAt, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedPolicy } from './register-shedding.ts';
+import { DEFAULT_SHED_POLICY, fromUser, nextQueueReadAt, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
 export const SAMPLE_MS = 100;
@@ -26,12 +26,37 @@ export interface RegisterAdmission {
   close(): void;
 }
 
-/** Receive-queue bytes of the UDP socket on `port` (IPv4 and IPv6 tables), null off Linux or when unreadable. */
-function readReceiveQueue(port: number): number | null {
+const readProc = (file: string): string => readFileSync(file, 'latin1');
+
+/** UDP sockets of the network namespace (sockstat: a few lines, whatever the count), null when unreadable. */
+function udpSocketsOfNamespace(read: (file: string) => string): number | null {
+  let total: number | null = null;
+  for (const file of ['/proc/net/sockstat', '/proc/net/sockstat6']) {
+    try {
+      const n = udpSocketsInUse(read(file));
+      if (n !== null) total = (total ?? 0) + n;
+    } catch {
+      // not Linux, or no IPv6
+    }
+  }
+  return total;
+}
+
+/**
+ * Receive-queue bytes of the UDP socket on `port` (IPv4 and IPv6 tables); null off Linux, when
+ * unreadable, or when the namespace holds more than QUEUE_READ_MAX_SOCKETS UDP sockets (the table's
+ * read would block the loop: see there). `crowded` hears the count then.
+ */
+export function readReceiveQueue(port: number, crowded?: (sockets: number) => void, read: (file: string) => string = readProc): number | null {
+  const sockets = udpSocketsOfNamespace(read);
+  if (sockets !== null && sockets > QUEUE_READ_MAX_SOCKETS) {
+    crowded?.(sockets);
+    return null;
+  }
   let total: number | null = null;
   for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
     try {
-      const q = udpReceiveQueueBytes(readFileSync(file, 'latin1'), port);
+      const q = udpReceiveQueueBytes(read(file), port);
       if (q !== null) total = (total ?? 0) + q;
     } catch {
       // not Linux, or no IPv6: the utilization fallback decides
@@ -67,7 +92,16 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   let arrivals = 0;
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   let wasShedding = false;
-  const readQueue = o.readReceiveQueue ?? readReceiveQueue;
+  let warnedCrowded = false;
+  const crowded = (sockets: number): void => {
+    if (warnedCrowded) return;
+    warnedCrowded = true;
+    o.log.info(
+      { udpSockets: sockets, max: QUEUE_READ_MAX_SOCKETS },
+      'too many UDP sockets in this network namespace to read the SIP receive queue from /proc/net/udp: registration shedding decides by event-loop utilization',
+    );
+  };
+  const readQueue = o.readReceiveQueue ?? ((port: number) => readReceiveQueue(port, crowded));
   /** No receive-queue read before this (performance.now()): the read's cost is bounded (QUEUE_READ_BUDGET). */
   let queueReadAfter = 0;
   let queueReads = 0;

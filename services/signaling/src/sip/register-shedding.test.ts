@@ -2,7 +2,8 @@
 // the two parsers its signals need (the receive queue from /proc/net/udp, the From user).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, type ShedSample } from './register-shedding.ts';
+import { readReceiveQueue } from './register-admission.ts';
+import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedSample } from './register-shedding.ts';
 
 const KiB = 1024;
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
@@ -153,6 +154,41 @@ describe('shedding signals', () => {
       `\n 7003: 00000000:13C4 00000000:0000 07 00000000:00000020 00:00000000 00000000     0        0 826001 2 00000000413e6fc5 0`;
     assert.equal(udpReceiveQueueBytes(more, 5060), 0x120);
     assert.equal(udpReceiveQueueBytes(more, 40000), 0x300);
+  });
+
+  it('counts the UDP sockets of the namespace from sockstat and sockstat6', () => {
+    const v4 = 'sockets: used 8\nTCP: inuse 1 orphan 0 tw 81 alloc 1 mem 95\nUDP: inuse 300017 mem 222\nUDPLITE: inuse 0\nRAW: inuse 0\n';
+    const v6 = 'TCP6: inuse 0\nUDP6: inuse 3\nUDPLITE6: inuse 0\n';
+    assert.equal(udpSocketsInUse(v4), 300_017);
+    assert.equal(udpSocketsInUse(v6), 3);
+    assert.equal(udpSocketsInUse(v4 + v6), 300_020);
+    assert.equal(udpSocketsInUse('TCP: inuse 1\nUDPLITE: inuse 4\n'), null); // UDP-Lite is not UDP
+    assert.equal(udpSocketsInUse(''), null);
+  });
+
+  it('does not read /proc/net/udp in a namespace with more UDP sockets than QUEUE_READ_MAX_SOCKETS', () => {
+    const files = (udp: number): Record<string, string> => ({
+      '/proc/net/sockstat': `sockets: used 9\nUDP: inuse ${udp} mem 12\n`,
+      '/proc/net/sockstat6': 'UDP6: inuse 1\n',
+      '/proc/net/udp': table,
+    });
+    const reader = (fs: Record<string, string>, read: string[]) => (file: string): string => {
+      read.push(file);
+      const text = fs[file];
+      if (text === undefined) throw new Error(`ENOENT ${file}`);
+      return text;
+    };
+    const crowdedBy: number[] = [];
+    const readFew: string[] = [];
+    assert.equal(readReceiveQueue(0x3e7f, (n) => crowdedBy.push(n), reader(files(QUEUE_READ_MAX_SOCKETS - 1), readFew)), 0x2a00);
+    assert.deepEqual(readFew, ['/proc/net/sockstat', '/proc/net/sockstat6', '/proc/net/udp', '/proc/net/udp6']);
+    assert.equal(crowdedBy.length, 0);
+    const readMany: string[] = [];
+    assert.equal(readReceiveQueue(0x3e7f, (n) => crowdedBy.push(n), reader(files(QUEUE_READ_MAX_SOCKETS), readMany)), null);
+    assert.deepEqual(readMany, ['/proc/net/sockstat', '/proc/net/sockstat6']);
+    assert.deepEqual(crowdedBy, [QUEUE_READ_MAX_SOCKETS + 1]);
+    // sockstat unreadable (not Linux): the table is tried as before
+    assert.equal(readReceiveQueue(0x3e7f, undefined, reader({ '/proc/net/udp': table }, [])), 0x2a00);
   });
 
   it('takes the device id from a raw From value', () => {

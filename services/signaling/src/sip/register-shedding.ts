@@ -177,6 +177,24 @@ export const CALM_ARRIVALS = 64;
  */
 export const QUEUE_READ_BUDGET = 0.02;
 
+/**
+ * Above this many UDP sockets in the network namespace (/proc/net/sockstat and sockstat6, a few lines),
+ * /proc/net/udp is not read at all: the kernel regenerates its text from the start of the socket hash
+ * for every 4 KiB read() (seq_file re-walks to the offset), so a full read costs O(sockets²). With the
+ * fleet-kill bench's 300,000 SIPp sockets on the host one read() took 28 ms and a whole read minutes,
+ * with the event loop blocked: the shards stopped heartbeating and dropped out of the node table. A
+ * signaling instance in its own namespace (a container) has a handful; 4,096 reads in about a millisecond.
+ * Past the bound the shedder decides by event-loop utilization, as where /proc is unreadable.
+ */
+export const QUEUE_READ_MAX_SOCKETS = 4096;
+
+/** UDP sockets in use (IPv4 `UDP: inuse N` plus IPv6 `UDP6: inuse N`) in the text of /proc/net/sockstat(6), null when neither is listed. */
+export function udpSocketsInUse(sockstat: string): number | null {
+  let total: number | null = null;
+  for (const m of sockstat.matchAll(/^UDP6?: inuse (\d+)/gm)) total = (total ?? 0) + Number(m[1]);
+  return total;
+}
+
 /** When the next receive-queue read may start, after one that started at `startedAt` and took `tookMs`. */
 export function nextQueueReadAt(startedAt: number, tookMs: number, budget: number = QUEUE_READ_BUDGET): number {
   return startedAt + tookMs / budget;
