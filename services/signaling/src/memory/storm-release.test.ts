@@ -110,82 +110,77 @@ describe('heap release wiring', () => {
   });
 });
 
+/**
+ * A heap release on a fake clock after a 20-registration storm (minRegistrations 10, quiet 1 s), its
+ * windows turned `windows` times; `collect` and the heap's figures are the test's.
+ */
+async function releaseAfterStorm(
+  o: Pick<Parameters<typeof startHeapRelease>[0], 'collect' | 'heapCommitted' | 'heapUsed'> & { windows: number; clock?: FakeClock },
+): Promise<void> {
+  const clock = o.clock ?? new FakeClock(0);
+  const events = createDeviceEvents(pino({ level: 'silent' }));
+  const heap = startHeapRelease({
+    events,
+    clock,
+    log: pino({ level: 'silent' }),
+    collect: o.collect,
+    heapCommitted: o.heapCommitted,
+    ...(o.heapUsed === undefined ? {} : { heapUsed: o.heapUsed }),
+    policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+  });
+  for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
+  for (let i = 0; i < o.windows; i++) {
+    clock.advance(WINDOW_MS);
+    await new Promise((r) => setImmediate(r));
+  }
+  await heap.close();
+}
+
 describe('heap release rounds', () => {
   it(`stops at MAX_ROUNDS (${MAX_ROUNDS}) however much each round gives back`, async () => {
-    const clock = new FakeClock(0);
-    const events = createDeviceEvents(pino({ level: 'silent' }));
     let collections = 0;
-    const heap = startHeapRelease({
-      events,
-      clock,
-      log: pino({ level: 'silent' }),
+    await releaseAfterStorm({
       collect: async () => {
         collections++;
       },
       heapCommitted: () => 1000 / 2 ** collections, // halves every round
-      policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+      windows: 5,
     });
-    for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
-    for (let i = 0; i < 5; i++) {
-      clock.advance(WINDOW_MS);
-      await new Promise((r) => setImmediate(r));
-    }
     assert.equal(collections, MAX_ROUNDS);
-    await heap.close();
   });
 });
 
 describe('heap release on a large live heap', () => {
   it(`never compacts fully over COMPACT_MAX_USED_BYTES (${COMPACT_MAX_USED_BYTES / 2 ** 20} MB in objects)`, async () => {
-    const clock = new FakeClock(0);
-    const events = createDeviceEvents(pino({ level: 'silent' }));
     const compacting: boolean[] = [];
-    const heap = startHeapRelease({
-      events,
-      clock,
-      log: pino({ level: 'silent' }),
+    await releaseAfterStorm({
       collect: async (c) => {
         compacting.push(c?.compact === true);
       },
       heapCommitted: () => 4000 - 100 * compacting.length, // 2.5 % a round: goes on
       heapUsed: () => COMPACT_MAX_USED_BYTES + 1, // 1,000,000 devices
-      policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+      windows: 3,
     });
-    for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
-    for (let i = 0; i < 3; i++) {
-      clock.advance(WINDOW_MS);
-      await new Promise((r) => setImmediate(r));
-    }
     assert.ok(compacting.length >= 3);
     assert.ok(compacting.every((c) => !c));
-    await heap.close();
   });
 });
 
 describe('heap release time budget', () => {
   it(`starts no new round once the release has taken MAX_RELEASE_MS (${MAX_RELEASE_MS} ms)`, async () => {
     const clock = new FakeClock(0);
-    const events = createDeviceEvents(pino({ level: 'silent' }));
     let collections = 0;
-    const heap = startHeapRelease({
-      events,
+    await releaseAfterStorm({
       clock,
-      log: pino({ level: 'silent' }),
       collect: async () => {
         collections++;
         await Promise.resolve();
         clock.advance(MAX_RELEASE_MS * 0.6); // each collection a long pause (1,000,000 devices)
       },
       heapCommitted: () => 1000 / 2 ** collections,
-      policy: { ...P, minRegistrations: 10, quietMs: 1000 },
+      windows: 3,
     });
-    for (let i = 0; i < 20; i++) events.emit('uplink', { deviceId: '34020000001320000001', at: 0, kind: 'register' });
-    for (let i = 0; i < 3; i++) {
-      clock.advance(WINDOW_MS);
-      await new Promise((r) => setImmediate(r));
-    }
     assert.equal(collections, 2); // 0.6 of the budget, 1.2: stop
-    await heap.close();
   });
 });
 
