@@ -6,7 +6,7 @@ import { createResponse } from '../message/build.ts';
 import { detachString } from '../message/detach.ts';
 import type { SipMessage, SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
-import type { ServerTransaction, TransactionLayer, TransactionSink } from '../transaction/layer.ts';
+import { serverKey, type ServerTransaction, type TransactionLayer, type TransactionSink } from '../transaction/layer.ts';
 import type { ServerTransactionUser } from '../transaction/server-invite.ts';
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
@@ -100,9 +100,10 @@ export class RequestDispatcher {
     const declined = this.#declinedFlow === flow;
     this.#declinedFlow = undefined;
     if (stateless !== undefined && !declined && !this.#closing && this.#answerStatelessly(stateless, req, flow)) return;
-    const existing = this.deps.layer.matchRequest(req);
-    if (existing !== undefined) {
-      if (existing.receiveRequest(req) === 'pass-to-tu') this.#onAck(req);
+    const key = serverKey(req);
+    const known = this.deps.layer.receiveRequest(req, key); // a live transaction's, or a completed one's final again
+    if (known !== undefined) {
+      if (known === 'pass-to-tu') this.#onAck(req);
       return;
     }
     if (req.method === 'ACK') {
@@ -116,7 +117,7 @@ export class RequestDispatcher {
       return;
     }
     const slot: ContextSlot = { ctx: undefined };
-    const tx = this.deps.layer.startServer(req, sink, this.#serverUser(req, flow, slot), req.method === 'INVITE' ? tryingFor(req) : undefined);
+    const tx = this.deps.layer.startServer(req, sink, this.#serverUser(req, flow, slot), req.method === 'INVITE' ? tryingFor(req) : undefined, key);
     sink.tx = tx;
     const ctx = new ServerCtx(req, flow, tx, this.#ctxHooks, slot.release);
     slot.ctx = ctx;
@@ -132,6 +133,7 @@ export class RequestDispatcher {
     // unnamed(): per-request closures, kept out of tsx's naming wrapper (see unnamed.ts)
     const sink: TransactionSink & { tx?: ServerTransaction } = {
       reliable: flow.transport === 'tcp',
+      flow,
       send: unnamed((msg: SipMessage) => {
         this.deps.transport.sendResponse(msg as SipResponse, flow).catch((err: unknown) => sink.tx?.transportError(err as Error));
       }),

@@ -30,6 +30,8 @@ export interface SipStackStats extends TransportCounters {
   dialogs: number;
   pendingRequests: number;
   unmatchedResponses: number;
+  /** Completed non-INVITE finals dropped before Timer J because their table was full (limits.maxCompletedFinals). */
+  completedFinalsEvicted: number;
 }
 
 /**
@@ -56,7 +58,8 @@ export class SipStack {
     opts: SipStackOptions,
     transports: readonly TransportName[],
   ) {
-    this.#layer = new TransactionLayer(clock, timers);
+    // non-INVITE finals over UDP kept as their bytes for Timer J (completed-finals.ts), sent and resent by the transport
+    this.#layer = new TransactionLayer(clock, timers, { sender: transport.finalSender, max: opts.limits?.maxCompletedFinals });
     this.#local = {
       host: opts.publicAddress?.host ?? opts.host,
       port: opts.publicAddress?.port ?? transport.port,
@@ -198,6 +201,7 @@ export class SipStack {
       dialogs: this.#dialogs.size,
       pendingRequests: this.#pending.size,
       unmatchedResponses: this.#unmatched,
+      completedFinalsEvicted: this.#layer.completedEvicted,
     };
   }
 

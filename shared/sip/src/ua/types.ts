@@ -38,6 +38,11 @@ export interface SipStackOptions {
     /** First byte to last of one TCP message; default 10 s. */
     tcpMessageTimeoutMs?: number;
     tcpConnectTimeoutMs?: number;
+    /**
+     * Non-INVITE requests answered over UDP whose final is kept for retransmissions (RFC 3261 §17.2.2,
+     * Timer J = 32 s); past it the oldest is forgotten first. Default 131,072 (4,000 a second for 32 s).
+     */
+    maxCompletedFinals?: number;
   };
   /** Reply to NAT'd UDP clients at their source port even without `;rport` (RFC 3581 behaviour forced). */
   forceRport?: boolean;
