@@ -10,7 +10,7 @@ import type { Clock, TimerHandle } from '../clock.ts';
  *
  * Here the Completed state is data: one entry per transaction (its key → what resends the final, as
  * the transport returned it), kept in arrival order, which with one lifetime for all is expiry order,
- * so a sweep deletes from the front. One timer for the whole table, armed for the oldest entry: an
+ * so a sweep deletes from the front of a queue. One timer for the whole table, armed for the oldest entry: an
  * entry lives Timer J and at most SWEEP_SLACK_MS more (a retransmission that late is answered too,
  * which the client, whose Timer F equals J, no longer sends). At most `max` entries: past it the oldest
  * goes first (its request, retransmitted after that, is a new request to the handler: counted in
@@ -22,7 +22,11 @@ export const DEFAULT_MAX_COMPLETED_FINALS = 131_072;
 
 export class CompletedFinals<R> {
   readonly #entries = new Map<string, R>();
-  /** Expiry time of each entry, in the Map's order (from `#head` on). */
+  /**
+   * The keys in the Map's order and their expiry times, from `#head` on: a sweep deletes by key from
+   * here, not by iterating the Map (whose iterator walks every slot deleted since its last rehash).
+   */
+  #keys: string[] = [];
   #until: number[] = [];
   #head = 0;
   #sweep: TimerHandle | undefined;
@@ -58,6 +62,7 @@ export class CompletedFinals<R> {
     // an existing key keeps its place in the Map, and its expiry (never the case from the layer: a
     // request whose key is here is a retransmission, answered from here, no new transaction)
     if (entries.size === before) return;
+    this.#keys.push(key);
     this.#until.push(this.clock.now() + this.holdMs);
     if (entries.size > this.max) {
       this.#dropOldest();
@@ -71,6 +76,7 @@ export class CompletedFinals<R> {
     if (this.#sweep !== undefined) this.clock.clearTimeout(this.#sweep);
     this.#sweep = undefined;
     this.#entries.clear();
+    this.#keys = [];
     this.#until = [];
     this.#head = 0;
   }
@@ -79,34 +85,32 @@ export class CompletedFinals<R> {
     this.#sweep = undefined;
     const now = this.clock.now();
     const until = this.#until;
-    for (const key of this.#entries.keys()) {
-      if ((until[this.#head] as number) > now) break;
-      this.#entries.delete(key);
-      this.#head++;
-    }
+    const keys = this.#keys;
+    let head = this.#head;
+    while (head < until.length && (until[head] as number) <= now) this.#entries.delete(keys[head++] as string);
+    this.#head = head;
     this.#compact();
     if (this.#entries.size > 0) {
       // the next sweep takes whatever expires within SWEEP_SLACK_MS of the oldest: one timer per second at most
-      this.#sweep = this.clock.setTimeout(() => this.#onSweep(), (until[this.#head] as number) - now + SWEEP_SLACK_MS);
+      this.#sweep = this.clock.setTimeout(() => this.#onSweep(), (this.#until[this.#head] as number) - now + SWEEP_SLACK_MS);
     }
   }
 
   #dropOldest(): void {
-    const oldest = this.#entries.keys().next();
-    if (oldest.done !== true) this.#entries.delete(oldest.value);
-    this.#head++;
+    this.#entries.delete(this.#keys[this.#head++] as string);
     this.#compact();
   }
 
   /** The expiry queue's consumed front cut off once it is half the array. */
   #compact(): void {
     const head = this.#head;
-    if (head >= 1024 && head * 2 >= this.#until.length) {
-      this.#until = this.#until.slice(head);
-      this.#head = 0;
-    }
     if (this.#entries.size === 0) {
+      this.#keys = [];
       this.#until = [];
+      this.#head = 0;
+    } else if (head >= 1024 && head * 2 >= this.#until.length) {
+      this.#keys = this.#keys.slice(head);
+      this.#until = this.#until.slice(head);
       this.#head = 0;
     }
   }
