@@ -17,7 +17,7 @@ import { headerEntries } from '../message/header-input.ts';
 import { trimLws } from '../message/lex.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx, type ServerContextHooks } from './server-context.ts';
-import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
+import type { AcceptOptions, RequestHandler, StatelessHandler, StatelessOptions } from './types.ts';
 import { statelessToTag } from './stateless-tag.ts';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, writeDatagramResponse, type PeekedRequest } from '../transport/datagram-shortcut.ts';
 import { channels, publish } from '../transport/diagnostics.ts';
@@ -64,6 +64,8 @@ export class RequestDispatcher {
    * second leg of every registration paid both, and a shedding decision would be drawn twice).
    */
   #declinedFlow: Flow | undefined;
+  /** Methods with a StatelessOptions.ordinary test: the request line's start (`METHOD `) and the test. */
+  readonly #ordinary: { readonly start: Buffer; readonly test: (data: Buffer) => boolean }[] = [];
 
   constructor(private readonly deps: ServerDeps) {
     this.#ctxHooks = { accept: (c, o) => this.#accept(c, o), serverHeader: deps.local.userAgent };
@@ -80,12 +82,19 @@ export class RequestDispatcher {
   }
 
   /** RFC 3261 §8.2.7; one per method; not for INVITE, ACK or CANCEL (they need transaction state). */
-  registerStateless(method: string, handler: StatelessHandler): void {
+  registerStateless(method: string, handler: StatelessHandler, opts?: StatelessOptions): void {
     if (method === 'INVITE' || method === 'ACK' || method === 'CANCEL') {
       throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `${method} cannot be answered statelessly`);
     }
     if (this.#stateless.has(method)) throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `stateless handler for ${method} already registered`);
     this.#stateless.set(method, handler);
+    if (opts?.ordinary !== undefined) this.#ordinary.push({ start: Buffer.from(`${method} `, 'latin1'), test: opts.ordinary });
+  }
+
+  /** StatelessOptions.ordinary: whether `data` is a request of such a method its test sends to the ordinary path. */
+  #goesOrdinary(data: Buffer): boolean {
+    for (const o of this.#ordinary) if (startsWith(data, o.start)) return o.test(data);
+    return false;
   }
 
   /** Stack close: handlers see their signal abort; no new requests are taken. */
@@ -206,6 +215,10 @@ export class RequestDispatcher {
    */
   answerDatagram(data: Buffer, flow: Flow): { data: Buffer; host: string; port: number } | undefined {
     if (this.#stateless.size === 0 || this.#closing) return undefined;
+    if (this.#ordinary.length > 0 && this.#goesOrdinary(data)) {
+      this.#declinedFlow = flow; // parsed next: straight to its transaction, the stateless handler not run
+      return undefined;
+    }
     const peek: PeekedRequest | undefined = peekDatagramRequest(data);
     const handler = peek === undefined ? undefined : this.#stateless.get(peek.method);
     if (peek === undefined || handler === undefined) return undefined;
@@ -325,4 +338,11 @@ export class RequestDispatcher {
     if (kind === 'invite') dialog.awaitAck(() => ctx.tx.respond(res), ctx.flow.transport === 'tcp');
     return dialog;
   }
+}
+
+/** Whether `data` begins with the bytes of `prefix`. */
+function startsWith(data: Buffer, prefix: Buffer): boolean {
+  if (data.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
+  return true;
 }

@@ -15,7 +15,7 @@ import { OutgoingRequest, type ClientDeps, type SendOptions } from './client.ts'
 import { SipStackError, stackClosedError } from '../errors.ts';
 import { addVia, buildRequest, contactFor, resolveTarget, uriTarget, type LocalIdentity } from './outbound.ts';
 import { RequestDispatcher } from './server.ts';
-import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, StatelessHandler, UacOptions, UacResult } from './types.ts';
+import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, StatelessHandler, StatelessOptions, UacOptions, UacResult } from './types.ts';
 import { runUac } from './uac.ts';
 
 interface PreparedRequest {
@@ -149,8 +149,8 @@ export class SipStack {
    * A stateless answer (RFC 3261 §8.2.7) tried before the transaction layer for `method`; when it
    * returns undefined the request goes to the onRequest handler as usual. See StatelessHandler.
    */
-  onStatelessRequest(method: string, handler: StatelessHandler): this {
-    this.#server.registerStateless(method, handler);
+  onStatelessRequest(method: string, handler: StatelessHandler, opts?: StatelessOptions): this {
+    this.#server.registerStateless(method, handler, opts);
     return this;
   }
 
