@@ -135,9 +135,10 @@ export class RequestDispatcher {
     this.#dispatch(req, ctx);
   }
 
-  // The closures a server transaction keeps until it terminates (Timer J: 32 s after the final over
-  // UDP) are made here, in functions of their own, so that they hold only the flow, the Call-ID and the
-  // slot: closures made in handleRequest would share its scope and keep the request and its ServerCtx.
+  // The closures a server transaction keeps until it terminates (an INVITE's Timers H/I/L; a non-INVITE
+  // over UDP ends at its final, whose bytes the layer keeps for Timer J) are made here, in functions of
+  // their own, so that they hold only the flow, the Call-ID and the slot: closures made in handleRequest
+  // would share its scope and keep the request and its ServerCtx.
   #responseSink(flow: Flow): TransactionSink & { tx?: ServerTransaction } {
     // unnamed(): per-request closures, kept out of tsx's naming wrapper (see unnamed.ts)
     const sink: TransactionSink & { tx?: ServerTransaction } = {
