@@ -49,7 +49,7 @@ export type { SipStackStats } from './ua/stack.ts';
 export { rawResponder, type RawResponder } from './ua/server-context.ts';
 export type {
   SipStackOptions, OutgoingRequestSpec, RequestOptions, UacOptions, UacResult, ReplyOptions, AcceptOptions,
-  ServerContext, RequestHandler, StatelessHandler, StatelessAnswer, StatelessRequest, HeaderInput, RequestContext, DigestAuth,
+  ServerContext, RequestHandler, StatelessHandler, StatelessAnswer, StatelessOptions, StatelessRequest, HeaderInput, RequestContext, DigestAuth,
 } from './ua/types.ts';
 export { Dialog } from './dialog/dialog.ts';
 export type { DialogEvents, DialogRequestOptions, DialogTerminationReason } from './dialog/dialog.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   BRANCH_MAGIC_COOKIE, createRequest, createResponse, generateBranch, generateCallId, generateTag, getFrom, getTo, getTopVia,
-  parseSipMessage, parseUri, serializeSipMessage, SipStatus, type SipRequest,
+  parseSipMessage, parseUri, parseViaHop, serializeSipMessage, SipStatus, splitHeaderValues, type SipRequest,
 } from '../src/index.ts';
 import { rewriteTopVia } from '../src/transport/inbound.ts';
 
@@ -152,14 +152,17 @@ describe('parsed header views (issue 11: parsed once per header set)', () => {
     req.headers.set('From', '<sip:other@3402000000>;tag=p2');
     assert.equal(getFrom(req).uri.user, 'other');
     assert.equal(getTopVia(res), via, "the response's headers are its own");
-    // the transport's received/rport stamp rebuilds the header set: From and To parses carry over, the Via parses anew
+    // the transport's received/rport stamp rewrites the Via line in place: From and To parses stay, and the
+    // stamped hop is the new line's parse (not parsed again: it is what the line parses to)
     const from = getFrom(req);
     const top = getTopVia(req);
     top.params.set('received', '10.9.9.9');
     rewriteTopVia(req, top);
     assert.equal(getFrom(req), from);
-    assert.notEqual(getTopVia(req), top);
+    assert.equal(getTopVia(req), top);
     assert.equal(getTopVia(req).params.get('received'), '10.9.9.9');
+    assert.deepEqual(parseViaHop(splitHeaderValues(req.headers.get('Via') ?? '')[0] ?? ''), top, 'the line parses to the hop kept');
+    assert.equal(req.headers.getLines('Via').length, 3, 'the other Via lines untouched');
     req.headers.set('To', 'not a name-addr <');
     assert.throws(() => getTo(req), /missing >/, 'a bad value throws, and is not kept');
     assert.throws(() => getTo(req), /missing >/);

@@ -29,7 +29,7 @@ function member(code: string, signature: string): string {
 /** Functions that run for every request a server receives (or every request a client sends). */
 const PER_REQUEST: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['ua/server.ts', ['handleRequest(', '#responseSink(', '#serverUser(', '#runHandler(', '#answerStatelessly(']],
-  ['transaction/layer.ts', ['startServer(', 'startClient(', 'matchRequest(']],
+  ['transaction/layer.ts', ['startServer(', 'startClient(', 'matchRequest(', 'receiveRequest(', '#completingEnv(']],
 ];
 
 describe('per-request closures and tsx keepNames', () => {

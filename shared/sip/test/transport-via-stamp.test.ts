@@ -42,3 +42,34 @@ describe('Via received/rport stamping', () => {
     assert.deepEqual(responseDestination(hop), { host: '2001:db8::1', port: 5060 });
   });
 });
+
+// rewriteTopVia keeps the stamped hop as the parse of the line it writes (issue 11: the stamped Via was
+// parsed again for the transaction key and the response route): that holds only if parsing the written
+// hop gives the hop back, for whatever top Via a request may carry and whatever the stamp adds.
+describe('parseViaHop(formatVia(stamped hop)) is the stamped hop', () => {
+  const VIAS = [
+    'SIP/2.0/UDP 192.0.2.1:5060;rport;branch=z9hG4bKc8ac',
+    'SIP/2.0/UDP 10.0.0.7:5061;branch=z9hG4bKx',
+    'sip / 2.0 / udp 10.0.0.7 : 5061 ; Branch = z9hG4bKx ; RPORT',
+    'SIP/2.0/UDP 10.0.0.7:05061;branch=z9hG4bKx',
+    'SIP/2.0/TCP host.example.com;branch=z9hG4bK-a.b_c;ttl=1;maddr=239.255.255.1',
+    'SIP/2.0/UDP [2001:db8::1]:5060;branch=z9hG4bKx;rport',
+    'SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bK1;received=10.0.0.1;rport=5061',
+    'SIP/2.0/UDP 192.168.1.64;branch="z9hG4bK;quoted,x";x-vendor',
+    'SIP/2.0/UDP 192.168.1.64:5060;branch=z9hG4bK1;branch=second;rport',
+    'SIP/2.0/UDP 192.168.1.64:5060;received=[2001:db8::9];branch=z9hG4bK1',
+    'SIP/2.0/UDP 192.168.1.64:5060\t;\tbranch=z9hG4bK1\t',
+  ];
+  const SOURCES: ReadonlyArray<readonly [string, number]> = [['192.0.2.1', 9988], ['203.0.113.9', 40000], ['2001:db8::1', 5060], ['[2001:db8::2]', 1]];
+  for (const via of VIAS) {
+    it(via, () => {
+      for (const [address, port] of SOURCES) {
+        for (const force of [false, true]) {
+          const hop = parseViaHop(via);
+          stampReceived(hop, address, port, force);
+          assert.deepEqual(parseViaHop(formatVia(hop)), hop, `${address}:${port} force=${force}`);
+        }
+      }
+    });
+  }
+});

@@ -179,4 +179,39 @@ describe('stateless requests', () => {
       await stack.close();
     }
   });
+
+  it('StatelessOptions.ordinary: a datagram its test passes goes to the ordinary handler unpeeked, the stateless one not run', async () => {
+    const stack = await startStack();
+    const peer = await rawUdp();
+    try {
+      let statelessRuns = 0;
+      let ordinaryRuns = 0;
+      const tested: string[] = [];
+      stack.onStatelessRequest(
+        'MESSAGE',
+        () => {
+          statelessRuns++;
+          return 200;
+        },
+        { ordinary: (data) => (tested.push(data.toString('latin1', 0, 8)), data.includes('X-Ordinary: yes')) },
+      );
+      stack.onRequest('MESSAGE', (_req, ctx) => {
+        ordinaryRuns++;
+        ctx.reply(202);
+      });
+      stack.onRequest('OPTIONS', (_req, ctx) => ctx.reply(200));
+      await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, body: KEEPALIVE, extra: ['X-Ordinary: yes'] }), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 202 Accepted\r\n/);
+      assert.deepEqual([statelessRuns, ordinaryRuns], [0, 1], 'neither on the shortcut nor on the parsed path');
+      await peer.send(rawRequest({ port: stack.port, viaPort: peer.port, body: KEEPALIVE }), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 200 OK\r\n/);
+      assert.deepEqual([statelessRuns, ordinaryRuns], [1, 1], 'the test says no: answered statelessly');
+      await peer.send(rawRequest({ method: 'OPTIONS', port: stack.port, viaPort: peer.port, extra: ['X-Ordinary: yes'] }), stack.port);
+      assert.match(await peer.next(), /^SIP\/2\.0 200 OK\r\n/);
+      assert.deepEqual(tested, ['MESSAGE ', 'MESSAGE '], "only the method's requests are tested");
+    } finally {
+      peer.close();
+      await stack.close();
+    }
+  });
 });

@@ -129,7 +129,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     receiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES,
     ...(o.limits === undefined ? {} : { policy: o.limits.registerShed }),
   });
-  stack.onStatelessRequest('REGISTER', admission.stateless);
+  stack.onStatelessRequest('REGISTER', admission.stateless, { ordinary: admission.ordinary });
   stack.onRequest('REGISTER', admission.wrap(createRegisterHandler(deps, digest)));
   const messages = createMessageHandlers(deps, uplink, (deviceId, now) => digest.challengeHeader(now, { subject: deviceId }));
   stack.onStatelessRequest('MESSAGE', messages.keepalive);

@@ -7,7 +7,7 @@ import { buildAuthorization, DigestServer, type Flow, type StatelessAnswer, type
 import { pino } from 'pino';
 import { FakeClock } from '../core/clock.ts';
 import { createDeviceFlows } from './device-flows.ts';
-import { createRegisterAdmission } from './register-admission.ts';
+import { answersChallenge, createRegisterAdmission } from './register-admission.ts';
 import { decideRegisterAuth } from './register-auth.ts';
 import { createStatelessChallenge, deltaSeconds } from './register-challenge.ts';
 import { CALM_ARRIVALS } from './register-shedding.ts';
@@ -126,5 +126,34 @@ describe('REGISTER admission: the receive-queue read is cost-bounded (QUEUE_READ
     // 16 windows of 100 ms; at 20 ms a read, the budget allows one a second: 1-2 reads, not 16
     assert.ok(reads >= 1 && reads <= 3, `${reads} reads in 1.6 s`);
     assert.equal(admission.queueReads, reads);
+  });
+});
+
+describe('the second leg on the ordinary path unpeeked (StatelessOptions.ordinary, issue 11)', () => {
+  const datagram = (head: string[], body = ''): Buffer =>
+    Buffer.from([`REGISTER ${URI} SIP/2.0`, 'Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK1', ...head, `Content-Length: ${body.length}`, '', body].join('\r\n'), 'latin1');
+
+  it('an Authorization line in the header section: the ordinary handler takes it', () => {
+    assert.equal(answersChallenge(datagram([`From: <sip:${DEV}@3402000000>;tag=t1`, 'Authorization: Digest username="x"', 'Expires: 3600'])), true);
+  });
+
+  it('none, one only in the body, or spelled otherwise: peeked as before (the shortcut reads it there)', () => {
+    assert.equal(answersChallenge(datagram([`From: <sip:${DEV}@3402000000>;tag=t1`, 'Expires: 3600'])), false);
+    assert.equal(answersChallenge(datagram(['Expires: 3600'], '\r\nAuthorization: Digest username="x"')), false);
+    assert.equal(answersChallenge(datagram(['authorization: Digest username="x"'])), false);
+  });
+
+  it('what the ordinary handler is spared: the admission would pass it on too, shedding or not', () => {
+    const flows = createDeviceFlows();
+    const admission = createRegisterAdmission({ flows, log: pino({ level: 'silent' }), sipPort: 0, challenge, readReceiveQueue: () => null });
+    try {
+      for (let i = 0; i < 40; i++) admission.shedder.observe({ queueBytes: 10 * 1024 * 1024, utilization: 1, pending: 0, arrivals: 100 });
+      assert.ok(admission.shedder.fraction > 0.9, 'shedding');
+      const answered = view({ headers: { Expires: '3600', Authorization: 'Digest username="x"' } });
+      for (let i = 0; i < 20; i++) assert.equal(admission.stateless(answered, {} as Flow), undefined);
+      assert.equal(admission.ordinary, answersChallenge);
+    } finally {
+      admission.close();
+    }
   });
 });

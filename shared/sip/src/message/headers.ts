@@ -137,6 +137,15 @@ export class SipHeaders {
     return this;
   }
 
+  /** Replaces the value of the first line of `name` (appended when there is none); the other lines stay. */
+  replaceFirst(name: string, value: string): this {
+    const info = nameInfo(name);
+    const at = this.#keys.indexOf(info.key);
+    if (at === -1) return this.append(name, value);
+    this.#entries[at] = [info.canon, value];
+    return this;
+  }
+
   /** Inserts before every existing header (used to push a Via on top). */
   prepend(name: string, value: string): this {
     const info = nameInfo(name);
@@ -179,7 +188,7 @@ export class SipHeaders {
   /**
    * @internal For accessors.ts: `parse(raw)`, computed once per header set and slot while the header's
    * value is `raw` (a pure function of it). The value is shared by every caller: never mutate it other
-   * than to rewrite the header from it (stampReceived + rewriteTopVia build a new header set).
+   * than to rewrite the header from it (stampReceived + rewriteTopVia, which keeps the stamped hop as the new line's parse).
    */
   parsedOnce<T>(slot: number, raw: string, parse: (raw: string) => T): T {
     const memo = (this.#parsed ??= []);
@@ -188,6 +197,13 @@ export class SipHeaders {
     memo[2 * slot] = raw;
     memo[2 * slot + 1] = value;
     return value;
+  }
+
+  /** @internal parsedOnce's memo for `slot` set to `value`, the parse of `raw` (whoever calls knows it is). */
+  keepParsed(slot: number, raw: string, value: unknown): void {
+    const memo = (this.#parsed ??= []);
+    memo[2 * slot] = raw;
+    memo[2 * slot + 1] = value;
   }
 
   /** @internal What `from` parsed, for headers copied from it (a response's Via, From): reused only where the value is the same. */

@@ -18,6 +18,12 @@ export interface TransactionEnv {
    * for a final response a server transaction must repeat; without it the message itself is kept.
    */
   prepare?(msg: SipMessage): () => void;
+  /**
+   * Optional, non-INVITE server transactions over UDP: sends their final response and keeps what
+   * repeats it for Timer J outside the transaction (TransactionLayer's completed finals), so the
+   * transaction ends at once; false when it could not (the transaction then keeps the final itself).
+   */
+  complete?(final: SipMessage): boolean;
 }
 
 export type TimerName = 'A' | 'B' | 'D' | 'E' | 'F' | 'G' | 'H' | 'I' | 'J' | 'K' | 'L' | 'M' | 'Trying';
@@ -25,7 +31,8 @@ export type TimerName = 'A' | 'B' | 'D' | 'E' | 'F' | 'G' | 'H' | 'I' | 'J' | 'K
 /** Named one-shot timers; a zero-length timer runs synchronously (RFC 3261 §17: "fires immediately"). */
 export abstract class TransactionBase<S extends string> {
   protected abstract state: S;
-  readonly #armed = new Map<TimerName, TimerHandle>();
+  /** Made on the first timer armed: a non-INVITE server transaction answered at once arms none. */
+  #armed: Map<TimerName, TimerHandle> | undefined;
 
   protected constructor(protected readonly env: TransactionEnv) {}
 
@@ -39,30 +46,31 @@ export abstract class TransactionBase<S extends string> {
       fn();
       return;
     }
-    this.#armed.set(
+    (this.#armed ??= new Map()).set(
       name,
       this.env.clock.setTimeout(() => {
-        this.#armed.delete(name);
+        this.#armed?.delete(name);
         fn();
       }, ms),
     );
   }
 
   protected disarm(name: TimerName): void {
-    const h = this.#armed.get(name);
+    const h = this.#armed?.get(name);
     if (h !== undefined) {
       this.env.clock.clearTimeout(h);
-      this.#armed.delete(name);
+      this.#armed?.delete(name);
     }
   }
 
   protected disarmAll(): void {
+    if (this.#armed === undefined) return;
     for (const h of this.#armed.values()) this.env.clock.clearTimeout(h);
     this.#armed.clear();
   }
 
   /** Armed timer names, for tests and debugging. */
   get armedTimers(): TimerName[] {
-    return [...this.#armed.keys()];
+    return this.#armed === undefined ? [] : [...this.#armed.keys()];
   }
 }

@@ -3,10 +3,12 @@ import { BRANCH_MAGIC_COOKIE } from '../message/build.ts';
 import { detachString } from '../message/detach.ts';
 import { getCallId, getCSeq, getFrom, getTopVia } from '../message/accessors.ts';
 import type { SipMessage, SipRequest, SipResponse } from '../message/types.ts';
+import type { Flow } from '../transport/flow.ts';
 import type { TransactionEnv } from './base.ts';
+import { CompletedFinals } from './completed-finals.ts';
 import { InviteClientTransaction, type ClientTransactionUser } from './client-invite.ts';
 import { NonInviteClientTransaction } from './client-non-invite.ts';
-import { InviteServerTransaction, type ServerTransactionUser } from './server-invite.ts';
+import { InviteServerTransaction, type ServerRequestDisposition, type ServerTransactionUser } from './server-invite.ts';
 import { NonInviteServerTransaction } from './server-non-invite.ts';
 import { timerValues, type TimerConfig } from './timers.ts';
 import { unnamed } from '../unnamed.ts';
@@ -42,20 +44,54 @@ export interface TransactionSink {
   /** See TransactionEnv.prepare. */
   prepare?(msg: SipMessage): () => void;
   reliable: boolean;
+  /**
+   * The flow a server transaction's request came on: with the layer's FinalSender, a non-INVITE
+   * server transaction's final over UDP is sent by it and kept in the completed finals (see there).
+   */
+  flow?: Flow;
+}
+
+/**
+ * Sends a final response and repeats it later from what it returned (SipTransport.sendRetained /
+ * resendRetained: the bytes and the destination, nothing of the message or its request).
+ */
+export interface FinalSender<R = unknown> {
+  /** undefined: not sent this way (the transaction then sends and keeps the final itself). */
+  send(final: SipResponse, flow: Flow): R | undefined;
+  resend(kept: R): void;
+}
+
+export interface CompletedFinalsOptions {
+  readonly sender: FinalSender;
+  /** Bound on the completed finals kept; default DEFAULT_MAX_COMPLETED_FINALS. */
+  readonly max?: number;
 }
 
 /** The matching tables; transactions remove themselves when they reach Terminated. */
 export class TransactionLayer {
   readonly #clients = new Map<string, ClientTransaction>();
   readonly #servers = new Map<string, ServerTransaction>();
+  /** Non-INVITE server transactions over UDP in Completed, as data (completed-finals.ts); with a FinalSender only. */
+  readonly #completed: CompletedFinals<unknown> | undefined;
+  readonly #sender: FinalSender | undefined;
 
   constructor(
     private readonly clock: Clock,
     private readonly timers: TimerConfig,
-  ) {}
+    finals?: CompletedFinalsOptions,
+  ) {
+    this.#sender = finals?.sender;
+    this.#completed = finals === undefined ? undefined : new CompletedFinals(clock, timerValues(timers, false).J, finals.max);
+  }
 
+  /** Server transactions counts those Completed in the completed finals too (RFC 3261 §17.2.2 state). */
   get size(): { clients: number; servers: number } {
-    return { clients: this.#clients.size, servers: this.#servers.size };
+    return { clients: this.#clients.size, servers: this.#servers.size + (this.#completed?.size ?? 0) };
+  }
+
+  /** Completed finals dropped before Timer J because their table was full. */
+  get completedEvicted(): number {
+    return this.#completed?.evicted ?? 0;
   }
 
   /** Timer values per transport kind, computed once: every transaction of a kind shares one object. */
@@ -93,14 +129,31 @@ export class TransactionLayer {
     return this.#servers.get(serverKey(req));
   }
 
+  /**
+   * A request of a known server transaction: a live one takes it (its disposition), a completed one
+   * kept in the completed finals gets its final again ('absorbed', RFC 3261 §17.2.2). undefined: a new
+   * request. `key` is serverKey(req) (the caller's, when it starts the transaction with it next).
+   */
+  receiveRequest(req: SipRequest, key: string = serverKey(req)): ServerRequestDisposition | undefined {
+    const live = this.#servers.get(key);
+    if (live !== undefined) return live.receiveRequest(req);
+    const kept = this.#completed?.get(key);
+    if (kept === undefined) return undefined;
+    this.#sender?.resend(kept);
+    return 'absorbed';
+  }
+
   /** RFC 3261 §9.2: the INVITE server transaction a CANCEL targets (same matching, method INVITE). */
   matchCancelTarget(cancel: SipRequest): InviteServerTransaction | undefined {
     const tx = this.#servers.get(serverKey(cancel, 'INVITE'));
     return tx instanceof InviteServerTransaction ? tx : undefined;
   }
 
-  startServer(req: SipRequest, sink: TransactionSink, tu: ServerTransactionUser, createTrying?: () => SipResponse): ServerTransaction {
-    const key = detachString(serverKey(req)); // kept until Terminated: must not keep the request's text
+  startServer(req: SipRequest, sink: TransactionSink, tu: ServerTransactionUser, createTrying?: () => SipResponse, requestKey: string = serverKey(req)): ServerTransaction {
+    const retained = req.method !== 'INVITE' && this.#retains(sink);
+    // kept until Terminated: must not keep the request's text. One answered into the completed finals
+    // ends with its handling (the request is alive until then anyway): its key is copied when kept there.
+    const key = retained ? requestKey : detachString(requestKey);
     const wrapped: ServerTransactionUser = {
       ...tu,
       // unnamed(): a per-request closure, kept out of tsx's naming wrapper (see unnamed.ts)
@@ -116,10 +169,33 @@ export class TransactionLayer {
       this.#servers.set(key, tx);
       inv.start();
     } else {
-      tx = new NonInviteServerTransaction(req, this.#env(sink), wrapped);
+      tx = new NonInviteServerTransaction(req, retained ? this.#completingEnv(sink, key) : this.#env(sink), wrapped);
       this.#servers.set(key, tx);
     }
     return tx;
+  }
+
+  #retains(sink: TransactionSink): boolean {
+    return this.#completed !== undefined && !sink.reliable && sink.flow !== undefined;
+  }
+
+  /**
+   * #env(sink) with `complete`: the final is sent by the FinalSender and kept in the completed finals
+   * under `key`. A function of its own, so the closure holds the key and the flow, not the request.
+   */
+  #completingEnv(sink: TransactionSink, key: string): TransactionEnv {
+    const env = this.#env(sink);
+    const sender = this.#sender as FinalSender;
+    const completed = this.#completed as CompletedFinals<unknown>;
+    const flow = sink.flow as Flow;
+    // unnamed(): a per-request closure, kept out of tsx's naming wrapper (see unnamed.ts)
+    env.complete = unnamed((final: SipMessage): boolean => {
+      const kept = sender.send(final as SipResponse, flow);
+      if (kept === undefined) return false;
+      completed.add(detachString(key), kept);
+      return true;
+    });
+    return env;
   }
 
   /** Ends every transaction silently (stack close); timers are cleared by each. */
@@ -127,5 +203,6 @@ export class TransactionLayer {
     for (const tx of [...this.#clients.values(), ...this.#servers.values()]) tx.terminate();
     this.#clients.clear();
     this.#servers.clear();
+    this.#completed?.clear();
   }
 }

@@ -9,13 +9,17 @@ export type NonInviteServerState = 'trying' | 'proceeding' | 'completed' | 'term
  * It keeps neither the request nor anything of its handling: over UDP a Completed transaction lives
  * for Timer J (32 s) with only its final response, so a REGISTER storm of N/s holds 32·N of them, and
  * whatever they hold survives V8's young generation and is paid in RSS long after (issue 11: the request
- * and the handler's context kept here were most of the 10 KB per registered device).
+ * and the handler's context kept here were most of the 10 KB per registered device). Given an
+ * `env.complete` (the layer's completed finals, UDP), it keeps not even that: the final goes there and
+ * the transaction ends as it is sent, its Completed state being an entry of that table.
  */
 export class NonInviteServerTransaction extends TransactionBase<NonInviteServerState> {
   protected state: NonInviteServerState = 'trying';
   #lastProvisional: SipResponse | undefined;
   /** Sends the final response again (§17.2.2: to every retransmitted request in Completed). */
   #resendFinal: (() => void) | undefined;
+  /** A final was sent (kept here, or handed to env.complete). */
+  #finalSent = false;
 
   constructor(
     _request: SipRequest,
@@ -26,7 +30,7 @@ export class NonInviteServerTransaction extends TransactionBase<NonInviteServerS
   }
 
   get finalSent(): boolean {
-    return this.#resendFinal !== undefined;
+    return this.#finalSent;
   }
 
   /** A retransmission of the request: discarded in Trying, answered with the last response after. */
@@ -46,6 +50,11 @@ export class NonInviteServerTransaction extends TransactionBase<NonInviteServerS
     }
     this.state = 'completed';
     this.#lastProvisional = undefined;
+    this.#finalSent = true;
+    if (!this.env.reliable && this.env.complete?.(res) === true) {
+      this.#terminate(); // Completed lives on in the layer's table (env.complete)
+      return true;
+    }
     this.env.send(res);
     this.#resendFinal = resender(this.env, res);
     this.#armTimerJ();

@@ -1,7 +1,6 @@
 import { SipParseError } from '../errors.ts';
-import { getCallId, getCSeq, getFrom, getTo, getTopVia } from '../message/accessors.ts';
+import { getCallId, getCSeq, getFrom, getTo, getTopVia, replaceTopVia } from '../message/accessors.ts';
 import { createResponse } from '../message/build.ts';
-import { SipHeaders } from '../message/headers.ts';
 import { splitHeaderValues } from '../message/lex.ts';
 import { parseSipMessage } from '../message/parse.ts';
 import { serializeSipMessage } from '../message/serialize.ts';
@@ -27,22 +26,22 @@ export function checkRequiredHeaders(msg: SipMessage): void {
   }
 }
 
-/** Replaces the top Via value in place of the first Via line, other lines and hops untouched. */
+/**
+ * Replaces the top Via value (`top`, getTopVia's hop after stampReceived) in the first Via line, other
+ * lines and hops untouched. In place: the header set is the parser's, not yet seen by anyone; its parses
+ * stay (From, To), and `top` is kept as the new line's (replaceTopVia).
+ */
 export function rewriteTopVia(msg: SipMessage, top: ViaHop): void {
-  const rebuilt = new SipHeaders();
-  let done = false;
-  for (const [name, value] of msg.headers.entries()) {
-    if (!done && name === 'Via') {
-      const hops = splitHeaderValues(value);
-      hops[0] = formatVia(top);
-      rebuilt.append(name, hops.join(', '));
-      done = true;
-    } else {
-      rebuilt.append(name, value);
-    }
+  const first = msg.headers.get('Via');
+  if (first === undefined) return;
+  const stamped = formatVia(top);
+  let line = stamped;
+  if (first.includes(',')) {
+    const hops = splitHeaderValues(first);
+    hops[0] = stamped;
+    line = hops.join(', ');
   }
-  rebuilt.adoptParsed(msg.headers); // From and To unchanged: parsed once (issue 11); the Via parses anew
-  msg.headers = rebuilt;
+  replaceTopVia(msg, line, top);
 }
 
 const DETAIL: Partial<Record<SipParseError['code'], (e: SipParseError) => string>> = {

@@ -3,6 +3,7 @@ import { getCSeq, getTopVia } from '../message/accessors.ts';
 import { SipHeaders } from '../message/headers.ts';
 import { parseSipMessage } from '../message/parse.ts';
 import { serializeSipMessage } from '../message/serialize.ts';
+import { detachString } from '../message/detach.ts';
 import type { SipMessage, SipResponse } from '../message/types.ts';
 import { channels, newCounters, publish, type DropReason, type TransportCounters } from './diagnostics.ts';
 import { isFlow, targetHost, targetPort, type Flow, type HostTarget, type SendTarget, type TransportName } from './flow.ts';
@@ -59,6 +60,13 @@ export interface SendOptions {
 }
 
 const EMPTY_BODY = Buffer.alloc(0);
+
+/** A final response kept for Timer J (SipTransport.finalSender): its bytes and where they go. */
+export interface RetainedFinal {
+  readonly data: Buffer;
+  readonly host: string;
+  readonly port: number;
+}
 
 const BIND_ATTEMPTS = 8; // port 0: TCP picks, UDP may find it taken; retry with a fresh pick
 
@@ -370,6 +378,40 @@ export class SipTransport {
         publish(channels.messageOut, { message, target: flow, bytes: data.length });
       }
     };
+  }
+
+  /**
+   * The sender of the transaction layer's completed finals (FinalSender): a final response to a request
+   * that came over UDP, sent now (no completion awaited: a failure is the socket's error, as for the
+   * stateless answers), and kept as its bytes and destination only, to be resent to a retransmission of
+   * the request during Timer J (RFC 3261 §17.2.2). undefined over TCP (no retransmissions).
+   */
+  readonly finalSender = {
+    send: (res: SipResponse, flow: Flow): RetainedFinal | undefined => this.#sendRetained(res, flow),
+    resend: (kept: RetainedFinal): void => this.#resendRetained(kept),
+  };
+
+  #sendRetained(res: SipResponse, flow: Flow): RetainedFinal | undefined {
+    const udp = this.#udp;
+    if (flow.transport !== 'udp' || udp === undefined || this.#closed) return undefined;
+    const dest = responseDestination(getTopVia(res));
+    const data = serializeSipMessage(res);
+    // the host is usually the datagram's source address (received); when it is the Via's own host it is a
+    // slice of the request's text, which it would keep for Timer J
+    const host = dest.host === flow.remoteAddress ? flow.remoteAddress : detachString(dest.host);
+    if (!udp.sendNoWait(data, dest.port, host)) return undefined;
+    this.#counters.messagesOut++;
+    if (channels.messageOut.hasSubscribers) publish(channels.messageOut, { message: res, target: { transport: 'udp', host, port: dest.port }, bytes: data.length });
+    return { data, host, port: dest.port };
+  }
+
+  #resendRetained(kept: RetainedFinal): void {
+    if (this.#closed || this.#udp?.sendNoWait(kept.data, kept.port, kept.host) !== true) return;
+    this.#counters.messagesOut++;
+    // message_out subscribers (metrics) read the status and the CSeq: the kept bytes parsed, on this rare path only
+    if (channels.messageOut.hasSubscribers) {
+      publish(channels.messageOut, { message: parseSipMessage(kept.data), target: { transport: 'udp', host: kept.host, port: kept.port }, bytes: kept.data.length });
+    }
   }
 
   #sendAgain(res: SipResponse, flow: Flow): () => Promise<void> {

@@ -6,7 +6,7 @@ import { createResponse } from '../message/build.ts';
 import { detachString } from '../message/detach.ts';
 import type { SipMessage, SipRequest, SipResponse } from '../message/types.ts';
 import { SipStatus } from '../status.ts';
-import type { ServerTransaction, TransactionLayer, TransactionSink } from '../transaction/layer.ts';
+import { serverKey, type ServerTransaction, type TransactionLayer, type TransactionSink } from '../transaction/layer.ts';
 import type { ServerTransactionUser } from '../transaction/server-invite.ts';
 import type { Flow } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
@@ -17,7 +17,7 @@ import { headerEntries } from '../message/header-input.ts';
 import { trimLws } from '../message/lex.ts';
 import { contactFor, type LocalIdentity } from './outbound.ts';
 import { ServerCtx, type ServerContextHooks } from './server-context.ts';
-import type { AcceptOptions, RequestHandler, StatelessHandler } from './types.ts';
+import type { AcceptOptions, RequestHandler, StatelessHandler, StatelessOptions } from './types.ts';
 import { statelessToTag } from './stateless-tag.ts';
 import { buildDatagramResponse, peekDatagramRequest, stampDatagramVia, writeDatagramResponse, type PeekedRequest } from '../transport/datagram-shortcut.ts';
 import { channels, publish } from '../transport/diagnostics.ts';
@@ -64,6 +64,8 @@ export class RequestDispatcher {
    * second leg of every registration paid both, and a shedding decision would be drawn twice).
    */
   #declinedFlow: Flow | undefined;
+  /** Methods with a StatelessOptions.ordinary test: the request line's start (`METHOD `) and the test. */
+  readonly #ordinary: { readonly start: Buffer; readonly test: (data: Buffer) => boolean }[] = [];
 
   constructor(private readonly deps: ServerDeps) {
     this.#ctxHooks = { accept: (c, o) => this.#accept(c, o), serverHeader: deps.local.userAgent };
@@ -80,12 +82,19 @@ export class RequestDispatcher {
   }
 
   /** RFC 3261 §8.2.7; one per method; not for INVITE, ACK or CANCEL (they need transaction state). */
-  registerStateless(method: string, handler: StatelessHandler): void {
+  registerStateless(method: string, handler: StatelessHandler, opts?: StatelessOptions): void {
     if (method === 'INVITE' || method === 'ACK' || method === 'CANCEL') {
       throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `${method} cannot be answered statelessly`);
     }
     if (this.#stateless.has(method)) throw new SipStackError('SIP_ERR_BAD_ARGUMENT', `stateless handler for ${method} already registered`);
     this.#stateless.set(method, handler);
+    if (opts?.ordinary !== undefined) this.#ordinary.push({ start: Buffer.from(`${method} `, 'latin1'), test: opts.ordinary });
+  }
+
+  /** StatelessOptions.ordinary: whether `data` is a request of such a method its test sends to the ordinary path. */
+  #goesOrdinary(data: Buffer): boolean {
+    for (const o of this.#ordinary) if (startsWith(data, o.start)) return o.test(data);
+    return false;
   }
 
   /** Stack close: handlers see their signal abort; no new requests are taken. */
@@ -100,9 +109,10 @@ export class RequestDispatcher {
     const declined = this.#declinedFlow === flow;
     this.#declinedFlow = undefined;
     if (stateless !== undefined && !declined && !this.#closing && this.#answerStatelessly(stateless, req, flow)) return;
-    const existing = this.deps.layer.matchRequest(req);
-    if (existing !== undefined) {
-      if (existing.receiveRequest(req) === 'pass-to-tu') this.#onAck(req);
+    const key = serverKey(req);
+    const known = this.deps.layer.receiveRequest(req, key); // a live transaction's, or a completed one's final again
+    if (known !== undefined) {
+      if (known === 'pass-to-tu') this.#onAck(req);
       return;
     }
     if (req.method === 'ACK') {
@@ -116,7 +126,7 @@ export class RequestDispatcher {
       return;
     }
     const slot: ContextSlot = { ctx: undefined };
-    const tx = this.deps.layer.startServer(req, sink, this.#serverUser(req, flow, slot), req.method === 'INVITE' ? tryingFor(req) : undefined);
+    const tx = this.deps.layer.startServer(req, sink, this.#serverUser(req, flow, slot), req.method === 'INVITE' ? tryingFor(req) : undefined, key);
     sink.tx = tx;
     const ctx = new ServerCtx(req, flow, tx, this.#ctxHooks, slot.release);
     slot.ctx = ctx;
@@ -125,13 +135,15 @@ export class RequestDispatcher {
     this.#dispatch(req, ctx);
   }
 
-  // The closures a server transaction keeps until it terminates (Timer J: 32 s after the final over
-  // UDP) are made here, in functions of their own, so that they hold only the flow, the Call-ID and the
-  // slot: closures made in handleRequest would share its scope and keep the request and its ServerCtx.
+  // The closures a server transaction keeps until it terminates (an INVITE's Timers H/I/L; a non-INVITE
+  // over UDP ends at its final, whose bytes the layer keeps for Timer J) are made here, in functions of
+  // their own, so that they hold only the flow, the Call-ID and the slot: closures made in handleRequest
+  // would share its scope and keep the request and its ServerCtx.
   #responseSink(flow: Flow): TransactionSink & { tx?: ServerTransaction } {
     // unnamed(): per-request closures, kept out of tsx's naming wrapper (see unnamed.ts)
     const sink: TransactionSink & { tx?: ServerTransaction } = {
       reliable: flow.transport === 'tcp',
+      flow,
       send: unnamed((msg: SipMessage) => {
         this.deps.transport.sendResponse(msg as SipResponse, flow).catch((err: unknown) => sink.tx?.transportError(err as Error));
       }),
@@ -204,6 +216,10 @@ export class RequestDispatcher {
    */
   answerDatagram(data: Buffer, flow: Flow): { data: Buffer; host: string; port: number } | undefined {
     if (this.#stateless.size === 0 || this.#closing) return undefined;
+    if (this.#ordinary.length > 0 && this.#goesOrdinary(data)) {
+      this.#declinedFlow = flow; // parsed next: straight to its transaction, the stateless handler not run
+      return undefined;
+    }
     const peek: PeekedRequest | undefined = peekDatagramRequest(data);
     const handler = peek === undefined ? undefined : this.#stateless.get(peek.method);
     if (peek === undefined || handler === undefined) return undefined;
@@ -323,4 +339,11 @@ export class RequestDispatcher {
     if (kind === 'invite') dialog.awaitAck(() => ctx.tx.respond(res), ctx.flow.transport === 'tcp');
     return dialog;
   }
+}
+
+/** Whether `data` begins with the bytes of `prefix`. */
+function startsWith(data: Buffer, prefix: Buffer): boolean {
+  if (data.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
+  return true;
 }

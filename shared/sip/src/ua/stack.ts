@@ -15,7 +15,7 @@ import { OutgoingRequest, type ClientDeps, type SendOptions } from './client.ts'
 import { SipStackError, stackClosedError } from '../errors.ts';
 import { addVia, buildRequest, contactFor, resolveTarget, uriTarget, type LocalIdentity } from './outbound.ts';
 import { RequestDispatcher } from './server.ts';
-import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, StatelessHandler, UacOptions, UacResult } from './types.ts';
+import type { OutgoingRequestSpec, RequestHandler, RequestOptions, SipStackOptions, StatelessHandler, StatelessOptions, UacOptions, UacResult } from './types.ts';
 import { runUac } from './uac.ts';
 
 interface PreparedRequest {
@@ -30,6 +30,8 @@ export interface SipStackStats extends TransportCounters {
   dialogs: number;
   pendingRequests: number;
   unmatchedResponses: number;
+  /** Completed non-INVITE finals dropped before Timer J because their table was full (limits.maxCompletedFinals). */
+  completedFinalsEvicted: number;
 }
 
 /**
@@ -56,7 +58,8 @@ export class SipStack {
     opts: SipStackOptions,
     transports: readonly TransportName[],
   ) {
-    this.#layer = new TransactionLayer(clock, timers);
+    // non-INVITE finals over UDP kept as their bytes for Timer J (completed-finals.ts), sent and resent by the transport
+    this.#layer = new TransactionLayer(clock, timers, { sender: transport.finalSender, max: opts.limits?.maxCompletedFinals });
     this.#local = {
       host: opts.publicAddress?.host ?? opts.host,
       port: opts.publicAddress?.port ?? transport.port,
@@ -146,8 +149,8 @@ export class SipStack {
    * A stateless answer (RFC 3261 §8.2.7) tried before the transaction layer for `method`; when it
    * returns undefined the request goes to the onRequest handler as usual. See StatelessHandler.
    */
-  onStatelessRequest(method: string, handler: StatelessHandler): this {
-    this.#server.registerStateless(method, handler);
+  onStatelessRequest(method: string, handler: StatelessHandler, opts?: StatelessOptions): this {
+    this.#server.registerStateless(method, handler, opts);
     return this;
   }
 
@@ -198,6 +201,7 @@ export class SipStack {
       dialogs: this.#dialogs.size,
       pendingRequests: this.#pending.size,
       unmatchedResponses: this.#unmatched,
+      completedFinalsEvicted: this.#layer.completedEvicted,
     };
   }
 

@@ -38,6 +38,11 @@ export interface SipStackOptions {
     /** First byte to last of one TCP message; default 10 s. */
     tcpMessageTimeoutMs?: number;
     tcpConnectTimeoutMs?: number;
+    /**
+     * Non-INVITE requests answered over UDP whose final is kept for retransmissions (RFC 3261 §17.2.2,
+     * Timer J = 32 s); past it the oldest is forgotten first. Default 131,072 (4,000 a second for 32 s).
+     */
+    maxCompletedFinals?: number;
   };
   /** Reply to NAT'd UDP clients at their source port even without `;rport` (RFC 3581 behaviour forced). */
   forceRport?: boolean;
@@ -96,6 +101,18 @@ export type RequestHandler = (req: SipRequest, ctx: ServerContext) => unknown;
  * pure function of the request, so that its retransmissions are treated the same way.
  */
 export type StatelessHandler = (req: StatelessRequest, flow: Flow) => number | StatelessAnswer | undefined;
+
+export interface StatelessOptions {
+  /**
+   * A test on a UDP datagram's bytes (the method's request, as received), cheaper than the peek the
+   * handler needs, saying that the ordinary handler may answer it: true sends the datagram straight to
+   * the parser and the ordinary handler, without the peek and without running the stateless handler
+   * (issue 11: the answer to a REGISTER challenge, peeked and declined on every registration). Only for
+   * requests the stateless handler declines, or answers as the ordinary handler would: a wrong true
+   * costs a transaction, never another answer.
+   */
+  readonly ordinary?: (data: Buffer) => boolean;
+}
 
 /** A stateless final answer with extra headers (e.g. 503 with Retry-After, RFC 3261 §21.5.4, §20.33). */
 export interface StatelessAnswer {
