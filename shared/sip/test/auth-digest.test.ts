@@ -7,6 +7,7 @@ import {
   digestUriMatches, gbRealmFromServerId, parseDigestChallenge, parseDigestCredentials, parseSipMessage, SipError, SipParseError,
 } from '../src/index.ts';
 import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
+import { sameText } from '../src/auth/digest.compute.ts';
 
 /**
  * The captures do not state the passwords. These are the implementations' well-known defaults
@@ -282,4 +283,16 @@ describe('digest uri against the Request-URI (RFC 2617 §3.2.2.5, RFC 3261 §19.
       assert.equal(digestUriMatches(digestUri, requestUri), same);
     });
   }
+});
+
+describe('sameText (MAC and response comparison without Buffers: issue 11)', () => {
+  it('equal only for the same units, whatever the length or where they differ', () => {
+    assert.equal(sameText('', ''), true);
+    assert.equal(sameText('0123456789abcdef', '0123456789abcdef'), true);
+    assert.equal(sameText('0123456789abcdef', '0123456789abcdeF'), false);
+    assert.equal(sameText('x123456789abcdef', '0123456789abcdef'), false);
+    assert.equal(sameText('abc', 'abcd'), false);
+    // a unit above 255 is not read as its low byte (as a latin1 Buffer would)
+    assert.equal(sameText('\u0161', 'a'), false);
+  });
 });
