@@ -4,7 +4,7 @@
 // device to a flow (transport, source address, TCP connection) — every later request to the device
 // goes there, and only requests from there count as the device's (message.handler.ts). The granted
 // lifetime is capped (register-expires-max); one below register-expires-min gets 423 (RFC 3261 §10.3).
-import { formatGbDateHeader } from '@vms/gb28181';
+import { gbDateHeaderFormatter } from '@vms/gb28181';
 import { detachString, formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestContext, type RequestHandler, type SipRequest } from '@vms/sip';
 import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
@@ -40,6 +40,7 @@ export function registeringDevice(req: SipRequest): string {
 
 export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer): RequestHandler {
   const { devices, flows, events, clock } = deps;
+  const gbDate = gbDateHeaderFormatter(deps.utcOffsetMinutes);
   const challenge = (ctx: RequestContext, now: number, deviceId: string, stale: boolean): void => {
     ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale, subject: deviceId }) } });
   };
@@ -88,7 +89,7 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         ctx.reply(SipStatus.Forbidden);
         return;
       }
-      const date = formatGbDateHeader(new Date(now), deps.utcOffsetMinutes);
+      const date = gbDate(now);
 
       if (expires === 0) {
         flows.forget(deviceId);
