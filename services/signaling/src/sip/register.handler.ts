@@ -38,6 +38,28 @@ export function registeringDevice(req: SipRequest): string {
   return detachString(user);
 }
 
+/** One `<uri>` and nothing else: no display name, no header parameter, no second contact. */
+const PLAIN_CONTACT = /^<[^<>",\s]*>$/;
+
+/**
+ * The REGISTER's Contacts as the 200 lists them (RFC 3261 §10.3 step 8): each with `expires` set to the
+ * lifetime granted, the wildcard left out. The usual single `<uri>` is answered as received with the
+ * parameter appended, without a parse (issue 11: ~8k instructions per registration); any other form is
+ * parsed and formatted again, an `expires` it carries replaced.
+ */
+export function boundContacts(req: SipRequest, expires: number): string[] {
+  const lines = req.headers.getLines('Contact');
+  if (lines.length === 1 && PLAIN_CONTACT.test(lines[0] as string)) return [`${lines[0] as string};expires=${expires}`];
+  const out: string[] = [];
+  for (const contact of getContacts(req)) {
+    if (contact.wildcard === true) continue;
+    const params = new Map(contact.params);
+    params.set('expires', String(expires));
+    out.push(formatNameAddr({ ...contact, params }));
+  }
+  return out;
+}
+
 export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer): RequestHandler {
   const { devices, flows, events, clock } = deps;
   const gbDate = gbDateHeaderFormatter(deps.utcOffsetMinutes);
@@ -156,12 +178,7 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         ['Expires', String(expires)],
       ];
       // RFC 3261 §10.3 step 8: the current binding, with the lifetime granted (devices read it there first)
-      for (const contact of getContacts(req)) {
-        if (contact.wildcard === true) continue;
-        const params = new Map(contact.params);
-        params.set('expires', String(expires));
-        headers.push(['Contact', formatNameAddr({ ...contact, params })]);
-      }
+      for (const contact of boundContacts(req, expires)) headers.push(['Contact', contact]);
       ctx.reply(SipStatus.OK, { headers });
     } catch (err) {
       const failure = toCatalogError(err);
