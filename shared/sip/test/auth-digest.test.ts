@@ -77,6 +77,15 @@ describe('captured REGISTER digests', () => {
       assert.equal(response, expected, username);
     }
   });
+
+  it('the kept HA2 (issue 11) answers for its own method and uri only: uris and methods alternating, ASCII or not', () => {
+    const md5 = (text: string, encoding: BufferEncoding = 'latin1'): string => createHash('md5').update(Buffer.from(text, encoding)).digest('hex');
+    for (const [method, uri] of [['REGISTER', 'sip:a@3402000000'], ['REGISTER', 'sip:b@3402000000'], ['MESSAGE', 'sip:b@3402000000'], ['REGISTER', 'sip:\u00e9@3402000000'], ['REGISTER', 'sip:a@3402000000'], ['REGISTER', 'sip:a@3402000000']] as const) {
+      const ha1 = md5('u:r:pw');
+      const expected = md5(`${ha1}:n1:${md5(`${method}:${uri}`)}`);
+      assert.equal(computeDigestResponse({ username: 'u', realm: 'r', password: 'pw', method, uri, nonce: 'n1' }), expected, `${method} ${uri}`);
+    }
+  });
 });
 
 describe('Digest header syntax', () => {
