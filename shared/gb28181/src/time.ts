@@ -44,6 +44,26 @@ export function formatGbDateHeader(date: Date, utcOffsetMinutes: number = hostOf
 }
 
 /**
+ * formatGbDateHeader for epoch milliseconds in a fixed offset, the seconds' text kept while the second is
+ * the same (issue 11: every registration's 200 carries one; a Date and six padded fields each were ~4k
+ * instructions). Not for many callers at once: one cache per formatter.
+ */
+export function gbDateHeaderFormatter(utcOffsetMinutes: number): (epochMs: number) => string {
+  let second = NaN;
+  let text = '';
+  return (epochMs) => {
+    const t = Math.trunc(epochMs); // as a Date holds it
+    const s = Math.floor(t / MS_PER_SECOND);
+    if (s !== second) {
+      text = formatGbTime(new Date(s * MS_PER_SECOND), utcOffsetMinutes);
+      second = s;
+    }
+    const ms = t - s * MS_PER_SECOND;
+    return `${text}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}`;
+  };
+}
+
+/**
  * Parses `yyyy-MM-ddTHH:mm:ss`, `yyyy-MM-dd HH:mm:ss`, optional fraction, optional `Z` / `±hh:mm`.
  * A time without zone is read in `utcOffsetMinutes` (default: host local).
  */

@@ -1,6 +1,6 @@
 // GB time formats, with explicit UTC offsets (China +480) so results do not depend on the host zone.
 import assert from 'node:assert/strict';
-import { formatGbDateHeader, formatGbTime, fromSdpTime, parseGbTime, toSdpTime } from '../src/index.ts';
+import { formatGbDateHeader, formatGbTime, gbDateHeaderFormatter, fromSdpTime, parseGbTime, toSdpTime } from '../src/index.ts';
 import { test, throwsGb } from './support.ts';
 
 const CN = 480;
@@ -47,4 +47,14 @@ test('SDP t= times are seconds since 1970', () => {
   assert.equal(toSdpTime(new Date(1704038400999)), '1704038400');
   assert.equal(fromSdpTime('1289475977').toISOString(), '2010-11-11T11:46:17.000Z'); // SPVMN History template
   throwsGb(() => fromSdpTime('-1'), 'GB_ERR_TIME');
+});
+
+test('gbDateHeaderFormatter writes what formatGbDateHeader does, across seconds, offsets and back in time', () => {
+  for (const offset of [CN, 0, -300]) {
+    const format = gbDateHeaderFormatter(offset);
+    const start = Date.UTC(2026, 11, 31, 15, 59, 58, 990);
+    for (const t of [start, start + 5, start + 9, start + 10, start + 99, start + 100, start + 1009, start + 2500, start + 60_000, start - 86_400_000, start]) {
+      assert.equal(format(t), formatGbDateHeader(new Date(t), offset), `${t} at ${offset}`);
+    }
+  }
 });

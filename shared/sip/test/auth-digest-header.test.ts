@@ -123,3 +123,59 @@ describe('digest parameter parser: usual path against the scan', () => {
     assert.ok(accepted > 2_000, `the usual path took ${accepted} of the mutations: the comparison exercised it`);
   });
 });
+
+/** The credentials as read from the scan's map (the parser's answer where the usual path declines), or the error code. */
+function credentialsByScan(value: string): Record<string, unknown> | string {
+  const params = scan(value);
+  if (typeof params === 'string') return params;
+  for (const name of ['username', 'realm', 'nonce', 'uri', 'response']) if (!params.has(name)) return 'SIP_ERR_AUTH_HEADER';
+  const fields = ['username', 'realm', 'nonce', 'uri', 'response', 'algorithm', 'opaque', 'qop', 'nc', 'cnonce'];
+  return { ...Object.fromEntries(fields.map((f) => [f, params.get(f)])), params: [...params] };
+}
+
+function credentials(value: string): Record<string, unknown> | string {
+  try {
+    const c = parseDigestCredentials(value);
+    const fields = ['username', 'realm', 'nonce', 'uri', 'response', 'algorithm', 'opaque', 'qop', 'nc', 'cnonce'] as const;
+    return { ...Object.fromEntries(fields.map((f) => [f, c[f]])), params: [...c.params] };
+  } catch (err) {
+    assert.ok(err instanceof SipParseError, `parse threw ${String(err)}`);
+    return err.code;
+  }
+}
+
+describe('digest credentials read into their fields on the usual path (issue 11)', () => {
+  it('the fields and the parameter map are the scan’s, on the captures and on 20,000 mutations of them', () => {
+    const values = capturedValues().filter((v) => /^\s*digest\s+.*username/i.test(v));
+    assert.ok(values.length >= 5);
+    let seed = 0x1234567;
+    const rand = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    const alphabet = ['"', ',', ' ', '\t', '=', '\\', 'a', 'R', '0', ';', '\u00e9'];
+    for (const v of values) assert.deepEqual(credentials(v), credentialsByScan(v), v);
+    let read = 0;
+    for (let k = 0; k < 20_000; k++) {
+      let v = values[rand(values.length)] as string;
+      for (let e = 1 + rand(2); e > 0; e--) {
+        const at = rand(v.length + 1);
+        v = v.slice(0, at) + (alphabet[rand(alphabet.length)] as string) + v.slice(at + rand(2));
+      }
+      const got = credentials(v);
+      assert.deepEqual(got, credentialsByScan(v), v);
+      if (typeof got !== 'string') read++;
+    }
+    assert.ok(read > 5_000, `${read} mutations read: the comparison exercised the reader`);
+  });
+
+  it('the first of a repeated name wins, names in any case, a missing required field is refused by name', () => {
+    const c = parseDigestCredentials('Digest USERNAME="a", username="b", realm="r", Nonce=n, uri="u", response="x", qop=auth, QOP=other, nc=00000001, cnonce=""');
+    assert.deepEqual([c.username, c.nonce, c.qop, c.nc, c.cnonce, c.algorithm], ['a', 'n', 'auth', '00000001', '', undefined]);
+    assert.equal(c.params.get('username'), 'a');
+    assert.throws(() => parseDigestCredentials('Digest username="a", realm="r", uri="u", response="x"'), /missing nonce/);
+    assert.throws(() => parseDigestCredentials('Digest username="", realm="r", nonce="", uri="u"'), /missing response/);
+  });
+});

@@ -7,6 +7,7 @@ import {
   digestUriMatches, gbRealmFromServerId, parseDigestChallenge, parseDigestCredentials, parseSipMessage, SipError, SipParseError,
 } from '../src/index.ts';
 import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
+import { sameText } from '../src/auth/digest.compute.ts';
 
 /**
  * The captures do not state the passwords. These are the implementations' well-known defaults
@@ -74,6 +75,15 @@ describe('captured REGISTER digests', () => {
       const expected = md5(Buffer.from(`${ha1}:0123abcd:${ha2}`, 'latin1'));
       const response = computeDigestResponse({ username, realm: '3402000000', password, method: 'REGISTER', uri: 'sip:34020000002000000001@3402000000', nonce: '0123abcd' });
       assert.equal(response, expected, username);
+    }
+  });
+
+  it('the kept HA2 (issue 11) answers for its own method and uri only: uris and methods alternating, ASCII or not', () => {
+    const md5 = (text: string, encoding: BufferEncoding = 'latin1'): string => createHash('md5').update(Buffer.from(text, encoding)).digest('hex');
+    for (const [method, uri] of [['REGISTER', 'sip:a@3402000000'], ['REGISTER', 'sip:b@3402000000'], ['MESSAGE', 'sip:b@3402000000'], ['REGISTER', 'sip:\u00e9@3402000000'], ['REGISTER', 'sip:a@3402000000'], ['REGISTER', 'sip:a@3402000000']] as const) {
+      const ha1 = md5('u:r:pw');
+      const expected = md5(`${ha1}:n1:${md5(`${method}:${uri}`)}`);
+      assert.equal(computeDigestResponse({ username: 'u', realm: 'r', password: 'pw', method, uri, nonce: 'n1' }), expected, `${method} ${uri}`);
     }
   });
 });
@@ -282,4 +292,16 @@ describe('digest uri against the Request-URI (RFC 2617 §3.2.2.5, RFC 3261 §19.
       assert.equal(digestUriMatches(digestUri, requestUri), same);
     });
   }
+});
+
+describe('sameText (MAC and response comparison without Buffers: issue 11)', () => {
+  it('equal only for the same units, whatever the length or where they differ', () => {
+    assert.equal(sameText('', ''), true);
+    assert.equal(sameText('0123456789abcdef', '0123456789abcdef'), true);
+    assert.equal(sameText('0123456789abcdef', '0123456789abcdeF'), false);
+    assert.equal(sameText('x123456789abcdef', '0123456789abcdef'), false);
+    assert.equal(sameText('abc', 'abcd'), false);
+    // a unit above 255 is not read as its low byte (as a latin1 Buffer would)
+    assert.equal(sameText('\u0161', 'a'), false);
+  });
 });

@@ -128,9 +128,18 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     (batch) => writeRegistrations(batch),
     options.onRegistrationFlushError ?? (() => {}),
   );
+  /**
+   * The row getDevice read last, for the registerDevice that follows it (issue 11: the REGISTER handler
+   * reads the device, then registers it: one SELECT, not two). Taken once; any other operation forgets it
+   * (the writes among them could change the row: a keepalive, a provisioning, the offline scan).
+   */
+  let lastRead: { readonly deviceId: DeviceId; readonly row: DeviceRow | undefined } | null = null;
   const guard = async <T>(operation: string, fn: () => T | Promise<T>, flushFirst = true): Promise<T> => {
     try {
-      if (flushFirst) registrations.flush();
+      if (flushFirst) {
+        lastRead = null;
+        registrations.flush();
+      }
       return await fn();
     } catch (err) {
       if (err instanceof VmsError) throw err;
@@ -139,10 +148,12 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
 
   const writeKeepalives = db.transaction((part: readonly (readonly [DeviceId, number])[]) => {
+    lastRead = null;
     registrations.flush(); // a keepalive of a device whose row is still pending would update nothing
     for (const [id, at] of part) s.keepalive.run(at, id);
   });
   const writeRegistrations = db.transaction((batch: readonly DeviceRegistration[]) => {
+    lastRead = null;
     for (const r of batch) s.register.run(r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, r.at, r.at, r.expiresSec, r.at, r.at);
   });
   const keepalives = createKeepaliveBuffer({
@@ -159,6 +170,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
   const selectDevice = (deviceId: DeviceId): Device | null => {
     const row = s.device.get(deviceId);
+    lastRead = { deviceId, row };
     const registration = registrations.pending(deviceId);
     if (registration !== undefined) return withPending(deviceFromRow(registeredRow(row, registration)));
     return row === undefined ? null : withPending(deviceFromRow(row));
@@ -166,7 +178,9 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   /** The device as it is once registration `r` is written (applied over a pending one). */
   const selectDeviceAfter = (r: DeviceRegistration): Device => {
     const pending = registrations.pending(r.deviceId);
-    const row = s.device.get(r.deviceId);
+    // the registration's own columns are r's whatever the row held; the others are read just before
+    const row = lastRead !== null && lastRead.deviceId === r.deviceId ? lastRead.row : s.device.get(r.deviceId);
+    lastRead = null;
     return withPending(deviceFromRow(registeredRow(pending === undefined ? row : registeredRow(row, pending), r)));
   };
   /** The device's stored channel count; DeviceNotFoundError if absent. */
@@ -221,6 +235,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     s.setChannelCount.run(Math.max(0, count - removed), at, deviceId);
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
+    lastRead = null;
     // Only the rows that flip: the owner re-asserts all its devices every scan (offline-scanner.ts),
     // which must stay cheap: none when no row is offline, else one statement picks the offline ones
     // (issue 11: a read per registered device per scan, from JS, cost more than a registration).
@@ -231,6 +246,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     }
   });
   const flipOffline = db.transaction((ids: readonly DeviceId[], before: number | undefined, changed: DeviceId[]) => {
+    lastRead = null;
     for (const id of ids) {
       const row = s.onlineFlag.get(id);
       if (row?.online !== 1) continue;

@@ -4,7 +4,7 @@
 // device to a flow (transport, source address, TCP connection) — every later request to the device
 // goes there, and only requests from there count as the device's (message.handler.ts). The granted
 // lifetime is capped (register-expires-max); one below register-expires-min gets 423 (RFC 3261 §10.3).
-import { formatGbDateHeader } from '@vms/gb28181';
+import { gbDateHeaderFormatter } from '@vms/gb28181';
 import { detachString, formatNameAddr, getContacts, getExpires, getFrom, SipStatus, type DigestServer, type RequestContext, type RequestHandler, type SipRequest } from '@vms/sip';
 import { isGbId } from '../core/gb-id.ts';
 import { BadParameterError } from '../errors/catalog.ts';
@@ -38,8 +38,31 @@ export function registeringDevice(req: SipRequest): string {
   return detachString(user);
 }
 
+/** One `<uri>` and nothing else: no display name, no header parameter, no second contact. */
+const PLAIN_CONTACT = /^<[^<>",\s]*>$/;
+
+/**
+ * The REGISTER's Contacts as the 200 lists them (RFC 3261 §10.3 step 8): each with `expires` set to the
+ * lifetime granted, the wildcard left out. The usual single `<uri>` is answered as received with the
+ * parameter appended, without a parse (issue 11: ~8k instructions per registration); any other form is
+ * parsed and formatted again, an `expires` it carries replaced.
+ */
+export function boundContacts(req: SipRequest, expires: number): string[] {
+  const lines = req.headers.getLines('Contact');
+  if (lines.length === 1 && PLAIN_CONTACT.test(lines[0] as string)) return [`${lines[0] as string};expires=${expires}`];
+  const out: string[] = [];
+  for (const contact of getContacts(req)) {
+    if (contact.wildcard === true) continue;
+    const params = new Map(contact.params);
+    params.set('expires', String(expires));
+    out.push(formatNameAddr({ ...contact, params }));
+  }
+  return out;
+}
+
 export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer): RequestHandler {
   const { devices, flows, events, clock } = deps;
+  const gbDate = gbDateHeaderFormatter(deps.utcOffsetMinutes);
   const challenge = (ctx: RequestContext, now: number, deviceId: string, stale: boolean): void => {
     ctx.reply(SipStatus.Unauthorized, { headers: { 'WWW-Authenticate': digest.challengeHeader(now, { stale, subject: deviceId }) } });
   };
@@ -88,7 +111,7 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         ctx.reply(SipStatus.Forbidden);
         return;
       }
-      const date = formatGbDateHeader(new Date(now), deps.utcOffsetMinutes);
+      const date = gbDate(now);
 
       if (expires === 0) {
         flows.forget(deviceId);
@@ -155,12 +178,7 @@ export function createRegisterHandler(deps: DeviceSideDeps, digest: DigestServer
         ['Expires', String(expires)],
       ];
       // RFC 3261 §10.3 step 8: the current binding, with the lifetime granted (devices read it there first)
-      for (const contact of getContacts(req)) {
-        if (contact.wildcard === true) continue;
-        const params = new Map(contact.params);
-        params.set('expires', String(expires));
-        headers.push(['Contact', formatNameAddr({ ...contact, params })]);
-      }
+      for (const contact of boundContacts(req, expires)) headers.push(['Contact', contact]);
       ctx.reply(SipStatus.OK, { headers });
     } catch (err) {
       const failure = toCatalogError(err);

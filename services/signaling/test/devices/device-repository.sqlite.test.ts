@@ -35,6 +35,30 @@ describe('sqlite device repository: registrations written behind (issue 11)', ()
   };
   const rows = (db: ReturnType<typeof openEmbeddedStore>['db']): number => (db.prepare('SELECT COUNT(*) AS n FROM gb_device').get() as { n: number }).n;
 
+  it('registerDevice after getDevice answers from the row just read; a write in between is seen (issue 11: one SELECT per REGISTER)', async () => {
+    const { dir, store, repo } = open();
+    try {
+      await repo.provisionDevice({ deviceId: ID, charset: 'UTF-8', name: 'gate' }, 500);
+      assert.equal((await repo.getDevice(ID))?.charset, 'UTF-8');
+      const first = await repo.registerDevice(reg(1000));
+      assert.deepEqual([first.charset, first.name, first.remotePort, first.online], ['UTF-8', 'gate', 5060, true]);
+      // read, then the operator changes the device, then the REGISTER goes on: the change is in the answer
+      await repo.getDevice(ID);
+      await repo.provisionDevice({ deviceId: ID, charset: 'GB2312' }, 1500);
+      const second = await repo.registerDevice(reg(2000, 5070));
+      assert.deepEqual([second.charset, second.name, second.remotePort, second.registeredAt], ['GB2312', 'gate', 5070, 2000]);
+      // another device read in between: read again, right either way
+      await repo.getDevice(ID);
+      await repo.getDevice('34020000001320000002');
+      const third = await repo.registerDevice(reg(3000, 5080));
+      assert.deepEqual([third.charset, third.remotePort, third.registeredAt], ['GB2312', 5080, 3000]);
+    } finally {
+      await repo.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('one transaction per batch: the row is read back at once, written within FLUSH_MS', async () => {
     const { dir, store, repo } = open();
     try {

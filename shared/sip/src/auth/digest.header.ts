@@ -54,7 +54,10 @@ export function parseDigestChallenge(value: string): DigestChallenge {
 }
 
 export function parseDigestCredentials(value: string): DigestCredentials {
-  const params = parseDigestParams(value);
+  return usualCredentials(value) ?? credentialsOf(parseDigestParamsScan(value), value);
+}
+
+function credentialsOf(params: Map<string, string>, value: string): DigestCredentials {
   return {
     username: required(params, 'username', value),
     realm: required(params, 'realm', value),
@@ -68,6 +71,99 @@ export function parseDigestCredentials(value: string): DigestCredentials {
     cnonce: params.get('cnonce'),
     params,
   };
+}
+
+/**
+ * Credentials read straight into their fields by the usual path's steps (issue 11: one per registration;
+ * the map of every parameter, with its lookups and growth, was ~7k instructions of ~23k). The map is
+ * built when asked for: the digest check never reads it.
+ */
+class UsualCredentials implements DigestCredentials {
+  username = '';
+  realm = '';
+  nonce = '';
+  uri = '';
+  response = '';
+  algorithm: string | undefined = undefined;
+  opaque: string | undefined = undefined;
+  qop: string | undefined = undefined;
+  nc: string | undefined = undefined;
+  cnonce: string | undefined = undefined;
+  #params: Map<string, string> | undefined;
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  get params(): Map<string, string> {
+    return (this.#params ??= parseDigestParams(this.#value));
+  }
+
+  set params(params: Map<string, string>) {
+    this.#params = params;
+  }
+}
+
+/**
+ * parseDigestParamsUsual's steps into the fields (the first of a repeated name wins, as there); null where it
+ * declines. (A char-by-char reader was tried: ~60 instructions a character on the header's slice of the
+ * message, 19.6k against the regex steps' 16.9k, measured.)
+ */
+function usualCredentials(value: string): DigestCredentials | null {
+  SCHEME.lastIndex = 0;
+  const scheme = SCHEME.exec(value);
+  if (scheme === null || (scheme[1] as string).toLowerCase() !== 'digest') return null;
+  const c = new UsualCredentials(value);
+  // which required fields were set (empty values count: a map would hold them)
+  let seen = 0;
+  for (let at = SCHEME.lastIndex; ; ) {
+    PARAM.lastIndex = at;
+    const m = PARAM.exec(value);
+    if (m === null) return null;
+    const rawName = m[1];
+    if (rawName === undefined) break; // the end
+    const v = m[2] ?? (m[3] as string);
+    switch (rawName.toLowerCase()) {
+      case 'username':
+        if ((seen & 1) === 0) (c.username = v), (seen |= 1);
+        break;
+      case 'realm':
+        if ((seen & 2) === 0) (c.realm = v), (seen |= 2);
+        break;
+      case 'nonce':
+        if ((seen & 4) === 0) (c.nonce = v), (seen |= 4);
+        break;
+      case 'uri':
+        if ((seen & 8) === 0) (c.uri = v), (seen |= 8);
+        break;
+      case 'response':
+        if ((seen & 16) === 0) (c.response = v), (seen |= 16);
+        break;
+      case 'algorithm':
+        c.algorithm ??= v;
+        break;
+      case 'opaque':
+        c.opaque ??= v;
+        break;
+      case 'qop':
+        c.qop ??= v;
+        break;
+      case 'nc':
+        c.nc ??= v;
+        break;
+      case 'cnonce':
+        c.cnonce ??= v;
+        break;
+      default:
+    }
+    at = PARAM.lastIndex;
+  }
+  if (seen !== 31) {
+    const missing = ['username', 'realm', 'nonce', 'uri', 'response'].find((_, i) => (seen & (1 << i)) === 0) as string;
+    throw authError(`missing ${missing}`, value);
+  }
+  return c;
 }
 
 /** `Digest realm="…", nonce="…"[, opaque="…"], algorithm=MD5[, qop="auth"][, stale=true]`. */

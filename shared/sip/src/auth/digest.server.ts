@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
-import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import { SipParseError } from '../errors.ts';
-import { checkDigestResponse, normalizeAlgorithm } from './digest.compute.ts';
+import { checkDigestResponse, normalizeAlgorithm, sameText } from './digest.compute.ts';
 import { formatDigestChallenge, parseDigestCredentials, type DigestChallenge, type DigestCredentials } from './digest.header.ts';
 import { digestUriMatches } from './digest-uri.ts';
 import { NONCE_CONSUMED, NonceLedger } from './nonce-ledger.ts';
@@ -129,9 +129,7 @@ export class DigestServer {
 
   checkNonce(nonce: string, now: number, subject = ''): 'valid' | 'stale' | 'invalid' {
     if (!/^[0-9a-f]{32}$/.test(nonce)) return 'invalid';
-    const stamp = nonce.slice(0, 16);
-    const mac = Buffer.from(nonce.slice(16), 'latin1');
-    if (!timingSafeEqual(mac, Buffer.from(this.#mac(stamp, subject), 'latin1'))) return 'invalid';
+    if (!sameText(nonce.slice(16), this.#mac(nonce.slice(0, 16), subject))) return 'invalid';
     const issuedS = parseInt(nonce.slice(0, 8), 16);
     const nowS = Math.floor(now / 1000);
     if (issuedS > nowS + FUTURE_SKEW_S) return 'invalid';

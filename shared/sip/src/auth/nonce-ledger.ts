@@ -7,6 +7,8 @@
 // verified (it takes the password), it is dropped once the nonce has expired (a replay is then
 // refused as stale anyway), and past `maxEntries` the oldest goes first (the one closest to expiry).
 
+import { detachString } from '../message/detach.ts';
+
 /** RFC 2069 answers carry no nc: their use consumes the nonce entirely. */
 export const NONCE_CONSUMED = 0x1_0000_0000;
 
@@ -44,7 +46,9 @@ export class NonceLedger {
       const oldest = this.#used.keys().next();
       if (oldest.done !== true) this.#used.delete(oldest.value);
     }
-    this.#used.set(nonce, { nc, until });
+    // a copy: the nonce as parsed is a slice of the REGISTER's text, which the entry would keep for the
+    // nonce's whole lifetime (minutes; a storm's worth of datagrams kept into old space: issue 11)
+    this.#used.set(detachString(nonce), { nc, until });
     return true;
   }
 
