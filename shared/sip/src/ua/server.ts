@@ -202,7 +202,7 @@ export class RequestDispatcher {
    * An answer may be written over `data` itself (writeDatagramResponse): the caller sends it and drops
    * the datagram. When it returns undefined, `data` is untouched.
    */
-  answerDatagram(data: Buffer, flow: Flow): { data: Buffer; host: string; port: number } | undefined {
+  answerDatagram(data: Buffer, flow: Flow): { data: Uint8Array; host: string; port: number } | undefined {
     if (this.#stateless.size === 0 || this.#closing) return undefined;
     const peek: PeekedRequest | undefined = peekDatagramRequest(data);
     const handler = peek === undefined ? undefined : this.#stateless.get(peek.method);
