@@ -210,5 +210,12 @@ describe('usual-head regex = header scanner', () => {
     assert.equal(peekReadings.usual(headOf(cases[4]![0])), undefined);
     assert.equal(peekReadings.usual(headOf(cases[5]![0])), undefined);
     assert.equal(peekReadings.usual(headOf(cases[3]![0]))?.via.length, 2);
+    // the devices' Content-Type spelling is read as it is written, and so is any longer or other one
+    for (const type of ['Application/MANSCDP+xml', 'Application/MANSCDP+xmlx', 'Application/MANSCDP+xml;charset=GB2312', 'application/MANSCDP+xml', 'Application/MANSCDP+xm']) {
+      const w = headOf([`Content-Type: ${type}`, 'Max-Forwards: 70', `Content-Length: ${len}`]);
+      assert.ok(peekReadings.matches(w), type);
+      assert.equal(peekReadings.usual(w)?.contentType, type);
+      assert.equal(peekReadings.scanned(w)?.contentType, type);
+    }
   });
 });
