@@ -64,7 +64,7 @@ function shortcutAnswer(data: Buffer, flow: Flow, forceRport: boolean): Answer |
   const via = stampDatagramVia(peek, flow, forceRport);
   if (via === undefined) return undefined;
   const bytes = writeDatagramResponse(peek, via, 200, SERVER) ?? buildDatagramResponse(peek, via, 200, SERVER);
-  return { bytes: bytes.toString('latin1'), host: via.host, port: via.port };
+  return { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1'), host: via.host, port: via.port };
 }
 
 const flow: Flow = { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 40001, localAddress: '127.0.0.1', localPort: 5060 };

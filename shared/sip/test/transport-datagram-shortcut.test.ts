@@ -30,7 +30,7 @@ describe('datagram shortcut: peek', () => {
   it('reads the request line, the headers a response copies and the body', () => {
     const data = keepalive();
     const p = peekDatagramRequest(data);
-    assert.deepEqual(p && { ...p, body: p.body.toString('latin1') }, {
+    assert.deepEqual(p && { ...p, via: p.via, body: p.body.toString('latin1') }, {
       method: 'MESSAGE',
       via: ['SIP/2.0/UDP 10.0.0.9:5061;rport;branch=z9hG4bKoTadipkzFRr1MA6s2dCj'],
       viaStart: data.indexOf('Via: ') + 'Via: '.length,
@@ -79,6 +79,7 @@ describe('datagram shortcut: peek', () => {
       ['a response', Buffer.from('SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP a;branch=z9hG4bK1\r\n\r\n')],
       ['no end of headers', Buffer.from('MESSAGE sip:x@y SIP/2.0\r\nVia: SIP/2.0/UDP a')],
       ['in-dialog (To-tag)', keepalive((l) => l.map((x) => (x.startsWith('To:') ? `${x};tag=abc` : x)))],
+      ['in-dialog (To-tag on a bare URI)', keepalive((l) => l.map((x) => (x.startsWith('To:') ? 'To: sip:34020000002000000001@3402000000;tag=abc' : x)))],
       ['header line without colon', keepalive((l) => [...l, 'Garbage'])],
       ['request line with two spaces', keepalive((l) => [l[0]!.replace(' sip:', '  sip:'), ...l.slice(1)])],
       ['request line of another version', keepalive((l) => [l[0]!.replace('SIP/2.0', 'SIP/3.0'), ...l.slice(1)])],

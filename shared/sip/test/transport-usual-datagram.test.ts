@@ -16,6 +16,9 @@ const flows: Flow[] = [
   { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5061, localAddress: '127.0.0.1', localPort: 5060 },
 ];
 
+/** An answer's bytes as text (writeDatagramResponse answers a plain Uint8Array view of the datagram). */
+const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
+
 /** Answers writeDatagramResponse wrote over the request's bytes (each equal to buildDatagramResponse's). */
 let writtenInPlace = 0;
 
@@ -26,7 +29,7 @@ let writtenInPlace = 0;
 function answerOf(read: () => PeekedRequest | undefined): unknown {
   const p = read();
   if (p === undefined) return undefined;
-  const out: unknown[] = [{ ...p, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length') }];
+  const out: unknown[] = [{ ...p, via: p.via, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length') }];
   for (const f of flows) {
     for (const force of [false, true]) {
       for (const server of ['vms-signaling/0.1.0', undefined]) {
@@ -42,7 +45,7 @@ function answerOf(read: () => PeekedRequest | undefined): unknown {
         const qVia = stampDatagramVia(q, f, force) as NonNullable<typeof via>;
         const written = writeDatagramResponse(q, qVia, 200, server);
         if (written !== undefined) {
-          assert.equal(written.toString('latin1'), bytes);
+          assert.equal(latin1(written), bytes);
           assert.deepEqual({ host: qVia.host, port: qVia.port }, { host: via.host, port: via.port });
           writtenInPlace++;
         }
@@ -123,7 +126,7 @@ describe('usual-head regex = header scanner', () => {
         'latin1',
       );
     const flow = flows[1] as Flow; // port 1024: four digits
-    const answer = (w: Buffer, opts: { force?: boolean; viewBody?: boolean; headers?: [string, string][]; server?: string; status?: number } = {}): { built: string; written: string | undefined } => {
+    const answer = (w: Buffer, opts: { force?: boolean; viewBody?: boolean; headers?: [string, string][]; server?: string; status?: number } = {}): { built: string; written: string | undefined; at: number } => {
       const server = opts.server ?? 'ua';
       const status = opts.status ?? 200;
       const built = peekReadings.usual(Buffer.from(w)) as PeekedRequest;
@@ -133,7 +136,8 @@ describe('usual-head regex = header scanner', () => {
       if (opts.viewBody === true) assert.equal(p.body.length, body.length);
       const out = writeDatagramResponse(p, stampDatagramVia(p, flow, opts.force === true)!, status, server, opts.headers);
       if (out === undefined) assert.ok(copy.equals(w), 'a request not answered in place is left as it was');
-      return { built: bytes, written: out?.toString('latin1') };
+      if (out !== undefined) assert.equal(out.buffer, copy.buffer, 'a view of the datagram');
+      return { built: bytes, written: out === undefined ? undefined : latin1(out), at: out === undefined ? -1 : out.byteOffset - copy.byteOffset };
     };
     for (const via of ['192.168.1.64:5060;rport;branch=z9hG4bK1', '192.168.1.64;branch=z9hG4bK1;rport', '192.168.1.64:5060;branch=z9hG4bK1', '203.0.113.7:1024;branch=z9hG4bK1', '203.0.113.7;rport=99;branch=x', 'h;rport=1024']) {
       // the pieces move left; with a status line longer than the request line, the first ones move right
@@ -156,6 +160,19 @@ describe('usual-head regex = header scanner', () => {
     assert.equal(fits.built.length, bare.length);
     assert.equal(fits.written, fits.built);
     assert.equal(answer(bare, { server: 'x'.repeat(room + 1) }).written, undefined);
+    // where it starts: where From … To lie in the request (that piece not moved) when the answer then ends
+    // within the datagram, else at its first byte
+    const fromAt = (t: string): number => t.indexOf('\r\nFrom: ');
+    const usual = answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'));
+    assert.equal(usual.written, usual.built);
+    assert.equal(usual.at + fromAt(usual.built), fromAt(wire('192.168.1.64:5060;rport;branch=z9hG4bK1').toString('latin1')));
+    assert.ok(usual.at > 0);
+    const shift = fromAt(bare.toString('latin1')) - fromAt(answer(bare, { server: '' }).built); // how far From … To moves left
+    assert.ok(shift > 0);
+    const last = answer(bare, { server: 'x'.repeat(room - shift) }); // ends at the datagram's end, From … To in place
+    assert.deepEqual([last.written, last.at, last.at + last.built.length], [last.built, shift, bare.length]);
+    const over = answer(bare, { server: 'x'.repeat(room - shift + 1) }); // one byte more: from the first byte
+    assert.deepEqual([over.written, over.at], [over.built, 0]);
   });
 
   it('takes the tail variants (User-Agent, padded Content-Length) and leaves other orders to the scanner, same answer', () => {
@@ -193,5 +210,12 @@ describe('usual-head regex = header scanner', () => {
     assert.equal(peekReadings.usual(headOf(cases[4]![0])), undefined);
     assert.equal(peekReadings.usual(headOf(cases[5]![0])), undefined);
     assert.equal(peekReadings.usual(headOf(cases[3]![0]))?.via.length, 2);
+    // the devices' Content-Type spelling is read as it is written, and so is any longer or other one
+    for (const type of ['Application/MANSCDP+xml', 'Application/MANSCDP+xmlx', 'Application/MANSCDP+xml;charset=GB2312', 'application/MANSCDP+xml', 'Application/MANSCDP+xm']) {
+      const w = headOf([`Content-Type: ${type}`, 'Max-Forwards: 70', `Content-Length: ${len}`]);
+      assert.ok(peekReadings.matches(w), type);
+      assert.equal(peekReadings.usual(w)?.contentType, type);
+      assert.equal(peekReadings.scanned(w)?.contentType, type);
+    }
   });
 });

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatVia, parseViaHop } from '../src/message/via.ts';
+import { canonicalParams, paramBounds, walkCanonicalParams } from '../src/transport/canonical-via.ts';
 import { responseDestination, stampReceived } from '../src/transport/via-stamp.ts';
 
 describe('Via received/rport stamping', () => {
@@ -72,4 +73,35 @@ describe('parseViaHop(formatVia(stamped hop)) is the stamped hop', () => {
       }
     });
   }
+});
+
+describe('canonical Via parameters: the `;rport;branch=<value>` shortcut = the walk', () => {
+  it('gives the walk’s verdict and bounds, in place in a longer text', () => {
+    const distinct = (n: number, from: number): string => Array.from({ length: n }, (_, i) => `;p${from + i}`).join('');
+    const params = [
+      ';rport;branch=z9hG4bK-1-2-0',
+      ';rport;branch=z9hG4bK1;rport',
+      ';rport;branch=z9hG4bK1;received=1.2.3.4',
+      ';rport;branch=z9hG4bK1;branch=x',
+      ';rport;branch=z9hG4bK1;x=1',
+      ';rport;branch=z9hG4bK1' + distinct(14, 0), // 16 parameters: canonical
+      ';rport;branch=z9hG4bK1' + distinct(15, 0), // 17: not
+      ';rport;branchx=1',
+      ';rport;branch',
+      ';rport=5;branch=z9hG4bK1',
+      ';branch=z9hG4bK1;rport',
+      ';rport;branch=a',
+      '',
+    ];
+    const prefix = 'Via: SIP/2.0/UDP h:1';
+    for (const p of params) {
+      for (const after of ['', '\r\nFrom: <sip:a@b>;tag=1', ';']) {
+        const text = prefix + p + after;
+        const [a, b] = [prefix.length, prefix.length + p.length];
+        const fast = [canonicalParams(text, a, b), ...paramBounds];
+        const walked = [walkCanonicalParams(text, a, b), ...paramBounds];
+        assert.deepEqual(fast, walked, JSON.stringify([p, after]));
+      }
+    }
+  });
 });

@@ -354,6 +354,9 @@ describe('fromUserIs', () => {
     assert.equal(fromUserIs(`<sip:9${DEV.slice(1)}@host>`, '8' + DEV.slice(1)), false);
     assert.equal(fromUserIs(`sip:${DEV}`, DEV), false);
     assert.equal(fromUserIs(`<sip:${DEV}@>`, DEV), true); // the host is the full path's to judge
+    // the id written further on (host, parameters) with another user of the same length before `@`
+    assert.equal(fromUserIs(`<sip:${'9'.repeat(DEV.length)}@${DEV}>;tag=${DEV}`, DEV), false);
+    assert.equal(fromUserIs(`"${DEV}" <sip:${'9'.repeat(DEV.length)}@h>`, DEV), false);
   });
 });
 

@@ -140,12 +140,31 @@ export function canonicalBranch(text: string, from: number, to: number): string 
   return '';
 }
 
+const USUAL_PARAMS = ';rport;branch=';
+
 /**
  * The parameter rules of the canonical shape for `;name[=value]…` in text[a, b), whose characters a
  * regex has already checked (lower-case token names, values without `;` `"` `,` or LWS): at most
  * MAX_PARAMS, no name twice, no `received`. Records `rport` and `branch` in paramBounds. False: not canonical.
  */
 export function canonicalParams(text: string, a: number, b: number): boolean {
+  // eXosip's and SIPp's parameters, `;rport;branch=<value>` and nothing after: the walk's verdict and
+  // bounds without the walk (one indexOf and a compare, not one indexOf and a name loop per parameter)
+  if (b - a > USUAL_PARAMS.length && text.startsWith(USUAL_PARAMS, a)) {
+    const more = text.indexOf(';', a + USUAL_PARAMS.length);
+    if (more < 0 || more >= b) {
+      paramBounds[0] = a + 1;
+      paramBounds[1] = a + ';rport'.length;
+      paramBounds[2] = a + USUAL_PARAMS.length;
+      paramBounds[3] = b;
+      return true;
+    }
+  }
+  return walkCanonicalParams(text, a, b);
+}
+
+/** canonicalParams() by the walk alone (every shape; exported for the test holding the two equal). */
+export function walkCanonicalParams(text: string, a: number, b: number): boolean {
   paramBounds[0] = -1;
   paramBounds[1] = -1;
   paramBounds[2] = -1;

@@ -123,8 +123,9 @@ function peekUsual(data: Buffer, text: string, h: UsualHead): PeekedRequest | un
   }
   if (length >= 0 && length !== text.length - bodyStart) return undefined;
   const to = h.to;
-  if (to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined; // in-dialog: never stateless
-  const p = new Peeked(data, h.method, via ?? [text.slice(h.viaStart, h.viaEnd)], h.viaStart, h.viaEnd, h.from, to, h.callId, h.cseq, type, text, bodyStart);
+  // in-dialog: never stateless. A To ending with `>` has nothing after its last `>` (devices write it so): no search
+  if (to.charCodeAt(to.length - 1) !== 62 /* > */ && to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined;
+  const p = new Peeked(data, h.method, via, h.viaStart, h.viaEnd, h.from, to, h.callId, h.cseq, type, text, bodyStart);
   if (via === undefined) {
     // one Via line, and From … CSeq as the answer writes them: buildDatagramResponse copies them
     const toEnd = h.viaEnd + '\r\nFrom: '.length + h.from.length + '\r\nTo: '.length + to.length;
@@ -150,10 +151,12 @@ class Peeked implements PeekedRequest {
   #cseqEnd = -1;
   /** Whether a handler took a view of the body: then the datagram's bytes are not overwritten by the answer. */
   #bodyViewed = false;
+  /** The Via lines; undefined: the one line at [viaStart, viaEnd), sliced when asked for (a keepalive never is). */
+  #via: readonly string[] | undefined;
   constructor(
     data: Buffer,
     readonly method: string,
-    readonly via: readonly string[],
+    via: readonly string[] | undefined,
     readonly viaStart: number,
     readonly viaEnd: number,
     readonly from: string,
@@ -165,6 +168,12 @@ class Peeked implements PeekedRequest {
     readonly bodyStart: number,
   ) {
     this.#data = data;
+    this.#via = via;
+  }
+
+  get via(): readonly string[] {
+    this.#via ??= [this.text.slice(this.viaStart, this.viaEnd)];
+    return this.#via;
   }
 
   setUsualLines(toEnd: number, cseqEnd: number): void {
@@ -235,12 +244,14 @@ class Peeked implements PeekedRequest {
    *
    * The answer is the request's own pieces moved (copyWithin, a memmove) with the stamp, the tag and
    * the fixed lines written between them: from the status line, the top Via up to `rport`, the Via's
-   * rest, `;received=`, From … To, the tag, Call-ID … CSeq, the tail. Every piece moves by a shift no
+   * rest, `;received=`, From … To, the tag, Call-ID … CSeq, the tail. It starts where From … To need
+   * not move when there is room (usually: the status line is shorter than the request line), else at
+   * the datagram's first byte; the view returned covers the answer alone. Every piece moves by a shift no
    * smaller than the one before it (the inserts only add bytes), so the pieces moving right are moved
    * from the last, the pieces moving left from the first, and none overwrites a piece not yet moved;
    * the inserts are written after all moves. No string is built or flattened, no buffer allocated.
    */
-  writeUsual(via: UsualVia, status: number, server: string | undefined): Buffer | undefined {
+  writeUsual(via: UsualVia, status: number, server: string | undefined): Uint8Array | undefined {
     const cseqEnd = this.#cseqEnd;
     if (cseqEnd < 0 || this.#bodyViewed) return undefined;
     const b = this.#data;
@@ -252,16 +263,22 @@ class Peeked implements PeekedRequest {
     const tail = tailBytes(server);
     const port = via.srcPort;
     const digits = port < 10 ? 1 : port < 100 ? 2 : port < 1000 ? 3 : port < 10000 ? 4 : 5;
-    // piece shifts: Via up to rport (or all of it), Via after rport, From … To, Call-ID … CSeq
-    const d1 = first.length - viaStart;
-    const d2 = rportAt < 0 ? d1 : d1 + 6 + digits - (rportEnd - rportAt); // `rport[=v]` → `rport=<port>`
-    if (d2 < d1) return undefined;
+    // piece shifts with the answer at 0: Via up to rport (or all of it), Via after rport, From … To, Call-ID … CSeq
+    const e1 = first.length - viaStart;
+    const e2 = rportAt < 0 ? e1 : e1 + 6 + digits - (rportEnd - rportAt); // `rport[=v]` → `rport=<port>`
+    if (e2 < e1) return undefined;
     const forced = rportAt < 0 && via.wantsRport ? 7 + digits : 0; // `;rport=<port>`
     const received = via.received ? 10 + via.srcAddress.length : 0; // `;received=<address>`
-    const d3 = d2 + forced + received;
-    const d4 = d3 + TAG_PARAM_LENGTH;
-    const length = cseqEnd + d4 + tail.length;
+    const e3 = e2 + forced + received;
+    const length = cseqEnd + e3 + TAG_PARAM_LENGTH + tail.length;
     if (length > this.text.length) return undefined; // the datagram's length (one char per byte)
+    // The answer starts where From … To (the longest piece) stays put, when it then still ends within the
+    // datagram: one move fewer (a C++ builtin call each). Every shift grows by the same `start`.
+    const start = e3 < 0 && length - e3 <= this.text.length ? -e3 : 0;
+    const d1 = e1 + start;
+    const d2 = e2 + start;
+    const d3 = e3 + start;
+    const d4 = d3 + TAG_PARAM_LENGTH;
     const cut = rportAt < 0 ? viaEnd : rportAt;
     // right-moving pieces from the last, then left-moving ones from the first
     if (d4 > 0) copyWithin.call(b, toEnd + d4, toEnd, cseqEnd);
@@ -272,7 +289,7 @@ class Peeked implements PeekedRequest {
     if (d2 < 0 && rportAt >= 0) copyWithin.call(b, rportEnd + d2, rportEnd, viaEnd);
     if (d3 < 0) copyWithin.call(b, viaEnd + d3, viaEnd, toEnd);
     if (d4 < 0) copyWithin.call(b, toEnd + d4, toEnd, cseqEnd);
-    setBytes.call(b, first, 0);
+    setBytes.call(b, first, start);
     if (rportAt >= 0) writeBytes(b, rportAt + d1, RPORT);
     else if (forced > 0) writeBytes(b, viaEnd + d2, SEMI_RPORT);
     if (rportAt >= 0 || forced > 0) writeDecimal(b, (rportAt >= 0 ? rportAt + d1 + 6 : viaEnd + d2 + 7) + digits, port, digits);
@@ -290,7 +307,9 @@ class Peeked implements PeekedRequest {
     const branch0 = branchStart < 0 ? 0 : branchStart + (branchStart < cut ? d1 : d2); // before `rport` or after it
     const branch1 = branchStart < 0 ? 0 : branch0 + this.#branchEnd - branchStart;
     writeStatelessTag(b, branch0, branch1, callId0, callId0 + this.callId.length, cseq0, cseq0 + this.cseq.length, tagAt + 5);
-    return Buffer.from(b.buffer, b.byteOffset, length); // no species lookup, as subarray makes
+    // a plain Uint8Array view (dgram sends any ArrayBufferView): Buffer.from(arrayBuffer, …) costs a
+    // C++ type check (isAnyArrayBuffer) and a derived-class construction on top, subarray a species lookup
+    return new Uint8Array(bufferOf.call(b), byteOffsetOf.call(b) + start, length);
   }
 
   get body(): Buffer {
@@ -348,7 +367,7 @@ class UsualVia implements StampedVia {
  * and what was read from it are strings of their own). Byte for byte buildDatagramResponse's answer
  * (transport-usual-datagram.test.ts).
  */
-export function writeDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string, headers?: readonly (readonly [string, string])[]): Buffer | undefined {
+export function writeDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string, headers?: readonly (readonly [string, string])[]): Uint8Array | undefined {
   if (headers !== undefined && headers.length > 0) return undefined;
   if (!(via instanceof UsualVia) || via.peek !== req) return undefined;
   return via.peek.writeUsual(via, status, server);
@@ -360,6 +379,10 @@ export function writeDatagramResponse(req: PeekedRequest, via: StampedVia, statu
  * from optimised code under callgrind (~130 instructions each).
  */
 const { copyWithin, set: setBytes } = Uint8Array.prototype;
+/** The same for the `buffer` and `byteOffset` getters: `b.buffer` and `b.byteOffset` were a LoadIC miss each (~200 instructions). */
+const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as object;
+const bufferOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'buffer')?.get as (this: Uint8Array) => ArrayBuffer;
+const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'byteOffset')?.get as (this: Uint8Array) => number;
 
 /** The fixed pieces writeUsual inserts, as bytes (a byte loop over a typed array costs less than charCodeAt). */
 const RPORT = Buffer.from('rport=', 'latin1');

@@ -50,7 +50,7 @@ export type InboundHandler = (msg: SipMessage, flow: Flow) => void;
  * Answers a datagram statelessly from its bytes, or returns undefined to have it parsed (then `data`
  * must be as received). The answer may be a view of `data` overwritten: the datagram is not used again.
  */
-export type DatagramShortcut = (data: Buffer, flow: Flow) => { data: Buffer; host: string; port: number } | undefined;
+export type DatagramShortcut = (data: Buffer, flow: Flow) => { data: Uint8Array; host: string; port: number } | undefined;
 
 export interface SendOptions {
   /** Sent once and never retransmitted (a stateless response): its bytes are not cached. */

@@ -89,7 +89,7 @@ export class UdpSocket {
    * (uv_udp_try_send) and skips the completion round trip. Failures surface as the socket's 'error'
    * event. For stateless answers, which nobody waits on.
    */
-  sendNoWait(data: Buffer, port: number, host: string): boolean {
+  sendNoWait(data: Uint8Array, port: number, host: string): boolean {
     if (this.#closed) return false;
     this.#socket.send(data, port, host);
     return true;

@@ -40,9 +40,17 @@ const USUAL_HEAD = new RegExp(
     `To: (${V})\r\n` +
     `Call-ID: (${V})\r\n` +
     String.raw`CSeq: ([0-9]{1,10} \1)\r\n` +
-    String.raw`(?:Content-Type: (${V})\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n)?`,
+    // the devices' own MANSCDP spelling flagged by an empty group (m[9]): read as the one constant below
+    String.raw`(?:Content-Type: (?:Application\/MANSCDP\+xml()|(${V}))\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n)?`,
   'y',
 );
+
+/**
+ * The Content-Type GB28181 devices write (and the standard's examples), returned as this one internalized
+ * string rather than a slice of the datagram: a handler comparing with it makes a pointer compare, where
+ * a slice of 13 chars or more against a constant is a runtime call (~0.4k instructions under callgrind).
+ */
+const MANSCDP_SPELLING = 'Application/MANSCDP+xml';
 
 const VIA_PREFIX = 'Via: SIP/2.0/UDP '.length;
 
@@ -111,9 +119,9 @@ export function readUsualHead(text: string): UsualHead | undefined {
   h.callId = m[7] as string;
   h.cseq = m[8] as string;
   h.next = USUAL_HEAD.lastIndex;
-  const length = m[10];
+  const length = m[11];
   h.tail = length !== undefined;
-  h.contentType = m[9];
+  h.contentType = m[9] !== undefined ? MANSCDP_SPELLING : m[10];
   h.length = length === undefined ? -1 : decimal(length);
   return h;
 }

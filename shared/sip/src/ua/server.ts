@@ -214,7 +214,7 @@ export class RequestDispatcher {
    * An answer may be written over `data` itself (writeDatagramResponse): the caller sends it and drops
    * the datagram. When it returns undefined, `data` is untouched.
    */
-  answerDatagram(data: Buffer, flow: Flow): { data: Buffer; host: string; port: number } | undefined {
+  answerDatagram(data: Buffer, flow: Flow): { data: Uint8Array; host: string; port: number } | undefined {
     if (this.#stateless.size === 0 || this.#closing) return undefined;
     if (this.#ordinary.length > 0 && this.#goesOrdinary(data)) {
       this.#declinedFlow = flow; // parsed next: straight to its transaction, the stateless handler not run
