@@ -20,8 +20,9 @@
 // (openCluster: batched Redis ownership store, the recorder and its periodic check; bridgeOwnership
 // reports every keepalive), against a redis-server (no persistence) that also runs under callgrind and
 // is counted in the same window. After the warm-up the server takes a full collection, its JIT settles
-// (blocks of keepalives until two pass without a tier-up or deopt line, SETTLE_BLOCK), and after a pause
-// (RENEW_PAUSE_MS) the window sends two keepalives to each of COUNT / 2 devices, one pass over them and then a second: the first renews the device's claim
+// (blocks of keepalives until two pass without a tier-up or deopt line, SETTLE_BLOCK), every claim is
+// renewed at once (RENEW_DUE_MS), and after a pause (RENEW_PAUSE_MS) the window sends two keepalives to
+// each of COUNT / 2 devices, one pass over them and then a second: the first renews the device's claim
 // (written more than vms.cluster.owner-renew-after's 84 s before), the second, ~COUNT / 2 keepalives
 // later, does not — half the keepalives renew, as at the default 60 s interval where every other
 // keepalive renews; it prints both counts, their sum against Kamailio, and the Redis commands the window
@@ -36,7 +37,7 @@
 // be misnamed).
 import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -256,28 +257,30 @@ type Kind = 'keepalive' | 'keepalive-redis' | 'echo' | 'kamailio';
  */
 const SETTLE_BLOCK = 1000;
 const SETTLE_QUIET_BLOCKS = 2;
-const SETTLE_MAX_BLOCKS = 12;
+const SETTLE_MAX_BLOCKS = 20;
 /** --trace-opt / --trace-deopt lines: a function marked, compiled, installed or deoptimized (as edge-callgrind.ts). */
 const JIT_LINE = /^\[(marking|compiling method|completed (compiling|optimizing)|bailout|deoptimiz)/gm;
 
 /**
  * keepalive-redis: one pass over the window's COUNT / 2 devices takes at least this long while settling
- * (the blocks are paced to it), so each device's claim is renewed on every other keepalive there, as in
- * the window (a renewal is due 84 s after the last write, vms.cluster.owner-renew-after 0.4 × 210 s): a
- * device's claim is then 0 or one pass (≤ ~48 s) old at its last settling keepalive. Unpaced, a pass
- * took ~40 s under valgrind, the claims renewed every third keepalive and were up to ~80 s old, so after
- * the pause some lapsed (2 Dec run F: 170 SETs of vacant claims among the 2,500 renewals) and others were
- * read by the check pass (written more than owner-renew-after + one keepalive interval, 144 s, before).
+ * (the blocks are paced to it), so the renewal path runs all along (each claim renewed on every other
+ * pass, ~25 a second in batches of one a second, as a fleet's at the defaults). Unpaced, valgrind passes
+ * over the devices in a few seconds on a quiet machine (~300 keepalives a second) and ~40 s on a loaded one:
+ * a renewal (due 84 s after the claim's last write, vms.cluster.owner-renew-after 0.4 × 210 s) came in bursts
+ * or every third keepalive, so the claims' ages at the window were spread and some had lapsed (2 Dec run
+ * F: 170 SETs of vacant claims among the 2,500 renewals) or were read by the check pass.
  */
 const SETTLE_PASS_MS = 48_000;
 /**
- * keepalive-redis: the pause between the settling blocks and the counted window. A device's first window
- * keepalive then comes RENEW_PAUSE_MS + about one pass (~40–48 s) after its last settling one, so its
- * claim is 88–146 s old: past the 84 s after which a keepalive renews it (every one renews, even with the
- * batch's ~1 s between a keepalive and the write the lease dates from), before the 144 s after which the
- * check pass would read it, well before the 210 s TTL. Not counted.
+ * keepalive-redis, after the settling: every claim's age made the same, so each device's first window
+ * keepalive renews and its second does not whatever valgrind's pace: a pause of RENEW_DUE_MS (each claim
+ * then due: written at most one paced pass, 48 s, before, and read by no check pass, which reads claims
+ * older than 144 s), one pass over the devices as fast as answered (each renews), then RENEW_PAUSE_MS:
+ * the window's passes go at the same pace as that one, so each claim is ~RENEW_PAUSE_MS old at its first
+ * window keepalive (past 84 s, before 144 s) and was renewed ~one pass before its second. Not counted.
  */
-const RENEW_PAUSE_MS = 50_000;
+const RENEW_DUE_MS = 86_000;
+const RENEW_PAUSE_MS = 90_000;
 
 /**
  * keepalive-redis, warm-up, settling and counted window: keepalive k goes to device k mod COUNT / 2, so each of those
@@ -377,7 +380,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
       if (redis !== undefined) {
         // the warm-up's garbage collected now (SIGUSR2: gc()), not by a mark-compact in the windows (one
         // fell in both windows of a run: 33k per keepalive in the busy one, most of the idle one); then the
-        // JIT settles (SETTLE_BLOCK), on the window's devices paced to SETTLE_PASS_MS a pass; then the pause
+        // JIT settles (SETTLE_BLOCK), on the window's devices paced to SETTLE_PASS_MS a pass; then every claim renewed at once (RENEW_DUE_MS)
         const done = stdout.split('GC-DONE').length;
         child.kill('SIGUSR2');
         while (stdout.split('GC-DONE').length === done) {
@@ -397,6 +400,10 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
           quiet = jitLines() === before ? quiet + 1 : 0;
         }
         settled = { blocks, settled: quiet >= SETTLE_QUIET_BLOCKS, jitLinesInWindow: 0 };
+        await new Promise((r) => setTimeout(r, RENEW_DUE_MS));
+        const pass = windowDevice(COUNT - 1) + 1;
+        bad += await drive(port, k, pass, false, devicePort, Infinity, windowDevice);
+        k += pass;
         await new Promise((r) => setTimeout(r, RENEW_PAUSE_MS));
       }
       const jitBefore = jitLines();
@@ -428,6 +435,8 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
     await exited;
     kamailio?.cleanup();
     await redis?.stop();
+    // with --keep, the server's output beside the dumps (settling: its tier-up and deopt lines)
+    if (settle && process.argv.includes('--keep')) writeFileSync(join(dir, `${name}.output.txt`), stdout);
   }
   // The dump requested above goes to `${out}.<pid>.1` (the final one at exit, all zero since, to
   // `${out}.<pid>`; with `whole`, only the one at exit): per process the largest total, summed over the
