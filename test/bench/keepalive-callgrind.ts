@@ -19,12 +19,14 @@
 // renewal and redis-server's own CPU"): the same device side plus the cluster side as app.ts wires it
 // (openCluster: batched Redis ownership store, the recorder and its periodic check; bridgeOwnership
 // reports every keepalive), against a redis-server (no persistence) that also runs under callgrind and
-// is counted in the same window. The window starts 86 s after the warm-up and sends two keepalives to
+// is counted in the same window. After the warm-up the server takes a full collection, its JIT settles
+// (blocks of keepalives until two pass without a tier-up or deopt line, SETTLE_BLOCK), every claim is
+// renewed at once (RENEW_DUE_MS), and after a pause (RENEW_PAUSE_MS) the window sends two keepalives to
 // each of COUNT / 2 devices, one pass over them and then a second: the first renews the device's claim
 // (written more than vms.cluster.owner-renew-after's 84 s before), the second, ~COUNT / 2 keepalives
 // later, does not — half the keepalives renew, as at the default 60 s interval where every other
 // keepalive renews; it prints both counts, their sum against Kamailio, and the Redis commands the window
-// ran (INFO commandstats, scripts' commands included). `--rate R` paces that window (DEVICES / 60: the real rate of the fleet, idle costs and
+// ran (INFO commandstats, scripts' commands included). `--only-redis` runs that server alone. `--rate R` paces that window (DEVICES / 60: the real rate of the fleet, idle costs and
 // all).
 // The server runs this file with `--serve keepalive|keepalive-redis|echo`. valgrind makes it ~50× slower: a run takes
 // a minute or two. Everything the server does during the counted window is billed (timers, GC), so
@@ -35,14 +37,13 @@
 // be misnamed).
 import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createConnection } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { freePort, requireBinary } from '@vms/harness';
 import { startKamailioCommand } from './kamailio/kamailio.ts';
 import { processTree } from './kamailio/proc.ts';
+import { commandCalls, minus, startRedisUnderCallgrind } from './redis-callgrind.ts';
 import { isQuick, printSummary } from './summary.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -56,6 +57,8 @@ function arg(name: string, fallback: string): string {
 const QUICK = isQuick();
 /** `--redis`: also the platform with REDIS_URL (ownership renewal) and redis-server, both counted. */
 const WITH_REDIS = process.argv.includes('--redis');
+/** `--only-redis`: the keepalive-redis server alone (intermediate runs; no ratio, no summary). */
+const ONLY_REDIS = process.argv.includes('--only-redis');
 const DEVICES = Number(arg('devices', QUICK ? '1000' : '10000'));
 const WARMUP = Number(arg('warmup', QUICK ? '3000' : '20000'));
 const COUNT = Number(arg('count', QUICK ? '1000' : '5000'));
@@ -107,8 +110,11 @@ async function serve(kind: string): Promise<void> {
     const cluster = await openCluster({ config, devices, clock: systemClock, log, version: '0.1.0', startedAt: Date.now() });
     if (cluster.mode !== 'cluster') throw new Error('REDIS_URL given but the cluster side is standalone');
     bridgeOwnership(events, cluster.recorder, (deviceId) => side.forgetDevice(deviceId));
-    // the driver asks for a full collection before the counted window (see RENEW_IDLE_MS)
-    process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
+    // the driver asks for a full collection after the warm-up, then settles the JIT (see SETTLE_BLOCK)
+    process.on('SIGUSR2', () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      process.stdout.write('GC-DONE\n');
+    });
   }
   const now = Date.now();
   const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: DEVICE_PORT, localAddress: '127.0.0.1', localPort: side.sipPort };
@@ -215,6 +221,8 @@ interface Count {
   readonly compile: number;
   /** Of `instructions`, those in V8's young-generation collections (0 for Kamailio). */
   readonly minorGc: number;
+  /** keepalive-redis: blocks of SETTLE_BLOCK it took, whether the cap came first, tier-up/deopt lines in the busy window. */
+  readonly settle?: { readonly blocks: number; readonly settled: boolean; readonly jitLinesInWindow: number };
 }
 
 interface RedisCount {
@@ -238,19 +246,48 @@ const IDLE_WINDOW_MS = 61_000;
 type Kind = 'keepalive' | 'keepalive-redis' | 'echo' | 'kamailio';
 
 /**
- * keepalive-redis: before the counted window the driver waits this long after the warm-up, so the first
- * counted keepalive of each device finds its claim written more than vms.cluster.owner-renew-after ago
- * (0.4 × the 210 s TTL = 84 s at the defaults, cluster-wiring.ts renewAfterMs) and renews it. Not counted.
+ * keepalive-redis, after the warm-up: a full collection (SIGUSR2: gc(), so no mark-compact the warm-up's
+ * garbage would bring falls in the windows by chance), then the JIT settles — a forced collection flushes
+ * compiled code, so the next keepalives and renewals run in the interpreter and tier up again, which was
+ * most of the busy window before (2 Dec run F: TurboFan 66k per keepalive) — as edge-callgrind.ts and
+ * register-callgrind.ts do: node runs with --trace-opt --trace-deopt (line-buffered through stdbuf), and
+ * blocks of SETTLE_BLOCK keepalives (the window's pattern, windowDevice) go until SETTLE_QUIET_BLOCKS in a
+ * row pass with no tier-up or deopt line, at most SETTLE_MAX_BLOCKS (printed). No collection is forced
+ * after that (it would flush the code again).
  */
-const RENEW_IDLE_MS = 86_000;
+const SETTLE_BLOCK = 1000;
+const SETTLE_QUIET_BLOCKS = 2;
+const SETTLE_MAX_BLOCKS = 20;
+/** --trace-opt / --trace-deopt lines: a function marked, compiled, installed or deoptimized (as edge-callgrind.ts). */
+const JIT_LINE = /^\[(marking|compiling method|completed (compiling|optimizing)|bailout|deoptimiz)/gm;
 
 /**
- * keepalive-redis, warm-up and counted window: keepalive k goes to device k mod COUNT / 2, so each of those
- * devices gets one every COUNT / 2 keepalives (~40 s under valgrind: more than the 1 s a renewal waits,
- * less than the 84 s before the next one is due). In the window (86 s after the warm-up) the first of a
- * device renews, the second does not: half the keepalives renew, as in the steady state at the default
- * interval (60 s) and owner-renew-after (84 s). The warm-up runs both paths many times over (a renewal
- * every third keepalive of a device or so), so the JIT has compiled them before the window.
+ * keepalive-redis: one pass over the window's COUNT / 2 devices takes at least this long while settling
+ * (the blocks are paced to it), so the renewal path runs all along (each claim renewed on every other
+ * pass, ~25 a second in batches of one a second, as a fleet's at the defaults). Unpaced, valgrind passes
+ * over the devices in a few seconds on a quiet machine (~300 keepalives a second) and ~40 s on a loaded one:
+ * a renewal (due 84 s after the claim's last write, vms.cluster.owner-renew-after 0.4 × 210 s) came in bursts
+ * or every third keepalive, so the claims' ages at the window were spread and some had lapsed (2 Dec run
+ * F: 170 SETs of vacant claims among the 2,500 renewals) or were read by the check pass.
+ */
+const SETTLE_PASS_MS = 48_000;
+/**
+ * keepalive-redis, after the settling: every claim's age made the same, so each device's first window
+ * keepalive renews and its second does not whatever valgrind's pace: a pause of RENEW_DUE_MS (each claim
+ * then due: written at most one paced pass, 48 s, before, and read by no check pass, which reads claims
+ * older than 144 s), one pass over the devices as fast as answered (each renews), then RENEW_PAUSE_MS:
+ * the window's passes go at the same pace as that one, so each claim is ~RENEW_PAUSE_MS old at its first
+ * window keepalive (past 84 s, before 144 s) and was renewed ~one pass before its second. Not counted.
+ */
+const RENEW_DUE_MS = 86_000;
+const RENEW_PAUSE_MS = 90_000;
+
+/**
+ * keepalive-redis, warm-up, settling and counted window: keepalive k goes to device k mod COUNT / 2, so each of those
+ * devices gets one every COUNT / 2 keepalives (one pass, ~40 s under valgrind: more than the 1 s a renewal waits,
+ * less than the 84 s before the next one is due). In the window the first of a device renews, the second
+ * does not: half the keepalives renew, as in the steady state at the default interval (60 s) and
+ * owner-renew-after (84 s). The warm-up runs both paths many times over, so the JIT has compiled them.
  */
 const windowDevice = (k: number): number => k % Math.max(1, Math.floor(COUNT / 2));
 
@@ -275,80 +312,10 @@ function totalsOf(dir: string, name: string, dump?: number): { instructions: num
   return { instructions: all.reduce((sum, x) => sum + x.instructions, 0), file: all[0]?.file ?? '' };
 }
 
-interface CallgrindRedis {
-  readonly url: string;
-  readonly port: number;
-  readonly pid: number;
-  stop(): Promise<void>;
-}
-
-/** redis-server (no persistence, so it never forks) under callgrind, instrumentation off until switched on. */
-async function startRedisUnderCallgrind(out: string): Promise<CallgrindRedis> {
-  const bin = requireBinary('redis-server', 'redis-server');
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'ka-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--protected-mode', 'no', '--logfile', ''];
-  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server under valgrind not ready in 120 s:\n${output.slice(-2000)}`)), 120_000);
-    void exited.then(() => reject(new Error(`redis-server under valgrind exited:\n${output.slice(-2000)}`)));
-    const onData = (d: Buffer): void => {
-      output += d.toString();
-      if (/Ready to accept connections/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-  });
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    pid: child.pid as number,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** `INFO commandstats` as command → calls (RESP over a plain socket: the bench needs no client for it). */
-async function commandCalls(port: number): Promise<Map<string, number>> {
-  const text = await new Promise<string>((resolve, reject) => {
-    const sock = createConnection(port, '127.0.0.1');
-    let buf = '';
-    sock.setEncoding('latin1');
-    sock.on('error', reject);
-    sock.on('data', (d: string) => {
-      buf += d;
-      const m = /^\$(\d+)\r\n/.exec(buf);
-      if (m !== null && buf.length >= m[0].length + Number(m[1]) + 2) {
-        sock.end();
-        resolve(buf.slice(m[0].length, m[0].length + Number(m[1])));
-      }
-    });
-    sock.write('INFO commandstats\r\n');
-  });
-  const calls = new Map<string, number>();
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1] as string, Number(m[2]));
-  return calls;
-}
-
-function minus(after: ReadonlyMap<string, number>, before: ReadonlyMap<string, number>): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) out.set(k, v - (before.get(k) ?? 0));
-  out.delete('info');
-  return out;
-}
-
 /**
  * Node servers: W warm-up keepalives, then M counted between callgrind_control's zero and dump.
- * keepalive-redis: redis-server runs under callgrind too and is counted in the same window, which starts
- * RENEW_IDLE_MS after the warm-up and renews on every other keepalive (windowDevice).
+ * keepalive-redis: redis-server runs under callgrind too and is counted in the same window, which comes
+ * after a collection, the JIT's settling and RENEW_PAUSE_MS, and renews on every other keepalive (windowDevice).
  * Kamailio: its forked workers get no vgdb channel (callgrind_control does not see them), so it runs
  * instrumented from the start and exits after `whole` keepalives; measureKamailio subtracts two runs.
  */
@@ -359,17 +326,25 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
   const kamailio = kind === 'kamailio' ? await startKamailioCommand({ children: 1, auth: false }) : undefined;
   const redis = kind === 'keepalive-redis' ? await startRedisUnderCallgrind(join(dir, 'callgrind.redis-server')) : undefined;
   const perfMap = process.argv.includes('--perf-map') ? ['--perf-basic-prof'] : [];
+  // keepalive-redis settles its JIT (SETTLE_BLOCK): tier-up and deopt lines, line-buffered (node's
+  // --trace-opt goes through C stdio, fully buffered into a pipe), so a block without one had none
+  const settle = kind === 'keepalive-redis' && whole === undefined;
   const node = [
-    process.execPath, '--expose-gc', ...perfMap, ...process.execArgv, SELF, '--serve', kind, '--devices', String(DEVICES), '--device-port', String(devicePort),
+    process.execPath, '--expose-gc', ...(settle ? ['--trace-opt', '--trace-deopt'] : []), ...perfMap, ...process.execArgv, SELF, '--serve', kind, '--devices', String(DEVICES), '--device-port', String(devicePort),
     ...(redis === undefined ? [] : ['--redis-url', redis.url]),
   ];
   const command = kamailio === undefined ? node : [kamailio.bin, ...kamailio.args];
   // %p: Kamailio forks its workers (valgrind follows a fork without exec), one file per process
-  const child = spawn('valgrind', ['--tool=callgrind', `--instr-atstart=${whole === undefined ? 'no' : 'yes'}`, `--callgrind-out-file=${out}.%p`, ...command], {
+  const valgrind = [...(settle ? ['stdbuf', '-oL'] : []), 'valgrind', '--tool=callgrind', `--instr-atstart=${whole === undefined ? 'no' : 'yes'}`, `--callgrind-out-file=${out}.%p`];
+  const child = spawn(valgrind[0] as string, [...valgrind.slice(1), ...command], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  const jitLines = (): number => stdout.match(JIT_LINE)?.length ?? 0;
+  let settled: Count['settle'];
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const pid = child.pid as number;
   let bad = 0;
@@ -392,9 +367,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
         void exited.then(() => clearInterval(poll));
         return;
       }
-      let stdout = '';
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
+      child.stdout.on('data', () => {
         const m = /READY (\d+)/.exec(stdout);
         if (m !== null) resolve(Number(m[1]));
       });
@@ -403,22 +376,45 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
       bad += await drive(port, 0, whole.sends, false, devicePort);
     } else {
       bad += await drive(port, 0, WARMUP, kind === 'echo', devicePort, Infinity, redis === undefined ? undefined : windowDevice);
+      let k = WARMUP;
       if (redis !== undefined) {
-        // the warm-up's garbage collected now (SIGUSR2: gc()), not by a mark-compact in the windows
-        // (one fell in both windows of a run: 33k per keepalive in the busy one, most of the idle one),
-        // and again just before the window, after the pause's own timers and check passes
+        // the warm-up's garbage collected now (SIGUSR2: gc()), not by a mark-compact in the windows (one
+        // fell in both windows of a run: 33k per keepalive in the busy one, most of the idle one); then the
+        // JIT settles (SETTLE_BLOCK), on the window's devices paced to SETTLE_PASS_MS a pass; then every claim renewed at once (RENEW_DUE_MS)
+        const done = stdout.split('GC-DONE').length;
         child.kill('SIGUSR2');
-        await new Promise((r) => setTimeout(r, RENEW_IDLE_MS));
-        child.kill('SIGUSR2');
-        await new Promise((r) => setTimeout(r, 2000));
+        while (stdout.split('GC-DONE').length === done) {
+          if (child.exitCode !== null) throw new Error(`${kind} server exited in the collection:\n${stderr.slice(-2000)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const perSecond = (windowDevice(COUNT - 1) + 1) / (SETTLE_PASS_MS / 1000);
+        // two paced passes at least: every claim is then renewed on every other keepalive (SETTLE_PASS_MS)
+        const minBlocks = Math.ceil((2 * (windowDevice(COUNT - 1) + 1)) / SETTLE_BLOCK);
+        let blocks = 0;
+        let quiet = 0;
+        while ((quiet < SETTLE_QUIET_BLOCKS || blocks < minBlocks) && blocks < SETTLE_MAX_BLOCKS) {
+          const before = jitLines();
+          bad += await drive(port, k, SETTLE_BLOCK, false, devicePort, perSecond, windowDevice);
+          k += SETTLE_BLOCK;
+          blocks++;
+          quiet = jitLines() === before ? quiet + 1 : 0;
+        }
+        settled = { blocks, settled: quiet >= SETTLE_QUIET_BLOCKS, jitLinesInWindow: 0 };
+        await new Promise((r) => setTimeout(r, RENEW_DUE_MS));
+        const pass = windowDevice(COUNT - 1) + 1;
+        bad += await drive(port, k, pass, false, devicePort, Infinity, windowDevice);
+        k += pass;
+        await new Promise((r) => setTimeout(r, RENEW_PAUSE_MS));
       }
+      const jitBefore = jitLines();
       const pids = [...processTree(pid), ...(redis === undefined ? [] : [redis.pid])];
       const before = redis === undefined ? undefined : await commandCalls(redis.port);
       for (const p of pids) control(p, '-z');
       for (const p of pids) control(p, '-i', 'on');
       const t0 = Date.now();
-      bad += await drive(port, WARMUP, COUNT, kind === 'echo', devicePort, redis === undefined ? Infinity : RATE, redis === undefined ? undefined : windowDevice);
+      bad += await drive(port, k, COUNT, kind === 'echo', devicePort, redis === undefined ? Infinity : RATE, redis === undefined ? undefined : windowDevice);
       windowMs = Date.now() - t0;
+      if (settled !== undefined) settled = { ...settled, jitLinesInWindow: jitLines() - jitBefore };
       for (const p of pids) control(p, '-i', 'off');
       for (const p of pids) control(p, '-d');
       if (redis !== undefined && before !== undefined) {
@@ -439,6 +435,8 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
     await exited;
     kamailio?.cleanup();
     await redis?.stop();
+    // with --keep, the server's output beside the dumps (settling: its tier-up and deopt lines)
+    if (settle && process.argv.includes('--keep')) writeFileSync(join(dir, `${name}.output.txt`), stdout);
   }
   // The dump requested above goes to `${out}.<pid>.1` (the final one at exit, all zero since, to
   // `${out}.<pid>`; with `whole`, only the one at exit): per process the largest total, summed over the
@@ -459,6 +457,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
     minorGc: kind === 'kamailio' || server.file === '' ? 0 : inclusiveOf(server.file, /MinorGCJob::Task::RunInternal|Heap::CollectGarbage/),
     windowMs,
     ...(rs === undefined ? {} : { redis: rs, idle: { instructions: totalsOf(dir, name, 2).instructions, ms: idleMs } }),
+    ...(settled === undefined ? {} : { settle: settled }),
   };
 }
 
@@ -511,6 +510,48 @@ async function measureKamailio(dir: string): Promise<Count> {
   return { instructions: full.instructions - base.instructions, bad: base.bad + full.bad, file: full.file, pid: full.pid, majorGc: 0, compile: 0, minorGc: 0, windowMs: 0 };
 }
 
+/** keepalive-redis's figures; `standalone`: the keepalive server's per keepalive, when measured. */
+function printRedis(kr: Count, split: ReturnType<typeof splitIdle>, standalone: number | undefined): void {
+  const n = (v: number): string => Math.round(v).toLocaleString('en-US');
+  const cmdList = (m: ReadonlyMap<string, number> | undefined): string => {
+    const list = [...(m ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]);
+    return list.length === 0 ? 'none' : list.map(([c, v]) => `${c} ${v}`).join(', ');
+  };
+  const fleetRate = DEVICES / 60;
+  process.stdout.write(
+    `keepalive + Redis ownership, busy window: ${n(kr.instructions / COUNT)} (platform) + ${n((kr.redis?.instructions ?? 0) / COUNT)} (redis-server) instructions per keepalive ` +
+      `(${COUNT} keepalives in ${(kr.windowMs / 1000).toFixed(1)} s${Number.isFinite(RATE) ? `, paced at ≤ ${RATE.toFixed(1)}/s` : ''})\n`,
+  );
+  if (kr.majorGc > kr.instructions * 0.05) {
+    process.stdout.write(`  of which V8 old-generation GC: ${n(kr.majorGc / COUNT)} per keepalive (a mark-compact fell in the counted window; run again)\n`);
+  }
+  process.stdout.write(`  of which (platform) TurboFan compilation ${n(kr.compile / COUNT)}, V8 GC, all kinds ${n(kr.minorGc / COUNT)} per keepalive\n`);
+  if (kr.settle !== undefined) {
+    const s = kr.settle;
+    process.stdout.write(
+      `  JIT: settled after ${s.blocks} × ${SETTLE_BLOCK} keepalives past the warm-up and a full collection${s.settled ? '' : ' (NOT settled: the cap was reached)'}; ${s.jitLinesInWindow} tier-up/deopt lines in the busy window\n`,
+    );
+  }
+  process.stdout.write(`  Redis commands: ${cmdList(kr.redis?.commands)}\n`);
+  // each renewal script runs one MGET; any other MGET is a check pass reading owners
+  const checkReads = (kr.redis?.commands.get('mget') ?? 0) - (kr.redis?.commands.get('evalsha') ?? 0);
+  if (checkReads > 0) process.stdout.write(`  ${checkReads} MGETs beyond the renewal scripts' own: check passes read claims in the busy window\n`);
+  const written = ['set', 'pexpire'].reduce((sum, c) => sum + (kr.redis?.commands.get(c) ?? 0), 0);
+  process.stdout.write(`  claims written or renewed (SET, PEXPIRE, in scripts too): ${written} for ${COUNT} keepalives (${COUNT / 2} expected: every other one)\n`);
+  process.stdout.write(
+    `  idle window (${((kr.idle?.ms ?? 0) / 1000).toFixed(1)} s, no keepalives: timers, ownership check passes, redis-server's cron): ` +
+      `${n(split.idlePlatformPerS)} (platform) + ${n(split.idleRedisPerS)} (redis-server) instructions a second; Redis commands: ${cmdList(kr.redis?.idleCommands)}\n`,
+  );
+  process.stdout.write(
+    `  per keepalive, the clock's share over the busy window taken out: ${n(split.platform)} (platform) + ${n(split.redis)} (redis-server) = ${n(split.perKeepalive)}` +
+      (standalone === undefined ? '\n' : `; the Redis path adds ${n(split.perKeepalive - standalone)} to the standalone figure\n`),
+  );
+  process.stdout.write(
+    `  at one keepalive per device per minute (${n(fleetRate)}/s for ${DEVICES.toLocaleString('en-US')} devices), the clock's share added: ` +
+      `${n(split.perKeepalive + (split.idlePlatformPerS + split.idleRedisPerS) / fleetRate)} per keepalive\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const serveKind = arg('serve', '');
   if (serveKind !== '') return serve(serveKind);
@@ -519,6 +560,15 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ka-callgrind-'));
   try {
     process.stdout.write(`callgrind: ${DEVICES} devices, ${WARMUP} warm-up keepalives, ${COUNT} counted\n`);
+    if (ONLY_REDIS) {
+      // intermediate runs of the Redis path alone: no echo, standalone, Kamailio or summary
+      const kr = await measure('keepalive-redis', dir);
+      printRedis(kr, splitIdle(kr), undefined);
+      if (kr.bad > 0) process.stdout.write(`unexpected answers: ${kr.bad}\n`);
+      if (keep) process.stdout.write(`callgrind files kept: ${kr.file} ${kr.redis?.file ?? ''}\n`);
+      if (process.argv.includes('--perf-map')) process.stdout.write(`JIT code map: /tmp/perf-${kr.pid}.map\n`);
+      return;
+    }
     const echo = await measure('echo', dir);
     const ka = await measure('keepalive', dir);
     const kr = WITH_REDIS ? await measure('keepalive-redis', dir) : undefined;
@@ -544,36 +594,7 @@ async function main(): Promise<void> {
     // the clock's share is ~0); and the cost at one keepalive per device per minute, the clock's share added
     const split = kr === undefined ? undefined : splitIdle(kr);
     const withRedis = split?.perKeepalive;
-    if (kr !== undefined && split !== undefined) {
-      const n = (v: number): string => Math.round(v).toLocaleString('en-US');
-      const cmdList = (m: ReadonlyMap<string, number> | undefined): string => {
-        const list = [...(m ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]);
-        return list.length === 0 ? 'none' : list.map(([c, v]) => `${c} ${v}`).join(', ');
-      };
-      const fleetRate = DEVICES / 60;
-      process.stdout.write(
-        `keepalive + Redis ownership, busy window: ${n(kr.instructions / COUNT)} (platform) + ${n((kr.redis?.instructions ?? 0) / COUNT)} (redis-server) instructions per keepalive ` +
-          `(${COUNT} keepalives in ${(kr.windowMs / 1000).toFixed(1)} s${Number.isFinite(RATE) ? `, paced at ≤ ${RATE.toFixed(1)}/s` : ''})\n`,
-      );
-      if (kr.majorGc > kr.instructions * 0.05) {
-        process.stdout.write(`  of which V8 old-generation GC: ${n(kr.majorGc / COUNT)} per keepalive (a mark-compact fell in the counted window; run again)\n`);
-      }
-      process.stdout.write(`  Redis commands: ${cmdList(kr.redis?.commands)}\n`);
-      const written = ['set', 'pexpire'].reduce((sum, c) => sum + (kr.redis?.commands.get(c) ?? 0), 0);
-      process.stdout.write(`  claims written or renewed (SET, PEXPIRE, in scripts too): ${written} for ${COUNT} keepalives (${COUNT / 2} expected: every other one)\n`);
-      process.stdout.write(
-        `  idle window (${((kr.idle?.ms ?? 0) / 1000).toFixed(1)} s, no keepalives: timers, ownership check passes, redis-server's cron): ` +
-          `${n(split.idlePlatformPerS)} (platform) + ${n(split.idleRedisPerS)} (redis-server) instructions a second; Redis commands: ${cmdList(kr.redis?.idleCommands)}\n`,
-      );
-      process.stdout.write(
-        `  per keepalive, the clock's share over the busy window taken out: ${n(split.platform)} (platform) + ${n(split.redis)} (redis-server) = ${n(split.perKeepalive)}; ` +
-          `the Redis path adds ${n(split.perKeepalive - ka.instructions / COUNT)} to the standalone figure\n`,
-      );
-      process.stdout.write(
-        `  at one keepalive per device per minute (${n(fleetRate)}/s for ${DEVICES.toLocaleString('en-US')} devices), the clock's share added: ` +
-          `${n(split.perKeepalive + (split.idlePlatformPerS + split.idleRedisPerS) / fleetRate)} per keepalive\n`,
-      );
-    }
+    if (kr !== undefined && split !== undefined) printRedis(kr, split, ka.instructions / COUNT);
     if (kam !== undefined) {
       process.stdout.write(`Kamailio (200 OK):   ${per(kam)} instructions per keepalive, all processes\n`);
       process.stdout.write(`ratios: project/Kamailio ${x(ka, kam)}; bare Node echo/Kamailio ${x(echo, kam)}; project above the echo ${Math.round((ka.instructions - echo.instructions) / COUNT).toLocaleString('en-US')} per keepalive\n`);

@@ -34,7 +34,8 @@ interface Bench {
 const BENCHES: readonly Bench[] = [
   { name: 'sip-parse', baseline: '6.6 µs CPU, 157k msg/s' },
   { name: 'keepalive', baseline: '15,000/s held; 39.8–55.3 µs CPU per keepalive at 10–15k/s' },
-  { name: 'keepalive-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: '54.6k instructions per keepalive, Kamailio 25.3k (2.16×), echo 22.1k (0.87×)', quickLimitMin: 12 },
+  { name: 'keepalive-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: '42.7–43.3k instructions per keepalive, Kamailio 25.2–25.3k (1.69–1.72×), echo 22.0–22.4k (0.87–0.89×); --redis: 53.4–54.7k (2.12–2.16×)', quickLimitMin: 12 },
+  { name: 'renewal-callgrind', needs: ['valgrind', 'callgrind_control'], baseline: 'per renewed device, platform + redis-server: batch 10 5.8–6.5k + 14.7k, batch 500 2.2k + 11.5k' },
   { name: 'register-callgrind', needs: ['valgrind', 'callgrind_control', 'kamailio'], baseline: '1.87–2.31M instructions per REGISTER + digest, Kamailio 92.9k (20–25×)', quickLimitMin: 12 },
   { name: 'forward', baseline: 'p99 +0.66–0.93 ms pinned; 0.66–0.70× direct (bare proxy 0.70–0.77×)' },
   { name: 'invite', baseline: '2,000 held, play p50 8–12 ms sequential, RSS 218 MB' },
@@ -52,7 +53,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'fuzz', baseline: '1,000,000 inputs over 9 parsers, 0 crashes (docs/chaos.md)' },
 ];
 /** Files of test/bench that are not benchmarks of their own. */
-const HELPERS = new Set(['run-all.ts', 'summary.ts', 'bare-proxy.ts', 'register-driver.ts', 'main-thread-cpu.ts', 'routing-table.ts', 'callgrind-v8.ts']);
+const HELPERS = new Set(['run-all.ts', 'summary.ts', 'bare-proxy.ts', 'register-driver.ts', 'main-thread-cpu.ts', 'routing-table.ts', 'callgrind-v8.ts', 'redis-callgrind.ts']);
 
 const { values: args } = parseArgs({
   options: {

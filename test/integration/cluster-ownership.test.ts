@@ -56,6 +56,26 @@ ownershipContract('redis cluster', async (keyPrefix) => {
   return { store, advance: sleep, close: () => store.close() };
 });
 
+describe('ownership renewals on a single server (issue 11 target 4b)', () => {
+  it('renewMany, written straight as RESP, loads its script again when the server lost it (SCRIPT FLUSH, as an empty restart)', async () => {
+    const c = await client(redis.url);
+    const store = createRedisOwnershipStore(c, { keyPrefix: 'vms:test:flush:' });
+    const ids = ['34020000001320000001', '34020000001320000002', 'dev{1}'];
+    await store.claimMany(
+      ids.map((deviceId) => ({ deviceId, ttlMs: 60_000 })),
+      'node-a',
+    );
+    await store.claim('34020000001320000003', 'node-b', 60_000);
+    for (let round = 0; round < 2; round++) {
+      await c.script('FLUSH');
+      const moved = await store.renewMany([...ids, '34020000001320000003'], 'node-a', 120_000);
+      assert.deepEqual([...moved], [['34020000001320000003', 'node-b']]);
+      for (const id of ids) assert.ok((await c.pttl(`vms:test:flush:{${id}}`)) > 60_000, `${id} renewed`);
+    }
+    await store.close();
+  });
+});
+
 describe('ownership batch cost (OWN-5)', () => {
   const claims = Array.from({ length: 10_000 }, (_, i) => ({ deviceId: `3402000000132${String(i).padStart(7, '0')}`, ttlMs: 60_000 }));
 

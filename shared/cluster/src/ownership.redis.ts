@@ -13,6 +13,8 @@
  * one slot and device keys spread over all slots, so batches are one command per key, which ioredis
  * auto-pipelining groups into one pipeline per node (~300 ms per 10 000 on a local 3-node cluster).
  */
+import type { Redis } from 'ioredis';
+import { encodedScript } from './encoded-script.redis.ts';
 import { StoreClosedError } from './errors.ts';
 import { createMoveWatch } from './ownership-moves.redis.ts';
 import { assertTtl, type OwnershipClaim, type OwnershipStore } from './ownership.port.ts';
@@ -67,8 +69,10 @@ const CLAIM_ONE_COMMAND = 'vmsClaimOwner';
 // gets the TTL again, a vacant one is written back, another instance's is left and reported. ARGV[1] =
 // owner, ARGV[2] = TTL (ms); returns {i, owner, …} for the keys another instance holds. One MGET and a
 // PEXPIRE per key: ~11k redis-server instructions per key (7.0, callgrind), against ~14.6k for the
-// SET per key of CLAIM_MANY and ~37k for a one-key EVAL. Sent by SHA (ioredis defineCommand): EVAL
-// would send and hash the body every time.
+// SET per key of CLAIM_MANY and ~37k for a one-key EVAL. Sent by SHA: EVAL would send and hash the body
+// every time. On a single server the EVALSHA is written straight from the device ids (encoded-script.redis.ts:
+// ioredis's per-argument work was most of the platform's cost of a renewal); in a cluster, one key per
+// script through ioredis (defineCommand), which routes it to the key's node.
 const RENEW_MANY = `
 local owners = redis.call('MGET', unpack(KEYS))
 local moved = {}
@@ -84,13 +88,11 @@ for i = 1, #KEYS do
   end
 end
 return moved`;
-const RENEW_COMMAND = 'vmsRenewOwners';
-/** The same script declared with one key: in a cluster, auto-pipelining groups commands by the key's slot. */
+/** The script declared with one key: in a cluster, auto-pipelining groups commands by the key's slot. */
 const RENEW_ONE_COMMAND = 'vmsRenewOwner';
 
 /** The script commands defineCommand adds to the client: numkeys, keys…, then ARGV (one key: no numkeys). */
 interface ScriptCommands {
-  [RENEW_COMMAND](numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   [RENEW_ONE_COMMAND](key: string, owner: string, ttlMs: number): Promise<unknown>;
   [CLAIM_COMMAND](numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   [CLAIM_ONE_COMMAND](key: string, owner: string, channel: string, ttlMs: number): Promise<unknown>;
@@ -108,18 +110,18 @@ export function createRedisOwnershipStore(client: RedisClient, opts: RedisOwners
   // OWN-4 notices go out on `<prefix>moved`: a store with its own key prefix (tests) hears only its own
   const channel = `${prefix}moved`;
   let closed = false;
-  client.defineCommand(RENEW_COMMAND, { lua: RENEW_MANY });
   client.defineCommand(RENEW_ONE_COMMAND, { lua: RENEW_MANY, numberOfKeys: 1 });
   client.defineCommand(CLAIM_COMMAND, { lua: CLAIM_MANY });
   client.defineCommand(CLAIM_ONE_COMMAND, { lua: CLAIM_MANY, numberOfKeys: 1 });
   const scripts = client as unknown as ScriptCommands;
   const moves = createMoveWatch(client, channel, prefix);
+  const renewEncoded = client.isCluster ? null : encodedScript(client as Redis, RENEW_MANY, prefix);
   /** The devices of `part` another instance holds, into `moved`. */
   const renewPart = async (part: readonly string[], instanceId: string, ttlMs: number, moved: Map<string, string>): Promise<void> => {
     const reply =
-      part.length === 1 && client.isCluster
+      renewEncoded === null
         ? await scripts[RENEW_ONE_COMMAND](key(part[0] as string), instanceId, ttlMs)
-        : await scripts[RENEW_COMMAND](part.length, ...part.map(key), instanceId, ttlMs);
+        : await renewEncoded.call(part, [instanceId, String(ttlMs)]);
     if (!Array.isArray(reply)) return;
     for (let j = 0; j + 1 < reply.length; j += 2) {
       const deviceId = part[Number(reply[j]) - 1];

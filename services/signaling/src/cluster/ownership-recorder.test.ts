@@ -292,6 +292,77 @@ describe('ownership recorder (OWN-1..5)', () => {
       await recorder.close();
     });
 
+    it('a batch goes at once when it fills one store command; the renewals left over follow as soon as it is done (OWN-5)', async () => {
+      const clock = new FakeClock(1_000_000);
+      const store = createMemoryOwnershipStore({ clock });
+      const renewals: string[][] = [];
+      let release: (() => void) | null = null;
+      const slow: OwnershipStore = {
+        ...store,
+        // the first batch stays in flight until released, as a slow round trip
+        renewMany: async (ids, i, t) => {
+          renewals.push([...ids]);
+          if (renewals.length === 1) await new Promise<void>((r) => (release = r));
+          return store.renewMany(ids, i, t);
+        },
+      };
+      const recorder = createOwnershipRecorder({ store: slow, instanceId: 'node-a', ttlMs: TTL, checkIntervalMs: 60 * TTL, clock, log: capture().log, renewFlushMs: FLUSH, renewBatchMax: 2 });
+      const ids = ['34020000001320000011', '34020000001320000012', '34020000001320000013', '34020000001320000014', '34020000001320000015'];
+      for (const id of ids) recorder.deviceSeen(id, true);
+      await settle();
+      clock.advance(100);
+      recorder.deviceSeen(ids[0] as string);
+      assert.deepEqual(renewals, [], 'one renewal waits for company');
+      recorder.deviceSeen(ids[1] as string);
+      clock.advance(0);
+      await settle();
+      assert.deepEqual(renewals, [ids.slice(0, 2)], 'two fill the batch: sent without waiting');
+      for (const id of ids.slice(2)) recorder.deviceSeen(id);
+      clock.advance(FLUSH);
+      await settle();
+      assert.equal(renewals.length, 1, 'one batch in flight at a time');
+      (release as unknown as () => void)();
+      await settle();
+      clock.advance(0);
+      await settle();
+      assert.deepEqual(renewals, [ids.slice(0, 2), ids.slice(2, 4)], 'a full queue goes as soon as the batch in flight is done');
+      clock.advance(0);
+      await settle();
+      assert.deepEqual(renewals, [ids.slice(0, 2), ids.slice(2, 4), ids.slice(4)], 'the one the cap left behind waited its window already');
+      await recorder.close();
+    });
+
+    it('a failed batch gives its leases back their previous expiry: at the default period the claim never expires while the device keeps alive, even when writes went through again meanwhile (OWN-1, FAIL-3)', async () => {
+      // the defaults: TTL 210 s, renew after 84 s, a keepalive every 60 s, batches after 1 s
+      const ttlMs = 210_000;
+      const clock = new FakeClock(1_000_000);
+      const store = createMemoryOwnershipStore({ clock });
+      const failing = new Set([1, 3, 4]); // renewMany calls (1-based) that fail: lost batches
+      let calls = 0;
+      const flaky: OwnershipStore = {
+        ...store,
+        renewMany: async (ids, i, t) => {
+          calls++;
+          if (failing.has(calls)) throw new OwnershipUnavailableError('timed out');
+          return store.renewMany(ids, i, t);
+        },
+      };
+      const recorder = createOwnershipRecorder({ store: flaky, instanceId: 'node-a', ttlMs, checkIntervalMs: 60 * ttlMs, clock, log: capture().log, renewAfterMs: 0.4 * ttlMs, renewFlushMs: FLUSH });
+      recorder.deviceSeen(DEV, true);
+      await settle();
+      const other = ['34020000001320000021', '34020000001320000022', '34020000001320000023'];
+      for (let s = 1; s <= 1200; s++) {
+        clock.advance(1000);
+        if (s % 60 === 0) recorder.deviceSeen(DEV); // its keepalive
+        // another device registers now and then: its claim goes through, so writes are not failing any more
+        if (s % 150 === 0) recorder.deviceSeen(other[(s / 150) % other.length] as string, true);
+        await settle();
+        assert.equal(await store.ownerOf(DEV), 'node-a', `claim held at ${s} s`);
+      }
+      assert.ok(calls >= 6, `renewals were sent (${calls}), three of them lost`);
+      await recorder.close();
+    });
+
     it('close() sends the queued renewals once', async () => {
       const { clock, recorder, renewals } = batched();
       recorder.deviceSeen(DEV, true);

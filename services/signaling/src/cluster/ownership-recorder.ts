@@ -23,6 +23,7 @@ import type { OwnershipStore } from '@vms/cluster';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { DeviceId } from '../devices/device.types.ts';
+import { batchFull, leaseAfterFailedBatch, seenAction, type RenewalPolicy } from './renewal-schedule.ts';
 
 export interface OwnershipMoved {
   readonly deviceId: DeviceId;
@@ -124,8 +125,15 @@ export interface OwnershipRecorderOptions {
    * however often it is seen, so the queue never holds more than the live leases; one batch is in
    * flight at a time. Keep it a small part of ttlMs − renewAfterMs (the claim's least remaining life
    * when a renewal is queued). Default 0: renewals are claims written at once, like the others.
+   * A batch whose write fails gives its leases back their previous expiry (renewal-schedule.ts
+   * leaseAfterFailedBatch), so each device's next message renews again.
    */
   readonly renewFlushMs?: number;
+  /**
+   * Renewals per batch: the queue goes at once when it holds this many, not when renewFlushMs ends
+   * (default 500, one script of the Redis store on a single server).
+   */
+  readonly renewBatchMax?: number;
   /**
    * This instance's own ownership of a device changed: a lease started (no live lease before) and its
    * claim is now written, or the device unregistered and its release is done. The routing hook's owner
@@ -141,6 +149,8 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   const renewAfterMs = o.renewAfterMs ?? 0;
   const checkAfterMs = o.checkAfterMs ?? 0;
   const renewFlushMs = o.renewFlushMs ?? 0;
+  const renewBatchMax = o.renewBatchMax ?? 500;
+  const policy: RenewalPolicy = { ttlMs: o.ttlMs, renewAfterMs, batching: renewFlushMs > 0 };
   /** Live leases whose renewal waits for the next renewMany (insertion order = first seen). */
   const renewals = new Set<DeviceId>();
   let renewTimer: TimerHandle | undefined;
@@ -192,34 +202,65 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     }
   };
 
-  const flushRenewals = (): void => {
+  /** The next batch goes after `delayMs`, unless one is scheduled already or in flight (it schedules the next). */
+  const scheduleFlush = (delayMs: number): void => {
+    if (renewing !== null || closed) return;
+    if (delayMs === 0 && renewTimer !== undefined) {
+      o.clock.clearTimeout(renewTimer);
+      renewTimer = undefined;
+    }
+    renewTimer ??= o.clock.setTimeout(flushRenewals, delayMs);
+  };
+
+  function flushRenewals(): void {
     renewTimer = undefined;
     if (renewing !== null || renewals.size === 0) return; // the batch in flight schedules the next
     const now = o.clock.now();
+    const sentUntil = now + o.ttlMs; // the claims' new expiry: now + TTL, sent below
     const ids: DeviceId[] = [];
+    /** each sent device's lease before this batch, for leaseAfterFailedBatch */
+    const before: (number | undefined)[] = [];
+    /** sent devices that had no live lease when seen (a lapsed claim written back): the routing cache hears of them */
+    let fresh: DeviceId[] | null = null;
     for (const id of renewals) {
+      if (ids.length === renewBatchMax) break; // the rest go in the next batch, at once
+      renewals.delete(id);
+      const wasFresh = freshRenewals.size > 0 && freshRenewals.delete(id);
       if (!live(id, now)) continue; // lapsed meanwhile (released ones left the queue in deviceGone)
-      leases.set(id, now + o.ttlMs); // the claim's new expiry: now + TTL, sent below
+      if (wasFresh) (fresh ??= []).push(id);
+      before.push(leases.get(id));
+      leases.set(id, sentUntil);
       ids.push(id);
     }
-    renewals.clear();
-    const fresh = freshRenewals.size === 0 ? null : [...freshRenewals];
-    freshRenewals.clear();
+    /** renewals left by the cap waited their window already: they go as soon as this batch is done */
+    const leftOver = renewals.size > 0;
     if (ids.length === 0) return;
-    renewing = o.store.renewMany(ids, o.instanceId, o.ttlMs).then(
-      (elsewhere) => {
-        claimWritten();
-        for (const [id, owner] of elsewhere) if (leases.has(id)) moved(id, owner);
-        // a lease that had lapsed is ours again in the store: a routing read made meanwhile is dropped
-        if (fresh !== null && changed !== undefined) for (const id of fresh) if (leases.has(id)) changed(id);
-      },
-      claimFailed,
-    );
-    void renewing.finally(() => {
-      renewing = null;
-      if (renewals.size > 0 && !closed) renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
-    });
-  };
+    const sent = fresh;
+    renewing = o.store
+      .renewMany(ids, o.instanceId, o.ttlMs)
+      .then(
+        (elsewhere) => {
+          claimWritten();
+          for (const [id, owner] of elsewhere) if (leases.has(id)) moved(id, owner);
+          // a lease that had lapsed is ours again in the store: a routing read made meanwhile is dropped
+          if (sent !== null && changed !== undefined) for (const id of sent) if (leases.has(id)) changed(id);
+        },
+        (err: unknown) => {
+          // applied or not, nobody knows: each lease goes back to the last write known, so the device's
+          // next message renews again (renewal-schedule.ts)
+          ids.forEach((id, i) => {
+            const lease = leaseAfterFailedBatch(leases.get(id), sentUntil, before[i]);
+            if (lease === undefined) leases.delete(id);
+            else leases.set(id, lease);
+          });
+          claimFailed(err);
+        },
+      )
+      .finally(() => {
+        renewing = null;
+        if (renewals.size > 0) scheduleFlush(leftOver || batchFull(renewals.size, renewBatchMax) ? 0 : renewFlushMs);
+      });
+  }
 
   const checkOnce = async (): Promise<void> => {
     const now = o.clock.now();
@@ -293,14 +334,13 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       if (closed) return;
       const now = o.clock.now();
       const until = leases.get(deviceId);
-      const leased = until !== undefined && until > now;
-      // written less than renewAfterMs ago (lease = last write + TTL) and writes are going through
-      if (!register && leased && now < until - o.ttlMs + renewAfterMs && !claimsFailing) return;
-      if (renewFlushMs > 0 && !register && !claimsFailing) {
+      const action = seenAction(policy, now, until, register, claimsFailing);
+      if (action === 'skip') return; // written less than renewAfterMs ago, and writes are going through
+      if (action === 'batch') {
         // a renewal, batched; one whose lease lapsed (claimed no more, or vacant: an unrenewed claim
         // ends with the lease) is written back only if still vacant — only a REGISTER moves a device
         // (OWN-1, OWN-4); renewMany reports one held elsewhere and this instance stops acting for it
-        if (!leased) {
+        if (until === undefined || until <= now) {
           leases.set(deviceId, now + o.ttlMs);
           if (changed !== undefined) {
             freshRenewals.add(deviceId);
@@ -308,7 +348,7 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
           }
         }
         renewals.add(deviceId);
-        renewTimer ??= o.clock.setTimeout(flushRenewals, renewFlushMs);
+        scheduleFlush(batchFull(renewals.size, renewBatchMax) ? 0 : renewFlushMs);
         return;
       }
       const fresh = changed !== undefined && !live(deviceId, now);
@@ -398,9 +438,13 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
       if (timer !== undefined) o.clock.clearTimeout(timer);
       timer = undefined;
       if (renewTimer !== undefined) o.clock.clearTimeout(renewTimer);
+      renewTimer = undefined;
       await renewing;
-      flushRenewals(); // the queued renewals, once, before the store closes
-      await renewing;
+      // the queued renewals, once, before the store closes (in batches of renewBatchMax)
+      while (renewals.size > 0) {
+        flushRenewals();
+        await renewing;
+      }
       await checking;
       listeners.clear();
     },
