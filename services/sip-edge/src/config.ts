@@ -2,6 +2,7 @@
 // problem at once). Documented in README.md.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
 import { DEFAULT_SHED_POLICY, type ShedPolicy } from '@vms/sip';
+import { DEFAULT_MAX_FLOW_DEVICES } from './flow-devices.ts';
 
 export interface EdgeConfig {
   readonly code: string;
@@ -15,6 +16,8 @@ export interface EdgeConfig {
   readonly rules: readonly PlacementRule[];
   readonly maxRequestsPerSec: number;
   readonly perAddressRequestsPerSec: number;
+  /** Flows whose device is remembered (flow-devices.ts): INVITE placement, and refreshes never shed. */
+  readonly maxFlowDevices: number;
   /** How the edge reaches shards; over TCP with these bounds (shard-links.ts). */
   readonly shardTransport: 'udp' | 'tcp';
   readonly shardLinks: { readonly connections: number; readonly maxQueued: number; readonly backoffMaxMs: number };
@@ -110,6 +113,7 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
     rules,
     maxRequestsPerSec: int('VMS_EDGE_MAX_REQUESTS_PER_SEC', 20_000, 1, 10_000_000),
     perAddressRequestsPerSec: int('VMS_EDGE_PER_ADDRESS_REQUESTS_PER_SEC', 200, 1, 10_000_000),
+    maxFlowDevices: int('VMS_EDGE_MAX_FLOW_DEVICES', DEFAULT_MAX_FLOW_DEVICES, 1, 10_000_000),
     shardTransport: shardTransport === 'tcp' ? 'tcp' : 'udp',
     shardLinks: {
       connections: int('VMS_EDGE_SHARD_TCP_CONNECTIONS', 2, 1, 64),

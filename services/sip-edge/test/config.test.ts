@@ -29,6 +29,8 @@ describe('edge settings', () => {
 
   it('the overload marks: the shards\' defaults, each settable, a crossed band or an out-of-range value named', () => {
     assert.deepEqual(loadEdgeConfig(base).shedPolicy, DEFAULT_SHED_POLICY);
+    assert.equal(loadEdgeConfig(base).maxFlowDevices, 100_000);
+    assert.equal(loadEdgeConfig({ ...base, VMS_EDGE_MAX_FLOW_DEVICES: '400000' }).maxFlowDevices, 400_000);
     const set = loadEdgeConfig({
       ...base,
       VMS_EDGE_SHED_QUEUE_HIGH: '1048576',
