@@ -288,6 +288,9 @@ async function main(): Promise<void> {
         // each SIPp process is one address with thousands of devices behind it (a large NAT'd site, the
         // case the edge's README names for raising it); the global ceiling stays at its default
         VMS_EDGE_PER_ADDRESS_REQUESTS_PER_SEC: '1000000',
+        // every device's flow remembered (default 100,000): a REGISTER from a remembered flow is a
+        // refresh, never shed by the edge's overload control (README, Overload)
+        VMS_EDGE_MAX_FLOW_DEVICES: String(Math.max(100_000, DEVICES)),
         LOG_LEVEL: 'info',
       },
       healthUrl: `http://127.0.0.1:${edgeMetricsPort}/metrics`,

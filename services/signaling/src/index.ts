@@ -5,7 +5,7 @@ export { SETTINGS, envNameOf, type SettingKey } from './config/schema.ts';
 export type { Config, SipSettings, HttpSettings, RedisSettings, MysqlSettings, AuthSettings, LogLevel } from './config/config.types.ts';
 export * from './errors/catalog.ts';
 export { signToken, verifyToken } from './auth/jwt.ts';
-export { udpReceiveQueueBytes } from './sip/register-shedding.ts';
+export { udpReceiveQueueBytes } from '@vms/sip';
 export type { Principal } from './auth/principal.ts';
 export type { DeviceRepository } from './devices/device-repository.port.ts';
 export * from './devices/device.types.ts';

@@ -1,6 +1,8 @@
 // The edge's settings, read and validated once from the environment (a bad value names its variable; every
 // problem at once). Documented in README.md.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
+import { DEFAULT_SHED_POLICY, type ShedPolicy } from '@vms/sip';
+import { DEFAULT_MAX_FLOW_DEVICES } from './flow-devices.ts';
 
 export interface EdgeConfig {
   readonly code: string;
@@ -14,9 +16,13 @@ export interface EdgeConfig {
   readonly rules: readonly PlacementRule[];
   readonly maxRequestsPerSec: number;
   readonly perAddressRequestsPerSec: number;
+  /** Flows whose device is remembered (flow-devices.ts): INVITE placement, and refreshes never shed. */
+  readonly maxFlowDevices: number;
   /** How the edge reaches shards; over TCP with these bounds (shard-links.ts). */
   readonly shardTransport: 'udp' | 'tcp';
   readonly shardLinks: { readonly connections: number; readonly maxQueued: number; readonly backoffMaxMs: number };
+  /** Marks of the overload control (overload.ts): when new REGISTERs are answered 503. */
+  readonly shedPolicy: ShedPolicy;
   readonly metricsHost: string;
   /** 0 = no metrics endpoint. */
   readonly metricsPort: number;
@@ -70,6 +76,30 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
   }
   const shardTransport = str('VMS_EDGE_SHARD_TRANSPORT', 'udp').toLowerCase();
   if (shardTransport !== 'udp' && shardTransport !== 'tcp') issues.push(`VMS_EDGE_SHARD_TRANSPORT: udp or tcp expected, got ${JSON.stringify(shardTransport)}`);
+  // The overload control's marks (overload.ts; the shards' vms.limits.register-shed-*): each a band, the
+  // shed share rising over the high mark and falling under the low one.
+  const d = DEFAULT_SHED_POLICY;
+  const queueHigh = int('VMS_EDGE_SHED_QUEUE_HIGH', d.highQueueBytes, 1024, 1 << 30);
+  const queueLow = int('VMS_EDGE_SHED_QUEUE_LOW', d.lowQueueBytes, 0, 1 << 30);
+  if (queueLow >= queueHigh) issues.push(`VMS_EDGE_SHED_QUEUE_LOW: must be below VMS_EDGE_SHED_QUEUE_HIGH (${queueLow} >= ${queueHigh})`);
+  const utilizationHigh = int('VMS_EDGE_SHED_UTILIZATION_HIGH', d.highUtilization * 100, 1, 100);
+  const utilizationLow = int('VMS_EDGE_SHED_UTILIZATION_LOW', d.lowUtilization * 100, 0, 100);
+  if (utilizationLow >= utilizationHigh) issues.push(`VMS_EDGE_SHED_UTILIZATION_LOW: must be below VMS_EDGE_SHED_UTILIZATION_HIGH (${utilizationLow} >= ${utilizationHigh})`);
+  const shedPolicy: ShedPolicy = {
+    ...d,
+    highQueueBytes: queueHigh,
+    lowQueueBytes: queueLow,
+    highUtilization: utilizationHigh / 100,
+    lowUtilization: utilizationLow / 100,
+    maxFraction: int('VMS_EDGE_SHED_MAX_SHARE', d.maxFraction * 100, 1, 99) / 100,
+    sheddingReceiveBufferBytes: int('VMS_EDGE_SHED_RECEIVE_BUFFER', d.sheddingReceiveBufferBytes, 64 * 1024, 1 << 30),
+    retryAfterMinSec: int('VMS_EDGE_SHED_RETRY_AFTER', d.retryAfterMinSec, 1, 3600),
+    retryAfterSpreadSec: int('VMS_EDGE_SHED_RETRY_AFTER_SPREAD', d.retryAfterSpreadSec, 0, 3600),
+    retryAfterMaxSpreadSec: int('VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD', d.retryAfterMaxSpreadSec, 0, 86_400),
+  };
+  if (shedPolicy.retryAfterMaxSpreadSec < shedPolicy.retryAfterSpreadSec) {
+    issues.push(`VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: must not be below VMS_EDGE_SHED_RETRY_AFTER_SPREAD (${shedPolicy.retryAfterMaxSpreadSec} < ${shedPolicy.retryAfterSpreadSec})`);
+  }
   const config: EdgeConfig = {
     code,
     bindHost: str('VMS_EDGE_BIND_HOST', '0.0.0.0'),
@@ -83,12 +113,14 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
     rules,
     maxRequestsPerSec: int('VMS_EDGE_MAX_REQUESTS_PER_SEC', 20_000, 1, 10_000_000),
     perAddressRequestsPerSec: int('VMS_EDGE_PER_ADDRESS_REQUESTS_PER_SEC', 200, 1, 10_000_000),
+    maxFlowDevices: int('VMS_EDGE_MAX_FLOW_DEVICES', DEFAULT_MAX_FLOW_DEVICES, 1, 10_000_000),
     shardTransport: shardTransport === 'tcp' ? 'tcp' : 'udp',
     shardLinks: {
       connections: int('VMS_EDGE_SHARD_TCP_CONNECTIONS', 2, 1, 64),
       maxQueued: int('VMS_EDGE_SHARD_TCP_MAX_QUEUED', 1000, 1, 1_000_000),
       backoffMaxMs: int('VMS_EDGE_SHARD_TCP_BACKOFF_MAX_MS', 5000, 100, 600_000),
     },
+    shedPolicy,
     metricsHost: str('VMS_EDGE_METRICS_HOST', '0.0.0.0'),
     metricsPort: int('VMS_EDGE_METRICS_PORT', 9091, 0, 65535),
     logLevel: str('LOG_LEVEL', 'info'),

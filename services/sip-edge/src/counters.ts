@@ -14,8 +14,11 @@ const OTHER = COUNTED_METHODS.length - 1;
 export const REFUSALS = ['flow_token', 'not_a_device', 'method', 'hops', 'no_shard', 'unknown_flow'] as const;
 export type Refusal = (typeof REFUSALS)[number];
 
-/** `shard_link`: the TCP links to the shard had their bound of queued/unwritten messages (shard-links.ts). */
-export const SHED_BOUNDS = ['global', 'address', 'shard_link'] as const;
+/**
+ * `shard_link`: the TCP links to the shard had their bound of queued/unwritten messages (shard-links.ts);
+ * `overload`: a new REGISTER while the edge's own receive queue (or event loop) is behind (overload.ts).
+ */
+export const SHED_BOUNDS = ['global', 'address', 'shard_link', 'overload'] as const;
 export type ShedBound = (typeof SHED_BOUNDS)[number];
 
 export class EdgeCounters {

@@ -3,11 +3,12 @@
 // edges behind one address work when they share the flow secret.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
 import { systemClock, type Clock } from '@vms/clock';
-import { buildDatagramResponse, createResponse, getTopVia, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
+import { buildDatagramResponse, createResponse, getTopVia, peekDatagramRequest, SipStatus, SipTransport, stampDatagramVia, type Flow, type ShedPolicy, type SipLogger, type SipMessage, type SipRequest, type TransportName } from '@vms/sip';
 import { EdgeCounters, type ShedBound } from './counters.ts';
 import { forwardDeviceDatagram, forwardShardResponse, isResponseDatagram, readDeviceDatagram } from './datagram-forward.ts';
 import { FlowDevices } from './flow-devices.ts';
 import { FlowCodec, type DeviceFlowRef } from './flow-token.ts';
+import { createEdgeOverload, type EdgeOverload, type EdgeOverloadOptions } from './overload.ts';
 import { FLOW_PARAM, forwardRequest, forwardResponse, SHARD_PARAM, type ForwardAction, type ForwardContext } from './forward.ts';
 import { AddressBuckets, TokenBucket } from './rate-limit.ts';
 import type { ShardSource } from './shard-source.ts';
@@ -42,6 +43,10 @@ export interface EdgeOptions {
   readonly now?: () => number;
   /** Timers of the TCP links' reconnects. */
   readonly clock?: Clock;
+  /** Marks of the overload control (overload.ts: new REGISTERs 503 while behind); default the shards' DEFAULT_SHED_POLICY. */
+  readonly shedPolicy?: ShedPolicy;
+  /** The overload sampler's signals and randomness, for tests. */
+  readonly overloadProbe?: Pick<EdgeOverloadOptions, 'readReceiveQueue' | 'utilization' | 'random'>;
 }
 
 export interface EdgeStats {
@@ -63,6 +68,8 @@ export interface SipEdge {
   readonly shards: ShardSource;
   /** The TCP links to shards (`shardTransport: 'tcp'`), else null. */
   readonly links: ShardLinks | null;
+  /** The overload control: its shedder's share (metrics.ts reads it). */
+  readonly overload: Pick<EdgeOverload, 'shedder'>;
   close(): Promise<void>;
 }
 
@@ -124,6 +131,16 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
   const global = new TokenBucket(o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, o.maxRequestsPerSec ?? DEFAULT_MAX_REQUESTS_PER_SEC, now());
   const perRate = o.perAddressRequestsPerSec ?? DEFAULT_PER_ADDRESS_REQUESTS_PER_SEC;
   const perAddress = new AddressBuckets(perRate, perRate * 2, o.maxAddresses ?? DEFAULT_MAX_ADDRESSES);
+  // new REGISTERs answered 503 while the socket is behind, decided from the bytes (overload.ts)
+  const overload = createEdgeOverload({
+    log: o.log,
+    sipPort: transport.port,
+    devices,
+    setReceiveBuffer: (bytes) => transport.setUdpReceiveBuffer(bytes),
+    receiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES,
+    ...(o.shedPolicy === undefined ? {} : { policy: o.shedPolicy }),
+    ...o.overloadProbe,
+  });
   const stats: EdgeStats = { toShard: 0, toDevice: 0, toVia: 0, replied: 0, shed: 0, dropped: 0, sendErrors: 0 };
   const counters = new EdgeCounters();
 
@@ -225,6 +242,13 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
       }
       return out;
     }
+    const shed = overload.shed(data, flow);
+    if (shed !== undefined) {
+      stats.shed++;
+      stats.replied++;
+      counters.shedBy('overload');
+      return shed;
+    }
     if (links !== null) return undefined; // shards over TCP: the parsed path sends on the links
     const request = readDeviceDatagram(data);
     if (request === undefined) return undefined; // the parsed path admits (or not) and decides
@@ -291,8 +315,10 @@ export async function startEdge(o: EdgeOptions): Promise<SipEdge> {
     counters,
     shards: o.shards,
     links,
+    overload,
     close() {
       closing ??= (async () => {
+        overload.close();
         o.shards.close();
         links?.close();
         await transport.close();

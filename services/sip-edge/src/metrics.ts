@@ -14,6 +14,8 @@ export interface EdgeMetricsSources {
   readonly shards: ShardSource;
   /** The TCP links to shards, when the edge uses them. */
   readonly links?: ShardLinks | null;
+  /** Share (0..1) of new REGISTERs the overload control answers 503 now (overload.ts). */
+  readonly shedShare?: () => number;
   /** Node.js process metrics (event-loop lag, heap, CPU). Default true. */
   readonly defaultMetrics?: boolean;
 }
@@ -54,7 +56,7 @@ export function createEdgeMetrics(s: EdgeMetricsSources): EdgeMetrics {
   mirrored(registry, 'vms_edge_responses_forwarded_total', 'SIP responses forwarded, by direction', ['direction'], function* () {
     for (const [d, direction] of DIRECTIONS.entries()) yield [{ direction }, c.responses[d]!];
   });
-  mirrored(registry, 'vms_edge_shed_total', 'requests answered 503 + Retry-After at a bound (global ceiling or per source address)', ['bound'], function* () {
+  mirrored(registry, 'vms_edge_shed_total', 'requests answered 503 + Retry-After at a bound: global ceiling, per source address, shard link queue, or overload (new REGISTERs while the edge is behind)', ['bound'], function* () {
     for (const [i, bound] of SHED_BOUNDS.entries()) yield [{ bound }, c.shed[i]!];
   });
   mirrored(registry, 'vms_edge_refused_total', 'requests answered (or responses dropped) by the edge itself, by reason; flow_token = a Route/Via flow not signed by an edge holding the secret', ['reason'], function* () {
@@ -97,6 +99,17 @@ export function createEdgeMetrics(s: EdgeMetricsSources): EdgeMetrics {
       this.set({ state: 'offline' }, list.length - eligible - draining);
     },
   });
+  const shedShare = s.shedShare;
+  if (shedShare !== undefined) {
+    new Gauge({
+      name: 'vms_edge_register_shed_share',
+      help: 'share (0..1) of new REGISTERs answered 503 + Retry-After now because the edge is behind (its receive queue or event loop over the marks)',
+      registers: [registry],
+      collect() {
+        this.set(shedShare());
+      },
+    });
+  }
   const links = s.links;
   if (links !== undefined && links !== null) {
     new Gauge({

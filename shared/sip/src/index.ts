@@ -77,3 +77,11 @@ export { type DatagramShortcut } from './transport/transport.ts';
 export { stampCanonicalViaAt } from './transport/canonical-via.ts';
 export { peekDatagramRequest, stampDatagramVia, buildDatagramResponse } from './transport/datagram-shortcut.ts';
 export { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, HeaderScan, requestLineEnd, requestMethod, scanHeaderSection } from './transport/header-scan.ts';
+// Overload control of REGISTER (issue 11): the pure controller, its sampler and the receive-queue reader,
+// for the signaling instances and the SIP edge.
+export {
+  answersChallenge, CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS,
+  queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy, type ShedSample,
+} from './overload/register-shedding.ts';
+export { readReceiveQueue } from './overload/receive-queue.ts';
+export { createShedSampler, SAMPLE_MS, type ShedSampler, type ShedSamplerOptions } from './overload/shed-sampler.ts';

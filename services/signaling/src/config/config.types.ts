@@ -1,6 +1,6 @@
 import type { PlacementRule } from '@vms/routing';
 import type { MediaNode } from '@vms/media';
-import type { ShedPolicy } from '../sip/register-shedding.ts';
+import type { ShedPolicy } from '@vms/sip';
 import type { SettingKey } from './schema.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

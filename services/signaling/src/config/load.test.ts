@@ -11,7 +11,7 @@ import {
 } from '@vms/sip';
 import { DEFAULT_HTTP_LIMITS } from '../http/http-server.ts';
 import { DEFAULT_DEVICE_LIMITS } from '../sip/device-admission.ts';
-import { DEFAULT_SHED_POLICY } from '../sip/register-shedding.ts';
+import { DEFAULT_SHED_POLICY } from '@vms/sip';
 import { deviceLimits, httpLimits, mysqlPoolLimits, sipStackLimits } from './limits.ts';
 import { loadConfig, type ConfigIo } from './load.ts';
 import { envNameOf, SETTINGS } from './schema.ts';

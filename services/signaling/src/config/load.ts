@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
 import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
 import { parseMediaNodes } from '../media/media-nodes.config.ts';
-import { DEFAULT_SHED_POLICY } from '../sip/register-shedding.ts';
+import { DEFAULT_SHED_POLICY } from '@vms/sip';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {

@@ -10,7 +10,7 @@ import { createDeviceFlows } from './device-flows.ts';
 import { answersChallenge, createRegisterAdmission } from './register-admission.ts';
 import { decideRegisterAuth } from './register-auth.ts';
 import { createStatelessChallenge, deltaSeconds } from './register-challenge.ts';
-import { CALM_ARRIVALS } from './register-shedding.ts';
+import { CALM_ARRIVALS } from '@vms/sip';
 
 const DEV = '34020000001320000001';
 const PASSWORD = '12345678';

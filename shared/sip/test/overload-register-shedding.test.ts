@@ -2,8 +2,8 @@
 // the two parsers its signals need (the receive queue from /proc/net/udp, the From user).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readReceiveQueue } from './register-admission.ts';
-import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedSample } from './register-shedding.ts';
+import { readReceiveQueue } from '../src/overload/receive-queue.ts';
+import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedSample } from '../src/overload/register-shedding.ts';
 
 const KiB = 1024;
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };

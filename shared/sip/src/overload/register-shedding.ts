@@ -15,7 +15,9 @@
 // read, event-loop utilization (perf_hooks; on a machine shared with other work it reads busy while the
 // process merely waits for a core, hence only the fallback). The shed fraction rises while a signal is
 // over its mark and falls back slowly, so the instance settles at the rate it can finish; pure, with the
-// sample passed in (the sampler is register-admission.ts).
+// sample passed in (the sampler is shed-sampler.ts, the /proc reads receive-queue.ts). Used by the
+// signaling instances (services/signaling register-admission.ts) and by the SIP edge in front of them
+// (services/sip-edge overload.ts), which both take every device's REGISTER on one UDP socket.
 //
 // The shed share moves like TCP's window, on the admitted share (1 − shed): cut to a quarter in each
 // overloaded window, straight to the cap when the queue is far over its mark, given back additively in
@@ -263,4 +265,17 @@ export function udpReceiveQueueBytes(procNetUdp: string, port: number): number |
     if (Number.isFinite(rx)) total = (total ?? 0) + rx;
   }
   return total;
+}
+
+const AUTHORIZATION_LINE = Buffer.from('\r\nAuthorization:', 'latin1');
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+
+/**
+ * A REGISTER datagram with an Authorization header line (as devices spell it) in its header section:
+ * the second leg of a registration, the answer to a challenge, which is never shed (finishing it is
+ * cheaper than starting over). Read from the bytes, without a parse.
+ */
+export function answersChallenge(data: Buffer): boolean {
+  const at = data.indexOf(AUTHORIZATION_LINE);
+  return at >= 0 && at < data.indexOf(HEAD_END);
 }

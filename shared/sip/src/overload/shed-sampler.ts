@@ -1,0 +1,121 @@
+// Feeds a RegisterShedder (register-shedding.ts) every SAMPLE_MS: the SIP UDP socket's receive queue
+// (receive-queue.ts, its cost bounded by QUEUE_READ_BUDGET), event-loop utilization (perf_hooks), the
+// REGISTERs counted by the caller and the handlers it has in flight; shrinks the socket's receive
+// buffer at the cap and restores it after; logs entering and leaving shedding (not each request).
+// Shared by the signaling instances (register-admission.ts) and the SIP edge (overload.ts): what they
+// do with the shedder's verdict is theirs.
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { SipLogger } from '../transport/logger.ts';
+import { readReceiveQueue } from './receive-queue.ts';
+import { DEFAULT_SHED_POLICY, nextQueueReadAt, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, type ShedPolicy } from './register-shedding.ts';
+
+/** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
+export const SAMPLE_MS = 100;
+
+export interface ShedSamplerOptions {
+  readonly log: SipLogger;
+  /** The SIP UDP port, whose receive queue is the main signal. */
+  readonly sipPort: number;
+  /** The shedder's marks; default DEFAULT_SHED_POLICY. */
+  readonly policy?: ShedPolicy;
+  /** Handlers in flight now (ShedSample.pending); default none. */
+  readonly pending?: () => number;
+  /** Resizes the SIP UDP socket's receive buffer: to the policy's shedding size at the cap, back to `receiveBufferBytes` after. */
+  readonly setReceiveBuffer?: (bytes: number) => void;
+  /** The socket's ordinary receive buffer, restored when shedding stops. */
+  readonly receiveBufferBytes?: number;
+  /** Reads the receive queue of the socket on a port (default: /proc/net/udp and udp6); for tests. */
+  readonly readReceiveQueue?: (port: number) => number | null;
+  /** Event-loop utilization of the window since `last` (default perf_hooks); for tests. */
+  readonly utilization?: () => number;
+}
+
+export interface ShedSampler {
+  readonly shedder: RegisterShedder;
+  /** One REGISTER the shedder may decide on (ShedSample.arrivals): a window without any does not shed. */
+  arrived(): void;
+  /** Receive-queue reads so far. */
+  readonly queueReads: number;
+  close(): void;
+}
+
+/** perf_hooks' utilization since the previous call. */
+function loopUtilization(): () => number {
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const u = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    return u;
+  };
+}
+
+export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
+  const policy = o.policy ?? DEFAULT_SHED_POLICY;
+  const shedder = new RegisterShedder(policy);
+  const pending = o.pending ?? (() => 0);
+  const utilizationSince = o.utilization ?? loopUtilization();
+  let shrunk = false;
+  let arrivals = 0;
+  let wasShedding = false;
+  let warnedCrowded = false;
+  const crowded = (sockets: number): void => {
+    if (warnedCrowded) return;
+    warnedCrowded = true;
+    o.log.info(
+      { udpSockets: sockets, max: QUEUE_READ_MAX_SOCKETS },
+      'too many UDP sockets in this network namespace to read the SIP receive queue from /proc/net/udp: registration shedding decides by event-loop utilization',
+    );
+  };
+  const readQueue = o.readReceiveQueue ?? ((port: number) => readReceiveQueue(port, crowded));
+  /** No receive-queue read before this (performance.now()): the read's cost is bounded (QUEUE_READ_BUDGET). */
+  let queueReadAfter = 0;
+  let queueReads = 0;
+  const sampleQueue = (): number | null => {
+    const started = performance.now();
+    if (started < queueReadAfter) return null;
+    queueReads++;
+    const bytes = readQueue(o.sipPort);
+    queueReadAfter = nextQueueReadAt(started, performance.now() - started);
+    return bytes;
+  };
+  const timer = setInterval(() => {
+    const inFlight = pending();
+    const utilization = utilizationSince();
+    // no registrations: nothing to decide, and no /proc read per window on a keepalive-only load
+    // (keepalive-callgrind bills every instruction of the process to its keepalives)
+    if (arrivals === 0 && inFlight === 0 && shedder.fraction === 0) return;
+    // a calm window (few arrivals, the loop idle part of it) decides by utilization, without the /proc read
+    const queueBytes = queueSampleNeeded(shedder, { utilization, pending: inFlight, arrivals }, policy) ? sampleQueue() : null;
+    shedder.observe({ queueBytes, utilization, pending: inFlight, arrivals });
+    arrivals = 0;
+    if (o.setReceiveBuffer !== undefined && o.receiveBufferBytes !== undefined) {
+      // at the cap the kernel drops what would be answered after the sender retransmitted it anyway;
+      // the ordinary size again once shedding has stopped (a second of calm from the cap)
+      const step = receiveBufferStep(shedder, shrunk);
+      if (step !== 'keep') {
+        shrunk = step === 'shrink';
+        o.setReceiveBuffer(shrunk ? policy.sheddingReceiveBufferBytes : o.receiveBufferBytes);
+      }
+    }
+    const shedding = shedder.fraction > 0;
+    if (shedding !== wasShedding) {
+      // transitions only: a log line per window would itself be load
+      if (shedding) o.log.warn({ pending: inFlight, queueBytes, utilization, shedTotal: shedder.shed }, 'overloaded: shedding new registrations with 503');
+      else o.log.info({ shedTotal: shedder.shed }, 'load back under the mark: registrations admitted again');
+      wasShedding = shedding;
+    }
+  }, SAMPLE_MS);
+  timer.unref();
+
+  return {
+    shedder,
+    arrived: () => {
+      arrivals++;
+    },
+    get queueReads() {
+      return queueReads;
+    },
+    close: () => clearInterval(timer),
+  };
+}
