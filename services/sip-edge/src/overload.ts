@@ -12,9 +12,9 @@
 // over the marks, given back slowly; Retry-After spread; the receive buffer shrunk at the cap). What the
 // edge sheds, decided here from the bytes: a REGISTER without Authorization from a flow it forwards for
 // no device (flow-devices.ts) — a device starting to register. Never shed: the answer to a challenge
-// (Authorization: finishing it is cheaper than starting over), a refresh from a flow a device already
-// spoke on (it keeps the device online), keepalives and every other request, responses.
-import { answersChallenge, buildDatagramResponse, createShedSampler, peekDatagramRequest, SipStatus, stampDatagramVia, type Flow, type RegisterShedder, type ShedPolicy, type SipLogger } from '@vms/sip';
+// (Authorization: finishing it is cheaper than starting over), a refresh by the device that last spoke
+// on its flow (it keeps the device online), keepalives and every other request, responses.
+import { answersChallenge, buildDatagramResponse, createShedSampler, fromUser, peekDatagramRequest, SipStatus, stampDatagramVia, type Flow, type RegisterShedder, type ShedPolicy, type SipLogger } from '@vms/sip';
 import type { DatagramOut } from './datagram-forward.ts';
 import type { FlowDevices } from './flow-devices.ts';
 
@@ -68,13 +68,17 @@ export function createEdgeOverload(o: EdgeOverloadOptions): EdgeOverload {
       // an answer to a challenge is neither shed nor counted: it finishes work already started (as on the shards)
       if (answersChallenge(data)) return undefined;
       sampler.arrived();
-      if (shedder.fraction === 0 || o.devices.deviceOn(flow) !== undefined) return undefined;
-      if (!shedder.shouldShed(random())) return undefined;
+      if (shedder.fraction === 0 || !shedder.shouldShed(random())) return undefined;
+      const peeked = peekDatagramRequest(data);
+      if (peeked === undefined) return undefined; // not answerable from the bytes: forwarded, the shard decides
+      // a refresh: the device that last spoke on this flow registering again. Another id from a known flow
+      // is a new device (several share one flow behind a NAT or a lower platform) and is shed like any
+      const known = o.devices.deviceOn(flow);
+      if (known !== undefined && known === fromUser(peeked.from)) return undefined;
       // RFC 3261 §8.2.6: Via (stamped, §18.2.1), From, To (+ tag), Call-ID and CSeq of the request; sent
       // where the stamped Via says (§18.2.2), as the stack's stateless answers are
-      const peeked = peekDatagramRequest(data);
-      const via = peeked === undefined ? undefined : stampDatagramVia(peeked, flow, false);
-      if (peeked === undefined || via === undefined) return undefined; // not answerable from the bytes: forwarded, the shard decides
+      const via = stampDatagramVia(peeked, flow, false);
+      if (via === undefined) return undefined;
       const retryAfter = String(shedder.retryAfterSec(random()));
       return { data: buildDatagramResponse(peeked, via, SipStatus.ServiceUnavailable, undefined, [['Retry-After', retryAfter]]), host: via.host, port: via.port };
     },

@@ -143,6 +143,11 @@ describe('sip edge overload control on UDP', () => {
       known.send(Buffer.from(register(knownPort, 1).toString('latin1').replace('CSeq: 1 ', 'CSeq: 3 ').replace('-r-1-f', '-r-1-g'), 'latin1'), edge.port, '127.0.0.1');
       assert.match(await refreshed, /^SIP\/2\.0 200 /);
 
+      // a first REGISTER of another device from that known flow (devices behind one NAT): shed, not a refresh
+      const other = nextMessage(known);
+      known.send(register(knownPort, 4), edge.port, '127.0.0.1');
+      assert.match(await other, /^SIP\/2\.0 503 /);
+
       // a first REGISTER from a new flow: 503
       const fresh = await socket();
       const freshPort = fresh.address().port;
@@ -166,10 +171,10 @@ describe('sip edge overload control on UDP', () => {
       assert.ok(seenCallIds().includes('Call-ID: ka-2@127.0.0.1'));
       assert.ok(!seenCallIds().includes('Call-ID: reg-2-first@127.0.0.1'), 'the shed REGISTER never reached the shard');
 
-      assert.equal(edge.stats().shed, 1);
-      assert.equal(edge.counters.shed[SHED_BOUNDS.indexOf('overload')], 1);
+      assert.equal(edge.stats().shed, 2);
+      assert.equal(edge.counters.shed[SHED_BOUNDS.indexOf('overload')], 2);
       const text = await createEdgeMetrics({ counters: edge.counters, shards: edge.shards, shedShare: () => edge.overload.shedder.fraction, defaultMetrics: false }).render();
-      assert.match(text, /\nvms_edge_shed_total\{bound="overload"\} 1\n/);
+      assert.match(text, /\nvms_edge_shed_total\{bound="overload"\} 2\n/);
       assert.match(text, /\nvms_edge_register_shed_share [\d.]+\n/);
     } finally {
       await edge.close();
