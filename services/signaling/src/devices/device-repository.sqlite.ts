@@ -24,6 +24,9 @@ import { normalizePage, offsetOf } from './paging.ts';
 type DeviceRow = DeviceRowFields<number>;
 type ChannelRow = ChannelRowFields<number>;
 
+/** Rows read by getDevice kept for the registerDevice after them, at most (registrations in flight interleave). */
+const READS_KEPT = 256;
+
 /** Rows per write transaction between two turns of the event loop (~1-3 ms of SQLite work). */
 export const WRITE_CHUNK = 1000;
 
@@ -129,15 +132,21 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     options.onRegistrationFlushError ?? (() => {}),
   );
   /**
-   * The row getDevice read last, for the registerDevice that follows it (issue 11: the REGISTER handler
-   * reads the device, then registers it: one SELECT, not two). Taken once; any other operation forgets it
-   * (the writes among them could change the row: a keepalive, a provisioning, the offline scan).
+   * Rows getDevice read since the last write, for the registerDevice that follows each (issue 11: the
+   * REGISTER handler reads the device, then registers it: one SELECT, not two). Per device, not only the
+   * last one: registrations in flight interleave their reads and registrations (with 8 in flight the
+   * single last read was another device's nearly every time). Each taken once; any write forgets them
+   * all (a keepalive, a provisioning, the offline scan, a registration flush could change the rows), and
+   * past READS_KEPT they are forgotten too (reads without a registration after them: API lookups).
    */
-  let lastRead: { readonly deviceId: DeviceId; readonly row: DeviceRow | undefined } | null = null;
+  const readSinceWrite = new Map<DeviceId, DeviceRow | undefined>();
+  const forgetReads = (): void => {
+    if (readSinceWrite.size > 0) readSinceWrite.clear();
+  };
   const guard = async <T>(operation: string, fn: () => T | Promise<T>, flushFirst = true): Promise<T> => {
     try {
       if (flushFirst) {
-        lastRead = null;
+        forgetReads();
         registrations.flush();
       }
       return await fn();
@@ -148,12 +157,12 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
 
   const writeKeepalives = db.transaction((part: readonly (readonly [DeviceId, number])[]) => {
-    lastRead = null;
+    forgetReads();
     registrations.flush(); // a keepalive of a device whose row is still pending would update nothing
     for (const [id, at] of part) s.keepalive.run(at, id);
   });
   const writeRegistrations = db.transaction((batch: readonly DeviceRegistration[]) => {
-    lastRead = null;
+    forgetReads();
     for (const r of batch) s.register.run(r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, r.at, r.at, r.expiresSec, r.at, r.at);
   });
   const keepalives = createKeepaliveBuffer({
@@ -170,7 +179,8 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
   const selectDevice = (deviceId: DeviceId): Device | null => {
     const row = s.device.get(deviceId);
-    lastRead = { deviceId, row };
+    if (readSinceWrite.size >= READS_KEPT) readSinceWrite.clear();
+    readSinceWrite.set(deviceId, row);
     const registration = registrations.pending(deviceId);
     if (registration !== undefined) return withPending(deviceFromRow(registeredRow(row, registration)));
     return row === undefined ? null : withPending(deviceFromRow(row));
@@ -179,8 +189,11 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   const selectDeviceAfter = (r: DeviceRegistration): Device => {
     const pending = registrations.pending(r.deviceId);
     // the registration's own columns are r's whatever the row held; the others are read just before
-    const row = lastRead !== null && lastRead.deviceId === r.deviceId ? lastRead.row : s.device.get(r.deviceId);
-    lastRead = null;
+    let row: DeviceRow | undefined;
+    if (readSinceWrite.has(r.deviceId)) {
+      row = readSinceWrite.get(r.deviceId);
+      readSinceWrite.delete(r.deviceId);
+    } else row = s.device.get(r.deviceId);
     return withPending(deviceFromRow(registeredRow(pending === undefined ? row : registeredRow(row, pending), r)));
   };
   /** The device's stored channel count; DeviceNotFoundError if absent. */
@@ -235,7 +248,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     s.setChannelCount.run(Math.max(0, count - removed), at, deviceId);
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
-    lastRead = null;
+    forgetReads();
     // Only the rows that flip: the owner re-asserts all its devices every scan (offline-scanner.ts),
     // which must stay cheap: none when no row is offline, else one statement picks the offline ones
     // (issue 11: a read per registered device per scan, from JS, cost more than a registration).
@@ -246,7 +259,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     }
   });
   const flipOffline = db.transaction((ids: readonly DeviceId[], before: number | undefined, changed: DeviceId[]) => {
-    lastRead = null;
+    forgetReads();
     for (const id of ids) {
       const row = s.onlineFlag.get(id);
       if (row?.online !== 1) continue;
