@@ -16,9 +16,10 @@ import { ChannelLimitError, DeviceNotFoundError, StorageError, VmsError } from '
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
 import { CHANNEL_COLUMNS, channelFromRow, channelValues, DEVICE_COLUMNS, deviceFromRow, type ChannelRowFields, type DeviceRowFields } from './device-rows.ts';
-import { DEFAULT_TENANT, type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId, type DeviceRegistration } from './device.types.ts';
+import { type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId, type DeviceRegistration } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { createRegistrationBuffer, registeredRow } from './registration-buffer.ts';
+import { createRegistrationUpsert } from './registration-upsert.sqlite.ts';
 import { normalizePage, offsetOf } from './paging.ts';
 
 type DeviceRow = DeviceRowFields<number>;
@@ -63,15 +64,6 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   const maxChannels = options.maxChannelsPerDevice ?? DEFAULT_MAX_CHANNELS_PER_DEVICE;
   const s = {
     device: db.prepare<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id = ?`),
-    // anonymous parameters (the time four times: better-sqlite3 takes `?NNN` for names): binding by name
-    // from an object was ~11k instructions a row, a quarter of the write-behind flush (issue 11)
-    register: db.prepare<[DeviceId, string, string, string, number, number, number, number, number, number]>(
-      'INSERT INTO gb_device (device_id, tenant_id, transport, remote_ip, remote_port, registered_at, keepalive_at, expires_sec, online, created_at, updated_at) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (device_id) DO UPDATE SET ' +
-        'transport = excluded.transport, remote_ip = excluded.remote_ip, remote_port = excluded.remote_port, registered_at = excluded.registered_at, ' +
-        'keepalive_at = MAX(COALESCE(keepalive_at, excluded.keepalive_at), excluded.keepalive_at), expires_sec = excluded.expires_sec, ' +
-        'online = 1, updated_at = excluded.updated_at',
-    ),
     provisionNew: db.prepare('INSERT OR IGNORE INTO gb_device (device_id, created_at, updated_at) VALUES (?, ?, ?)'),
     countOnline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1'),
     keepalive: db.prepare('UPDATE gb_device SET keepalive_at = MAX(COALESCE(keepalive_at, 0), ?) WHERE device_id = ?'),
@@ -161,9 +153,10 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     registrations.flush(); // a keepalive of a device whose row is still pending would update nothing
     for (const [id, at] of part) s.keepalive.run(at, id);
   });
+  const upsertRegistrations = createRegistrationUpsert(db);
   const writeRegistrations = db.transaction((batch: readonly DeviceRegistration[]) => {
     forgetReads();
-    for (const r of batch) s.register.run(r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, r.at, r.at, r.expiresSec, r.at, r.at);
+    upsertRegistrations(batch);
   });
   const keepalives = createKeepaliveBuffer({
     flushIntervalMs: options.keepaliveFlushMs ?? 1000,
