@@ -139,6 +139,22 @@ export function platformRepositoryContract(label: string, make: () => Promise<Pl
       assert.deepEqual(await repo.sharesOfDevice('34020000001180000099', 10), []);
     });
 
+    it('sharesOfDevice follows every write: none stored yet, shared, replaced, unshared, the platform removed', async () => {
+      assert.deepEqual(await repo.sharesOfDevice(NVR1, 10), [], 'nothing shared yet');
+      await repo.upsert(platform(UP1));
+      assert.deepEqual(await repo.sharesOfDevice(NVR1, 10), []);
+      await repo.shareChannels(UP1, [ch(NVR1, 'c1')]);
+      assert.deepEqual((await repo.sharesOfDevice(NVR1, 10)).map((s) => s.channelId), ['c1']);
+      await repo.replaceChannels(UP1, [ch(NVR1, 'c2')]);
+      assert.deepEqual((await repo.sharesOfDevice(NVR1, 10)).map((s) => s.channelId), ['c2']);
+      assert.equal(await repo.unshareChannels(UP1, [{ deviceId: NVR1, channelId: 'c2' }]), 1);
+      assert.deepEqual(await repo.sharesOfDevice(NVR1, 10), []);
+      await repo.replaceChannels(UP1, [ch(NVR1, 'c3')]);
+      assert.deepEqual((await repo.sharesOfDevice(NVR1, 10)).map((s) => s.channelId), ['c3']);
+      await repo.remove(UP1);
+      assert.deepEqual(await repo.sharesOfDevice(NVR1, 10), []);
+    });
+
     it('forgetChannels: one channel or a whole device, on every platform', async () => {
       await repo.upsert(platform(UP1));
       await repo.upsert(platform(UP2));

@@ -4,7 +4,7 @@
 // path must have declined. Held on the captures, on hand-written cases and on mutations of both.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDigestParamsScan, parseDigestParamsUsual } from '../src/auth/digest.header.ts';
+import { formatDigestCredentials, parseDigestParamsScan, parseDigestParamsUsual, plainCredentials } from '../src/auth/digest.header.ts';
 import { parseDigestCredentials, SipParseError } from '../src/index.ts';
 import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
 
@@ -177,5 +177,76 @@ describe('digest credentials read into their fields on the usual path (issue 11)
     assert.equal(c.params.get('username'), 'a');
     assert.throws(() => parseDigestCredentials('Digest username="a", realm="r", uri="u", response="x"'), /missing nonce/);
     assert.throws(() => parseDigestCredentials('Digest username="", realm="r", nonce="", uri="u"'), /missing response/);
+  });
+});
+
+describe('digest credentials, the plainest form read by indexOf (issue 11)', () => {
+  const fields = ['username', 'realm', 'nonce', 'uri', 'response', 'algorithm', 'opaque', 'qop', 'nc', 'cnonce'] as const;
+  const plain = (value: string): Record<string, unknown> | null => {
+    const c = plainCredentials(value);
+    return c === null ? null : { ...Object.fromEntries(fields.map((f) => [f, c[f]])), params: [...c.params] };
+  };
+
+  it('reads what our client and the captured devices send, as the scan does', () => {
+    const ours = formatDigestCredentials({ username: '34020000001320000001', realm: '3402000000', nonce: '0123456789abcdef0123456789abcdef', uri: 'sip:34020000002000000001@3402000000', response: '044e763db6fd597525e4c02d5cf66359', algorithm: 'MD5', qop: 'auth', nc: '00000001', cnonce: '5e7ce6', opaque: 'o' });
+    const captured = capturedValues().filter((v) => /^Digest .*username/.test(v));
+    assert.ok(captured.length >= 5);
+    let read = 0;
+    for (const v of [ours, ...captured]) {
+      const got = plain(v);
+      if (got !== null) read++;
+      if (got !== null) assert.deepEqual(got, credentialsByScan(v), v);
+    }
+    assert.notEqual(plain(ours), null);
+    assert.ok(read >= captured.length / 2, `${read} of ${captured.length + 1} read on the plain path`);
+  });
+
+  it('declines every other form, which the regex steps or the scan then read', () => {
+    for (const v of [
+      'digest username="a", realm="r", nonce="n", uri="u", response="x"', // scheme case
+      'Digest Username="a", realm="r", nonce="n", uri="u", response="x"', // name case
+      'Digest username = "a", realm="r", nonce="n", uri="u", response="x"', // spaces around =
+      'Digest username="a",  realm="r", nonce="n", uri="u", response="x"', // two spaces
+      'Digest username="a\\"b", realm="r", nonce="n", uri="u", response="x"', // quoted-pair
+      'Digest username="a", realm=r x, nonce="n", uri="u", response="x"', // space in a token
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", stale=false', // another name
+      'Digest username="a", realm="r", nonce="n", uri="u"', // response missing
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x",', // trailing comma
+      'Digest username="a", realm="r"x, nonce="n", uri="u", response="x"',
+      'Digest username="a, realm="r", nonce="n", uri="u", response="x',
+      'Digest constructor=1, username="a", realm="r", nonce="n", uri="u", response="x"',
+    ]) {
+      assert.equal(plainCredentials(v), null, v);
+    }
+    assert.equal(parseDigestCredentials('Digest Username="a", realm="r", nonce="n", uri="u", response="x"').username, 'a');
+  });
+
+  it('where it answers, answers the scan’s fields and map: 50,000 mutations of the plain form', () => {
+    const base = [
+      'Digest username="34020000001320000001", realm="3402000000", nonce="0123456789abcdef0123456789abcdef", uri="sip:34020000002000000001@3402000000", response="044e763db6fd597525e4c02d5cf66359", algorithm=MD5',
+      'Digest username="34020000001320000001",realm="3402000000",nonce="ecbd",uri="sip:a@b;x=1, y",response="0d",algorithm=MD5,qop=auth,nc=00000001,cnonce="5e7ce6",opaque="o"',
+    ];
+    const alphabet = ['"', ',', ', ', ' ', '\t', '=', '\\', 'a', 'R', '0', 'nc=1', 'realm="z"', '\u00e9'];
+    let seed = 0x7654321;
+    const rand = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    let read = 0;
+    for (let k = 0; k < 50_000; k++) {
+      let v = base[rand(base.length)] as string;
+      for (let e = 1 + rand(2); e > 0; e--) {
+        const at = rand(v.length + 1);
+        v = v.slice(0, at) + (alphabet[rand(alphabet.length)] as string) + v.slice(at + rand(2));
+      }
+      const got = plain(v);
+      if (got === null) continue;
+      read++;
+      assert.deepEqual(got, credentialsByScan(v), v);
+      assert.deepEqual(got, credentials(v), v);
+    }
+    assert.ok(read > 10_000, `${read} mutations read on the plain path: the comparison exercised it`);
   });
 });

@@ -57,6 +57,7 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
       db,
       (limit) => `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? ORDER BY channel_id, platform_id LIMIT ${limit}`,
     ),
+    anyShare: db.prepare<[], { one: number }>('SELECT 1 AS one FROM upstream_platform_channel LIMIT 1'),
     forgetDevice: db.prepare('DELETE FROM upstream_platform_channel WHERE device_id = ?'),
     forgetChannel: db.prepare('DELETE FROM upstream_platform_channel WHERE device_id = ? AND channel_id = ?'),
   };
@@ -82,6 +83,19 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
     return removed;
   });
 
+  /**
+   * Whether the store holds no share at all, as last read; null: read it again. Every device coming online
+   * asks for its shares (cascade-triggers.ts), and a platform sharing nothing upstream — every device of a
+   * registration storm then — answered each with an empty indexed query (issue 11: ~4k instructions a
+   * registration). Only this repository writes the table (the embedded store is one process's, locked
+   * EXCLUSIVE), and each of its writes forgets the answer.
+   */
+  let noShares: boolean | null = null;
+  const write = <T>(what: string, fn: () => T): Promise<T> => {
+    noShares = null;
+    return run(what, fn);
+  };
+
   let closed = false;
   const run = async <T>(what: string, fn: () => T): Promise<T> => {
     if (closed) throw new CascadeError('CASCADE_ERR_CLOSED', 'platform repository is closed');
@@ -102,29 +116,33 @@ export function createSqlitePlatformRepository(db: EmbeddedDb): PlatformReposito
         return row === undefined ? null : platformFromRow(row);
       }),
     upsert: (platform) =>
-      run('upsert', () => {
+      write('upsert', () => {
         const p = validateUpstreamPlatform(platform);
         s.upsert.run(...platformRowValues(p));
       }),
-    remove: (serverId) => run('remove', () => s.remove.run(serverId).changes > 0),
+    remove: (serverId) => write('remove', () => s.remove.run(serverId).changes > 0),
     listChannels: (serverId) => run('listChannels', () => s.shares.all(serverId).map(sharedChannelFromRow)),
     shareChannels: (serverId, channels) =>
-      run('shareChannels', () => {
+      write('shareChannels', () => {
         channels.forEach(validateSharedChannel); // all or nothing
         share(serverId, channels);
       }),
     replaceChannels: (serverId, channels) =>
-      run('replaceChannels', () => {
+      write('replaceChannels', () => {
         channels.forEach(validateSharedChannel);
         replace(serverId, channels);
       }),
-    unshareChannels: (serverId, channels) => run('unshareChannels', () => unshare(serverId, channels)),
+    unshareChannels: (serverId, channels) => write('unshareChannels', () => unshare(serverId, channels)),
     sharesOf: (deviceId, channelId) =>
       run('sharesOf', () => s.sharesOf.all(deviceId, channelId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
     sharesOfDevice: (deviceId, limit) =>
-      run('sharesOfDevice', () => s.sharesOfDevice(limit).all(deviceId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }))),
+      run('sharesOfDevice', () => {
+        noShares ??= s.anyShare.get() === undefined;
+        if (noShares) return [];
+        return s.sharesOfDevice(limit).all(deviceId).map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }));
+      }),
     forgetChannels: (deviceId, channelId) =>
-      run('forgetChannels', () => (channelId === undefined ? s.forgetDevice.run(deviceId) : s.forgetChannel.run(deviceId, channelId)).changes),
+      write('forgetChannels', () => (channelId === undefined ? s.forgetDevice.run(deviceId) : s.forgetChannel.run(deviceId, channelId)).changes),
     async close() {
       closed = true;
     },

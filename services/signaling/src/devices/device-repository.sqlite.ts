@@ -16,13 +16,17 @@ import { ChannelLimitError, DeviceNotFoundError, StorageError, VmsError } from '
 import type { EmbeddedDb } from '../storage/embedded-store.sqlite.ts';
 import { DEFAULT_MAX_CHANNELS_PER_DEVICE, type DeviceRepository, type DeviceRepositoryLimits } from './device-repository.port.ts';
 import { CHANNEL_COLUMNS, channelFromRow, channelValues, DEVICE_COLUMNS, deviceFromRow, type ChannelRowFields, type DeviceRowFields } from './device-rows.ts';
-import { DEFAULT_TENANT, type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId, type DeviceRegistration } from './device.types.ts';
+import { type Channel, type ChannelId, type ChannelInput, type Device, type DeviceFilter, type DeviceId, type DeviceRegistration } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { createRegistrationBuffer, registeredRow } from './registration-buffer.ts';
+import { createRegistrationUpsert } from './registration-upsert.sqlite.ts';
 import { normalizePage, offsetOf } from './paging.ts';
 
 type DeviceRow = DeviceRowFields<number>;
 type ChannelRow = ChannelRowFields<number>;
+
+/** Rows read by getDevice kept for the registerDevice after them, at most (registrations in flight interleave). */
+const READS_KEPT = 256;
 
 /** Rows per write transaction between two turns of the event loop (~1-3 ms of SQLite work). */
 export const WRITE_CHUNK = 1000;
@@ -60,15 +64,6 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   const maxChannels = options.maxChannelsPerDevice ?? DEFAULT_MAX_CHANNELS_PER_DEVICE;
   const s = {
     device: db.prepare<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id = ?`),
-    // anonymous parameters (the time four times: better-sqlite3 takes `?NNN` for names): binding by name
-    // from an object was ~11k instructions a row, a quarter of the write-behind flush (issue 11)
-    register: db.prepare<[DeviceId, string, string, string, number, number, number, number, number, number]>(
-      'INSERT INTO gb_device (device_id, tenant_id, transport, remote_ip, remote_port, registered_at, keepalive_at, expires_sec, online, created_at, updated_at) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (device_id) DO UPDATE SET ' +
-        'transport = excluded.transport, remote_ip = excluded.remote_ip, remote_port = excluded.remote_port, registered_at = excluded.registered_at, ' +
-        'keepalive_at = MAX(COALESCE(keepalive_at, excluded.keepalive_at), excluded.keepalive_at), expires_sec = excluded.expires_sec, ' +
-        'online = 1, updated_at = excluded.updated_at',
-    ),
     provisionNew: db.prepare('INSERT OR IGNORE INTO gb_device (device_id, created_at, updated_at) VALUES (?, ?, ?)'),
     countOnline: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1'),
     keepalive: db.prepare('UPDATE gb_device SET keepalive_at = MAX(COALESCE(keepalive_at, 0), ?) WHERE device_id = ?'),
@@ -129,15 +124,21 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     options.onRegistrationFlushError ?? (() => {}),
   );
   /**
-   * The row getDevice read last, for the registerDevice that follows it (issue 11: the REGISTER handler
-   * reads the device, then registers it: one SELECT, not two). Taken once; any other operation forgets it
-   * (the writes among them could change the row: a keepalive, a provisioning, the offline scan).
+   * Rows getDevice read since the last write, for the registerDevice that follows each (issue 11: the
+   * REGISTER handler reads the device, then registers it: one SELECT, not two). Per device, not only the
+   * last one: registrations in flight interleave their reads and registrations (with 8 in flight the
+   * single last read was another device's nearly every time). Each taken once; any write forgets them
+   * all (a keepalive, a provisioning, the offline scan, a registration flush could change the rows), and
+   * past READS_KEPT they are forgotten too (reads without a registration after them: API lookups).
    */
-  let lastRead: { readonly deviceId: DeviceId; readonly row: DeviceRow | undefined } | null = null;
+  const readSinceWrite = new Map<DeviceId, DeviceRow | undefined>();
+  const forgetReads = (): void => {
+    if (readSinceWrite.size > 0) readSinceWrite.clear();
+  };
   const guard = async <T>(operation: string, fn: () => T | Promise<T>, flushFirst = true): Promise<T> => {
     try {
       if (flushFirst) {
-        lastRead = null;
+        forgetReads();
         registrations.flush();
       }
       return await fn();
@@ -148,13 +149,14 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
 
   const writeKeepalives = db.transaction((part: readonly (readonly [DeviceId, number])[]) => {
-    lastRead = null;
+    forgetReads();
     registrations.flush(); // a keepalive of a device whose row is still pending would update nothing
     for (const [id, at] of part) s.keepalive.run(at, id);
   });
+  const upsertRegistrations = createRegistrationUpsert(db);
   const writeRegistrations = db.transaction((batch: readonly DeviceRegistration[]) => {
-    lastRead = null;
-    for (const r of batch) s.register.run(r.deviceId, DEFAULT_TENANT, r.transport, r.remoteIp, r.remotePort, r.at, r.at, r.expiresSec, r.at, r.at);
+    forgetReads();
+    upsertRegistrations(batch);
   });
   const keepalives = createKeepaliveBuffer({
     flushIntervalMs: options.keepaliveFlushMs ?? 1000,
@@ -170,7 +172,8 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   };
   const selectDevice = (deviceId: DeviceId): Device | null => {
     const row = s.device.get(deviceId);
-    lastRead = { deviceId, row };
+    if (readSinceWrite.size >= READS_KEPT) readSinceWrite.clear();
+    readSinceWrite.set(deviceId, row);
     const registration = registrations.pending(deviceId);
     if (registration !== undefined) return withPending(deviceFromRow(registeredRow(row, registration)));
     return row === undefined ? null : withPending(deviceFromRow(row));
@@ -179,8 +182,11 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
   const selectDeviceAfter = (r: DeviceRegistration): Device => {
     const pending = registrations.pending(r.deviceId);
     // the registration's own columns are r's whatever the row held; the others are read just before
-    const row = lastRead !== null && lastRead.deviceId === r.deviceId ? lastRead.row : s.device.get(r.deviceId);
-    lastRead = null;
+    let row: DeviceRow | undefined;
+    if (readSinceWrite.has(r.deviceId)) {
+      row = readSinceWrite.get(r.deviceId);
+      readSinceWrite.delete(r.deviceId);
+    } else row = s.device.get(r.deviceId);
     return withPending(deviceFromRow(registeredRow(pending === undefined ? row : registeredRow(row, pending), r)));
   };
   /** The device's stored channel count; DeviceNotFoundError if absent. */
@@ -235,7 +241,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     s.setChannelCount.run(Math.max(0, count - removed), at, deviceId);
   });
   const flipOnline = db.transaction((ids: readonly DeviceId[], at: number, changed: DeviceId[]) => {
-    lastRead = null;
+    forgetReads();
     // Only the rows that flip: the owner re-asserts all its devices every scan (offline-scanner.ts),
     // which must stay cheap: none when no row is offline, else one statement picks the offline ones
     // (issue 11: a read per registered device per scan, from JS, cost more than a registration).
@@ -246,7 +252,7 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
     }
   });
   const flipOffline = db.transaction((ids: readonly DeviceId[], before: number | undefined, changed: DeviceId[]) => {
-    lastRead = null;
+    forgetReads();
     for (const id of ids) {
       const row = s.onlineFlag.get(id);
       if (row?.online !== 1) continue;

@@ -39,7 +39,7 @@ export class RegistrationBacklogFullError extends Error {
 }
 
 /**
- * The row after the registration upsert (device-repository.sqlite.ts `register`): a new device gets the
+ * The row after the registration upsert (registration-upsert.sqlite.ts): a new device gets the
  * schema's defaults; a known one keeps its other columns, and keepalive_at never goes back.
  */
 export function registeredRow(existing: DeviceRow | undefined, r: DeviceRegistration): DeviceRow {

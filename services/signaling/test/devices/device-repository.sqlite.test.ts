@@ -59,6 +59,34 @@ describe('sqlite device repository: registrations written behind (issue 11)', ()
     }
   });
 
+  it('registrations in flight interleaved: each registerDevice answers from its own device\'s read (no second SELECT); a write forgets them', async () => {
+    const { dir, store, repo } = open();
+    const OTHER = '34020000001320000002';
+    const nameInTable = (id: string, name: string): void => void store.db.prepare('UPDATE gb_device SET name = ? WHERE device_id = ?').run(name, id);
+    try {
+      await repo.provisionDevice({ deviceId: ID, name: 'a' }, 500);
+      await repo.provisionDevice({ deviceId: OTHER, name: 'b' }, 500);
+      await repo.getDevice(ID);
+      await repo.getDevice(OTHER);
+      // behind the repository's back (nothing else writes the embedded store): shows which row answers
+      nameInTable(ID, 'a2');
+      nameInTable(OTHER, 'b2');
+      assert.equal((await repo.registerDevice(reg(1000))).name, 'a', 'the row read for this device, not read again');
+      assert.equal((await repo.registerDevice({ ...reg(1000), deviceId: OTHER })).name, 'b');
+      // taken once: the next registration reads again
+      assert.equal((await repo.registerDevice(reg(2000))).name, 'a2');
+      // a write between read and registration forgets every read
+      await repo.getDevice(ID);
+      nameInTable(ID, 'a3');
+      await repo.markOffline([OTHER]);
+      assert.equal((await repo.registerDevice(reg(3000))).name, 'a3');
+    } finally {
+      await repo.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('one transaction per batch: the row is read back at once, written within FLUSH_MS', async () => {
     const { dir, store, repo } = open();
     try {

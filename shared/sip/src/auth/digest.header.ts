@@ -54,7 +54,7 @@ export function parseDigestChallenge(value: string): DigestChallenge {
 }
 
 export function parseDigestCredentials(value: string): DigestCredentials {
-  return usualCredentials(value) ?? credentialsOf(parseDigestParamsScan(value), value);
+  return plainCredentials(value) ?? usualCredentials(value) ?? credentialsOf(parseDigestParamsScan(value), value);
 }
 
 function credentialsOf(params: Map<string, string>, value: string): DigestCredentials {
@@ -103,6 +103,109 @@ class UsualCredentials implements DigestCredentials {
   set params(params: Map<string, string>) {
     this.#params = params;
   }
+}
+
+/** The field a credentials parameter sets, as a bit (0: not one of them), by its name as sent: lower case only. */
+function fieldBit(name: string): number {
+  switch (name) {
+    case 'username':
+      return 1;
+    case 'realm':
+      return 2;
+    case 'nonce':
+      return 4;
+    case 'uri':
+      return 8;
+    case 'response':
+      return 16;
+    case 'algorithm':
+      return 32;
+    case 'opaque':
+      return 64;
+    case 'qop':
+      return 128;
+    case 'nc':
+      return 256;
+    case 'cnonce':
+      return 512;
+    default:
+      return 0;
+  }
+}
+/** username, realm, nonce, uri and response. */
+const REQUIRED_FIELDS = 31;
+
+/**
+ * The plainest form, which devices and our own client send: `Digest ` then `name="value"` or `name=token`
+ * joined by `,` or `, `, every name one of the ten fields in lower case. Read by `indexOf` and slices,
+ * which skip over the values in native code (issue 11: the regex steps, one match object per parameter,
+ * were ~14k instructions a registration). Anything else — another name or case, other spacing, a
+ * quoted-pair, a `"`, space or tab in a token value, a missing field — is null, and the regex steps (then
+ * the scan) read it as before; where this answers, they answer the same (auth-digest-header.test.ts).
+ */
+export function plainCredentials(value: string): DigestCredentials | null {
+  if (!value.startsWith('Digest ')) return null;
+  const c = new UsualCredentials(value);
+  let seen = 0;
+  const end = value.length;
+  for (let at = 7; ; ) {
+    const eq = value.indexOf('=', at);
+    if (eq < 0) return null;
+    const bit = fieldBit(value.slice(at, eq));
+    if (bit === 0) return null;
+    let v: string;
+    let next: number;
+    if (value.charCodeAt(eq + 1) === 34 /* " */) {
+      const close = value.indexOf('"', eq + 2);
+      if (close < 0) return null;
+      v = value.slice(eq + 2, close);
+      if (v.includes('\\')) return null; // a quoted-pair: the scan resolves it
+      next = close + 1;
+    } else {
+      next = value.indexOf(',', eq + 1);
+      if (next < 0) next = end;
+      v = value.slice(eq + 1, next);
+      if (v.includes('"') || v.includes(' ') || v.includes('\t')) return null;
+    }
+    if ((seen & bit) === 0) {
+      seen |= bit;
+      switch (bit) {
+        case 1:
+          c.username = v;
+          break;
+        case 2:
+          c.realm = v;
+          break;
+        case 4:
+          c.nonce = v;
+          break;
+        case 8:
+          c.uri = v;
+          break;
+        case 16:
+          c.response = v;
+          break;
+        case 32:
+          c.algorithm = v;
+          break;
+        case 64:
+          c.opaque = v;
+          break;
+        case 128:
+          c.qop = v;
+          break;
+        case 256:
+          c.nc = v;
+          break;
+        default:
+          c.cnonce = v;
+      }
+    }
+    if (next === end) break;
+    if (value.charCodeAt(next) !== 44 /* , */) return null;
+    at = value.charCodeAt(next + 1) === 32 ? next + 2 : next + 1;
+  }
+  return (seen & REQUIRED_FIELDS) === REQUIRED_FIELDS ? c : null;
 }
 
 /**
