@@ -73,15 +73,17 @@ const CLAIM_ONE_COMMAND = 'vmsClaimOwner';
 // every time. On a single server the EVALSHA is written straight from the device ids (encoded-script.redis.ts:
 // ioredis's per-argument work was most of the platform's cost of a renewal); in a cluster, one key per
 // script through ioredis (defineCommand), which routes it to the key's node.
+// The loop reads locals, not the globals KEYS / ARGV / redis per key (a table lookup each).
 const RENEW_MANY = `
-local owners = redis.call('MGET', unpack(KEYS))
+local keys, me, ttl, call = KEYS, ARGV[1], ARGV[2], redis.call
+local owners = call('MGET', unpack(keys))
 local moved = {}
-for i = 1, #KEYS do
+for i = 1, #keys do
   local owner = owners[i]
-  if owner == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  if owner == me then
+    call('PEXPIRE', keys[i], ttl)
   elseif not owner then
-    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+    call('SET', keys[i], me, 'PX', ttl)
   else
     moved[#moved + 1] = i
     moved[#moved + 1] = owner

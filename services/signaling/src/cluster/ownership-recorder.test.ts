@@ -64,6 +64,19 @@ describe('ownership recorder (OWN-1..5)', () => {
     await recorder.close();
   });
 
+  it('deviceSeen counts the lease from the message time the caller read (`at`), not a later clock read', async () => {
+    const { clock, recorder } = setup();
+    const at = clock.now();
+    clock.advance(50); // the caller's reading, handed over a little later
+    recorder.deviceSeen(DEV, false, at);
+    await settle();
+    clock.advance(TTL - 51);
+    assert.equal(recorder.isLocallyOwned(DEV), true);
+    clock.advance(1);
+    assert.equal(recorder.isLocallyOwned(DEV), false, 'the lease ends TTL after `at`: never after the claim written since');
+    await recorder.close();
+  });
+
   it('deviceSeen claims the device for this node with the TTL and renews the local lease (OWN-1)', async () => {
     const { clock, store, recorder } = setup();
     recorder.deviceSeen(DEV);

@@ -38,9 +38,12 @@ export interface OwnershipRecorder {
    * made within a couple of milliseconds go to Redis in one round trip (OWN-5). O(1); never throws and
    * never waits: a failed write is logged (once per outage) and healed by the next call or check.
    * `register`: a verified REGISTER, which always writes (it establishes or moves ownership, OWN-1,
-   * OWN-4); other calls skip the write within `renewAfterMs` of the last one.
+   * OWN-4); other calls skip the write within `renewAfterMs` of the last one. `at`: when the message
+   * was handled, read from the recorder's clock by the caller (the keepalive path reads it once, for
+   * the device store and here); default now. A claim is written at or after `at`, so a lease counted
+   * from it never outlives the claim.
    */
-  deviceSeen(deviceId: DeviceId, register?: boolean): void;
+  deviceSeen(deviceId: DeviceId, register?: boolean, at?: number): void;
   /**
    * OWN-3: the device unregistered (Expires: 0) or was deleted. Drops the local lease and deletes the
    * claim only if it still names this instance. Resolves true when a claim was deleted; never rejects.
@@ -330,9 +333,9 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
   schedule();
 
   return {
-    deviceSeen(deviceId, register = false) {
+    deviceSeen(deviceId, register = false, at) {
       if (closed) return;
-      const now = o.clock.now();
+      const now = at ?? o.clock.now();
       const until = leases.get(deviceId);
       const action = seenAction(policy, now, until, register, claimsFailing);
       if (action === 'skip') return; // written less than renewAfterMs ago, and writes are going through

@@ -10,9 +10,10 @@ export type OwnershipSink = Pick<OwnershipRecorder, 'deviceSeen' | 'deviceGone' 
 
 /** Returns a function that detaches everything. */
 export function bridgeOwnership(events: DeviceEvents, recorder: OwnershipSink, onMoved: (deviceId: DeviceId) => void): () => void {
-  const offUplink = events.on('uplink', ({ deviceId, kind }) => {
+  // `at` is the SIP side's reading of the same clock (app.ts gives both sides one): no second read per keepalive
+  const offUplink = events.on('uplink', ({ deviceId, kind, at }) => {
     if (kind === 'unregister') void recorder.deviceGone(deviceId); // never rejects
-    else recorder.deviceSeen(deviceId, kind === 'register'); // a REGISTER always writes its claim (OWN-4)
+    else recorder.deviceSeen(deviceId, kind === 'register', at); // a REGISTER always writes its claim (OWN-4)
   });
   const offMoved = recorder.onMoved(({ deviceId }) => onMoved(deviceId));
   return () => {

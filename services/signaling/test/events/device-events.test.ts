@@ -30,7 +30,7 @@ describe('device events', () => {
     const detach = bridgeOwnership(
       events,
       {
-        deviceSeen: (id) => calls.push(`seen ${id}`),
+        deviceSeen: (id, register, at) => calls.push(`seen ${id} ${register === true} ${at}`),
         deviceGone: async (id) => {
           calls.push(`gone ${id}`);
           return true;
@@ -44,9 +44,10 @@ describe('device events', () => {
       },
       (id) => calls.push(`forget ${id}`),
     );
-    for (const kind of ['register', 'keepalive', 'message', 'unregister'] as const) events.emit('uplink', { deviceId: DEV, at: 0, kind });
+    for (const kind of ['register', 'keepalive', 'message', 'unregister'] as const) events.emit('uplink', { deviceId: DEV, at: 7, kind });
     moved?.({ deviceId: DEV, newOwner: 'node-b' });
-    assert.deepEqual(calls, [`seen ${DEV}`, `seen ${DEV}`, `seen ${DEV}`, `gone ${DEV}`, `forget ${DEV}`]);
+    // the event's time goes along: the recorder reads no clock of its own per keepalive
+    assert.deepEqual(calls, [`seen ${DEV} true 7`, `seen ${DEV} false 7`, `seen ${DEV} false 7`, `gone ${DEV}`, `forget ${DEV}`]);
     detach();
     events.emit('uplink', { deviceId: DEV, at: 0, kind: 'keepalive' });
     assert.equal(calls.length, 5);
