@@ -5,6 +5,7 @@
 import type { Flow } from '@vms/sip';
 import type { Charset, DeviceId, Transport } from '../devices/device.types.ts';
 import type { GbVersion } from './gb-version.ts';
+import { UdpFlowIndex } from './udp-flow-index.ts';
 
 /** Where a holder keeps its own rate bucket (device-admission.ts createHeldBuckets). */
 export interface RateHolder {
@@ -41,6 +42,11 @@ export interface DeviceFlows {
   /** A successful REGISTER: creates or replaces the session (online). */
   register(session: SessionInput): DeviceSession;
   get(deviceId: DeviceId): DeviceSession | undefined;
+  /**
+   * The session registered from this UDP flow when it is the only one (udp-flow-index.ts); undefined when
+   * none or several share it. A hint for the keepalive shortcut: the caller still checks id and flow.
+   */
+  soleOnFlow(flow: Flow): DeviceSession | undefined;
   /** Unregister, expiry, ownership moved. Returns whether a session existed. */
   forget(deviceId: DeviceId): boolean;
   /** Registrations whose lifetime ended before `now` (the caller forgets them). */
@@ -54,6 +60,7 @@ export const transportOf = (flow: Flow): Transport => (flow.transport === 'tcp' 
 
 export function createDeviceFlows(): DeviceFlows {
   const sessions = new Map<DeviceId, DeviceSession>();
+  const byFlow = new UdpFlowIndex<DeviceSession>();
   return {
     register(s) {
       // One literal, not `{ ...s, online: true }`: V8 gives spread copies their own map once the spread
@@ -72,11 +79,20 @@ export function createDeviceFlows(): DeviceFlows {
         rateTokens: 0, // SPEC SEC-3 message bucket (device-admission.ts): full at the first message
         rateAt: -1,
       };
+      const replaced = sessions.get(s.deviceId);
+      if (replaced !== undefined) byFlow.remove(replaced);
       sessions.set(s.deviceId, session);
+      byFlow.add(session);
       return session;
     },
     get: (deviceId) => sessions.get(deviceId),
-    forget: (deviceId) => sessions.delete(deviceId),
+    soleOnFlow: (flow) => byFlow.sole(flow),
+    forget(deviceId) {
+      const s = sessions.get(deviceId);
+      if (s === undefined) return false;
+      byFlow.remove(s);
+      return sessions.delete(deviceId);
+    },
     expired(now) {
       const out: DeviceId[] = [];
       for (const s of sessions.values()) if (s.expiresAt <= now) out.push(s.deviceId);

@@ -277,7 +277,11 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     if (!isPlainManscdpType(req.contentType)) return undefined;
     const body = scanKeepalive(req.text, req.bodyStart);
     if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
-    const session = flows.get(body.deviceId);
+    // the device registered from this flow, when it is the only one there (a fleet's devices each have
+    // their own): no lookup by the id sliced from the body, which costs several runtime string compares
+    // in a Map of every device (udp-flow-index.ts); an edge's devices share its flow and go by id
+    const onFlow = flows.soleOnFlow(flow);
+    const session = onFlow !== undefined && onFlow.deviceId === body.deviceId ? onFlow : flows.get(body.deviceId);
     const now = clock.now();
     if (session === undefined || session.expiresAt <= now) return undefined;
     if (!sameFlow(session.flow, flow)) return undefined; // SEC-1: the full path answers 401
