@@ -2,6 +2,7 @@
 // the flow its last request came on, which is where every request to it goes (NAT: the same socket,
 // the same source port), the charset of its bodies, the registration's lifetime, and this instance's
 // view of its online flag (so the keepalive hot path needs no store read).
+import type { KeepaliveShape } from '@vms/gb28181';
 import type { Flow } from '@vms/sip';
 import type { Charset, DeviceId, Transport } from '../devices/device.types.ts';
 import type { GbVersion } from './gb-version.ts';
@@ -34,9 +35,14 @@ export interface DeviceSession extends RateHolder {
   edgeFlow: string | null;
   /** The REGISTER's Path (RFC 3327 §5): requests to the device carry it as Route, through the edge. */
   path: string | null;
+  /**
+   * The shape of this device's keepalive bodies (@vms/gb28181 keepaliveShapeOf), once the keepalive
+   * shortcut has read one: its next keepalives are checked against it instead of scanned. Null before.
+   */
+  keepaliveShape: KeepaliveShape | null;
 }
 
-export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
+export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | 'keepaliveShape' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
 
 export interface DeviceFlows {
   /** A successful REGISTER: creates or replaces the session (online). */
@@ -76,6 +82,7 @@ export function createDeviceFlows(): DeviceFlows {
         online: true,
         edgeFlow: s.edgeFlow ?? null,
         path: s.path ?? null,
+        keepaliveShape: null,
         rateTokens: 0, // SPEC SEC-3 message bucket (device-admission.ts): full at the first message
         rateAt: -1,
       };

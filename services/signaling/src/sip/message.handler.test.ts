@@ -156,7 +156,10 @@ const CASES: Array<[string, Buffer, 'shortcut' | 'full']> = [
   ['addr-spec From', request({ from: `sip:${DEV}@3402000000;tag=k1` }), 'shortcut'],
   ['one-line body, LF, no Status', request({ body: body({ sep: '\n' }).replace('<Status>OK</Status>', '') }), 'shortcut'],
   ['whitespace between elements', request({ body: body({ sep: ' \t\r\n  ' }) }), 'shortcut'],
+  ['another SN', request({ body: body().replace('<SN>17</SN>', '<SN>18</SN>') }), 'shortcut'],
   ['DeviceID differs from From', request({ body: body({ id: DEV2 }) }), 'full'],
+  ['From names another registered device than DeviceID', request({ from: `<sip:${DEV2}@3402000000>;tag=k1` }), 'full'],
+  ['a longer SN than the shape allows', request({ body: body().replace('<SN>17</SN>', `<SN>${'1'.repeat(21)}</SN>`) }), 'full'],
   ['From has another user part', request({ from: `<sip:${DEV}0@3402000000>;tag=k1` }), 'full'],
   ['From with a password', request({ from: `<sip:${DEV}:pw@3402000000>;tag=k1` }), 'full'],
   ['From unterminated', request({ from: `<sip:${DEV}@3402000000;tag=k1` }), 'full'],
@@ -191,6 +194,19 @@ describe('keepalive shortcut', () => {
         assert.deepEqual({ ...withShortcut, by: 'full' }, fullOnly);
       });
     }
+  }
+
+  for (const [name, raw, expectedBy] of CASES) {
+    it(`answers as the full path does after a keepalive gave the device its body's shape: ${name}`, async () => {
+      const fullOnly = await world(undefined, 'a flow each');
+      const withShortcut = await world(undefined, 'a flow each');
+      await outcome(fullOnly, request(), false);
+      assert.equal((await outcome(withShortcut, request(), true)).by, 'shortcut');
+      assert.notEqual(withShortcut.flows.get(DEV)?.keepaliveShape ?? null, null, 'the shape kept');
+      const got = await outcome(withShortcut, raw, true);
+      assert.equal(got.by, expectedBy);
+      assert.deepEqual({ ...got, by: 'full' }, await outcome(fullOnly, raw, false));
+    });
   }
 
   it("a fleet's device found by its flow: a keepalive naming another registered device from it goes to the full path (401)", async () => {
