@@ -32,6 +32,10 @@ test('keepalive shape: made from a usual body, the same object for the same shap
   assert.equal(a.charset, 'GB2312');
   assert.equal(keepaliveShapeOf(datagram(body({ decl: '<?xml version="1.0" encoding="UTF-8"?>' })), HEAD.length, ID)?.charset, 'UTF-8');
   assert.equal(keepaliveShapeOf(datagram(body()), HEAD.length, OTHER), undefined, 'another id than the body names');
+  const short = keepaliveShapeOf(datagram(body({ id: ID.slice(2) })), HEAD.length, ID.slice(2));
+  assert.ok(short !== undefined && short !== a, 'an 18-char id: another shape');
+  assert.equal(short.matches(datagram(body({ id: ID.slice(2), sn: '3' })), HEAD.length, ID.slice(2)), true);
+  assert.equal(short.matches(datagram(body({ sn: '3' })), HEAD.length, ID), false);
   // read by the scan, but not by the usual-shape regex (order, spelling): no shape
   assert.equal(keepaliveShapeOf(datagram(body().replace(`<SN>17</SN>\r\n<DeviceID>${ID}</DeviceID>`, `<DeviceID>${ID}</DeviceID>\r\n<SN>17</SN>`)), HEAD.length, ID), undefined);
   assert.equal(keepaliveShapeOf(datagram(body({ decl: "<?xml version='1.0' encoding='GB2312'?>" })), HEAD.length, ID), undefined);
@@ -55,6 +59,8 @@ test('keepalive shape: anything else does not match (the scan decides)', () => {
     body({ sn: '1a' }),
     body({ sn: ' 1' }),
     body({ sn: '-1' }),
+    body({ sn: '1.5' }),
+    body({ sn: '1' }).replace('<SN>1</SN>', '<SN>1</SN >'),
     body({ id: OTHER }),
     body({ id: `${ID}0` }),
     body({ id: ID.slice(1) }),
