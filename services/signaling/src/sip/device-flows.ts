@@ -37,9 +37,10 @@ export interface DeviceSession extends RateHolder {
   path: string | null;
   /**
    * The shape of this device's keepalive bodies (@vms/gb28181 keepaliveShapeOf), once the keepalive
-   * shortcut has read one: its next keepalives are checked against it instead of scanned. Null before.
+   * shortcut has read one: its next keepalives are checked against it instead of scanned. Null before;
+   * false when its first body had none (not the usual shape): not tried again for this registration.
    */
-  keepaliveShape: KeepaliveShape | null;
+  keepaliveShape: KeepaliveShape | null | false;
 }
 
 export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | 'keepaliveShape' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };

@@ -209,6 +209,21 @@ describe('keepalive shortcut', () => {
     });
   }
 
+  it('a body of no shape: a first one leaves the device without (not tried again), a later one keeps the shape', async () => {
+    const reordered = request({ body: body().replace(`<SN>17</SN>\r\n<DeviceID>${DEV}</DeviceID>`, `<DeviceID>${DEV}</DeviceID>\r\n<SN>17</SN>`) });
+    const w = await world(undefined, 'a flow each');
+    assert.equal((await outcome(w, reordered, true)).by, 'shortcut');
+    assert.equal(w.flows.get(DEV)?.keepaliveShape, false);
+    assert.equal((await outcome(w, request(), true)).by, 'shortcut', 'the scan still reads it');
+    assert.equal(w.flows.get(DEV)?.keepaliveShape, false);
+    const v = await world(undefined, 'a flow each');
+    await outcome(v, request(), true);
+    const shape = v.flows.get(DEV)?.keepaliveShape;
+    assert.ok(shape);
+    assert.equal((await outcome(v, reordered, true)).by, 'shortcut');
+    assert.equal(v.flows.get(DEV)?.keepaliveShape, shape);
+  });
+
   it("a fleet's device found by its flow: a keepalive naming another registered device from it goes to the full path (401)", async () => {
     const w = await world(undefined, 'a flow each');
     assert.equal(w.flows.soleOnFlow(flow)?.deviceId, DEV);

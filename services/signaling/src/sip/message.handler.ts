@@ -283,7 +283,7 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     let session: DeviceSession | undefined;
     let charset: ManscdpCharset;
     let reshape = false;
-    if (onFlow !== undefined && shape !== null && shape.matches(req.text, req.bodyStart, onFlow.deviceId)) {
+    if (onFlow !== undefined && shape !== null && shape !== false && shape.matches(req.text, req.bodyStart, onFlow.deviceId)) {
       // the device's last keepalive body with another SN: what scanKeepalive reads, with its DeviceID
       if (!fromUserIs(req.from, onFlow.deviceId)) return undefined;
       session = onFlow;
@@ -291,8 +291,9 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     } else {
       const body = scanKeepalive(req.text, req.bodyStart);
       if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
-      reshape = onFlow !== undefined && onFlow.deviceId === body.deviceId;
-      session = reshape ? onFlow : flows.get(body.deviceId);
+      const byFlow = onFlow !== undefined && onFlow.deviceId === body.deviceId;
+      reshape = byFlow && shape !== false;
+      session = byFlow ? onFlow : flows.get(body.deviceId);
       charset = body.charset;
     }
     const now = clock.now();
@@ -303,8 +304,13 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     // A charset change is stored by the full path (updateCharset); it happens once per device.
     if (session.charset !== domainCharset(charset)) return undefined;
     if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503
-    // found by its flow and read by the scan: its next keepalives are checked against this body's shape
-    if (reshape) session.keepaliveShape = keepaliveShapeOf(req.text, req.bodyStart, session.deviceId) ?? null;
+    // found by its flow and read by the scan: its next keepalives are checked against this body's shape;
+    // a body of no shape keeps the one it had (a one-off), or marks a device that has none not to try again
+    if (reshape) {
+      const next = keepaliveShapeOf(req.text, req.bodyStart, session.deviceId);
+      if (next !== undefined) session.keepaliveShape = next;
+      else if (shape === null) session.keepaliveShape = false;
+    }
     seen(session, now, 'keepalive');
     return SipStatus.OK;
   };
