@@ -6,7 +6,9 @@
 //
 //  1. starts, under `valgrind --tool=callgrind --instr-atstart=no`, a server process with the real
 //     device side (SIP stack, handlers, memory device store; startDeviceSide) and N registered devices
-//     (default 10,000), exactly as services/signaling builds it but without HTTP or cluster parts;
+//     (default 10,000), exactly as services/signaling builds it but without HTTP or cluster parts; each
+//     device registered from its own UDP port of 127.0.0.1 and keeping alive from it, as a fleet's devices
+//     each have their own flow (`--shared-flow`: all from one port, as the runs before 3 Dec 2026);
 //  2. sends W keepalives (default 20,000) to warm it up (JIT tiers, inline caches), one at a time, each
 //     answered 200 before the next; then zeroes the counters, switches instrumentation on, sends M
 //     more (default 5,000), switches it off and dumps;
@@ -65,8 +67,15 @@ const COUNT = Number(arg('count', QUICK ? '1000' : '5000'));
 /** Kamailio is compiled C: a few keepalives fill its caches; its runs are instrumented throughout. */
 const KAM_WARMUP = 500;
 
-/** SEC-1: the devices are bound to the flow they registered from; the driver sends from that port. */
+/**
+ * SEC-1: the devices are bound to the flow they registered from; the driver sends from that port. Each
+ * device from its own port (DEVICE_PORT + i), as a fleet's devices each have their own address and port;
+ * `--shared-flow`: all from DEVICE_PORT (how the runs before 3 Dec 2026 drove it; a shortcut that finds
+ * a device by its flow then falls back to the id, as for devices behind one SIP edge).
+ */
 const DEVICE_PORT = Number(arg('device-port', '0'));
+const SHARED_FLOW = process.argv.includes('--shared-flow');
+const devicePortOf = (i: number): number => (SHARED_FLOW ? DEVICE_PORT : DEVICE_PORT + i);
 
 const deviceIdOf = (i: number): string => `3402000000132${String(i + 1).padStart(7, '0')}`;
 
@@ -117,10 +126,10 @@ async function serve(kind: string): Promise<void> {
     });
   }
   const now = Date.now();
-  const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: DEVICE_PORT, localAddress: '127.0.0.1', localPort: side.sipPort };
   for (let i = 0; i < DEVICES; i++) {
     const deviceId = deviceIdOf(i);
-    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: DEVICE_PORT, expiresSec: 3600, at: now });
+    const flow = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: devicePortOf(i), localAddress: '127.0.0.1', localPort: side.sipPort };
+    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: '127.0.0.1', remotePort: flow.remotePort, expiresSec: 3600, at: now });
     side.flows.register({ deviceId, flow, charset: 'GB2312', gbVersion: '2016', registeredAt: now, expiresAt: now + 3600_000 });
   }
   // A full collection now, not V8's memory reducer later: started by time after the start-up's
@@ -155,14 +164,13 @@ function keepalive(k: number, localPort: number, device = k % DEVICES): Buffer {
  * Sends keepalives first..first+n-1 one at a time (resent after 2 s if unanswered); returns the non-200 count.
  * `perSecond`: at most that many a second (the next one waits for its slot as well as for the answer).
  */
-async function drive(port: number, first: number, n: number, echo: boolean, devicePort: number, perSecond = Infinity, deviceOf?: (k: number) => number): Promise<number> {
-  const sock = dgram.createSocket('udp4');
-  await new Promise<void>((r) => sock.bind(devicePort, '127.0.0.1', () => r()));
-  const localPort = sock.address().port;
+async function drive(port: number, first: number, n: number, echo: boolean, sockets: DeviceSockets, perSecond = Infinity, deviceOf?: (k: number) => number): Promise<number> {
+  const socketOf = (k: number): dgram.Socket => sockets.of(deviceOf?.(k) ?? k % DEVICES);
   const expected = echo ? 'MESSAGE ' : 'SIP/2.0 200 ';
   let k = first;
   let bad = 0;
   const startedAt = Date.now();
+  let listener: (d: Buffer) => void = () => {};
   await new Promise<void>((done) => {
     let timer: NodeJS.Timeout | undefined;
     const next = (): void => {
@@ -171,22 +179,65 @@ async function drive(port: number, first: number, n: number, echo: boolean, devi
         done();
         return;
       }
-      const m = keepalive(k, localPort, deviceOf?.(k));
+      const sock = socketOf(k);
+      const m = keepalive(k, sock.address().port, deviceOf?.(k));
       sock.send(m, port, '127.0.0.1');
       timer = setTimeout(() => sock.send(m, port, '127.0.0.1'), 2000);
     };
-    sock.on('message', (d) => {
+    const onAnswer = (d: Buffer): void => {
       if (!d.toString('latin1', 0, expected.length).startsWith(expected)) bad++;
       k++;
       clearTimeout(timer); // the resend of the one just answered
       const wait = startedAt + ((k - first) * 1000) / perSecond - Date.now();
       if (wait > 0) timer = setTimeout(next, wait);
       else next();
-    });
+    };
+    listener = onAnswer;
+    for (const s of sockets.all) s.on('message', onAnswer);
     next();
   });
-  sock.close();
+  for (const s of sockets.all) s.off('message', listener);
   return bad;
+}
+
+/** The driver's device sockets: one per device on ports base … base + DEVICES - 1, or one (`--shared-flow`). */
+interface DeviceSockets {
+  readonly base: number;
+  readonly all: readonly dgram.Socket[];
+  of(device: number): dgram.Socket;
+  close(): void;
+}
+
+function bindUdp(port: number): Promise<dgram.Socket | undefined> {
+  const s = dgram.createSocket('udp4');
+  return new Promise((resolve) => {
+    s.once('error', () => {
+      s.close();
+      resolve(undefined);
+    });
+    s.bind(port, '127.0.0.1', () => resolve(s));
+  });
+}
+
+/** A free range of DEVICES ports below the ephemeral range (bound here, so the range stays ours), or one port. */
+async function openDeviceSockets(): Promise<DeviceSockets> {
+  if (SHARED_FLOW) {
+    const one = await bindUdp(await freeUdpPort());
+    if (one === undefined) throw new Error('no free UDP port for the device socket');
+    return { base: one.address().port, all: [one], of: () => one, close: () => one.close() };
+  }
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const base = 10_000 + Math.floor(Math.random() * (32_000 - 10_000 - DEVICES));
+    const all: dgram.Socket[] = [];
+    for (let i = 0; i < DEVICES; i++) {
+      const s = await bindUdp(base + i);
+      if (s === undefined) break;
+      all.push(s);
+    }
+    if (all.length === DEVICES) return { base, all, of: (device) => all[device] as dgram.Socket, close: () => all.forEach((s) => s.close()) };
+    for (const s of all) s.close();
+  }
+  throw new Error(`no free range of ${DEVICES} UDP ports for the devices`);
 }
 
 function freeUdpPort(): Promise<number> {
@@ -322,7 +373,7 @@ function totalsOf(dir: string, name: string, dump?: number): { instructions: num
 async function measure(kind: Kind, dir: string, whole?: { readonly label: string; readonly sends: number }): Promise<Count> {
   const name = `callgrind.${kind}${whole === undefined ? '' : `-${whole.label}`}`;
   const out = join(dir, name);
-  const devicePort = await freeUdpPort();
+  const sockets = await openDeviceSockets();
   const kamailio = kind === 'kamailio' ? await startKamailioCommand({ children: 1, auth: false }) : undefined;
   const redis = kind === 'keepalive-redis' ? await startRedisUnderCallgrind(join(dir, 'callgrind.redis-server')) : undefined;
   const perfMap = process.argv.includes('--perf-map') ? ['--perf-basic-prof'] : [];
@@ -330,7 +381,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
   // --trace-opt goes through C stdio, fully buffered into a pipe), so a block without one had none
   const settle = kind === 'keepalive-redis' && whole === undefined;
   const node = [
-    process.execPath, '--expose-gc', ...(settle ? ['--trace-opt', '--trace-deopt'] : []), ...perfMap, ...process.execArgv, SELF, '--serve', kind, '--devices', String(DEVICES), '--device-port', String(devicePort),
+    process.execPath, '--expose-gc', ...(settle ? ['--trace-opt', '--trace-deopt'] : []), ...perfMap, ...process.execArgv, SELF, '--serve', kind, '--devices', String(DEVICES), '--device-port', String(sockets.base), ...(SHARED_FLOW ? ['--shared-flow'] : []),
     ...(redis === undefined ? [] : ['--redis-url', redis.url]),
   ];
   const command = kamailio === undefined ? node : [kamailio.bin, ...kamailio.args];
@@ -373,9 +424,9 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
       });
     });
     if (whole !== undefined) {
-      bad += await drive(port, 0, whole.sends, false, devicePort);
+      bad += await drive(port, 0, whole.sends, false, sockets);
     } else {
-      bad += await drive(port, 0, WARMUP, kind === 'echo', devicePort, Infinity, redis === undefined ? undefined : windowDevice);
+      bad += await drive(port, 0, WARMUP, kind === 'echo', sockets, Infinity, redis === undefined ? undefined : windowDevice);
       let k = WARMUP;
       if (redis !== undefined) {
         // the warm-up's garbage collected now (SIGUSR2: gc()), not by a mark-compact in the windows (one
@@ -394,7 +445,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
         let quiet = 0;
         while ((quiet < SETTLE_QUIET_BLOCKS || blocks < minBlocks) && blocks < SETTLE_MAX_BLOCKS) {
           const before = jitLines();
-          bad += await drive(port, k, SETTLE_BLOCK, false, devicePort, perSecond, windowDevice);
+          bad += await drive(port, k, SETTLE_BLOCK, false, sockets, perSecond, windowDevice);
           k += SETTLE_BLOCK;
           blocks++;
           quiet = jitLines() === before ? quiet + 1 : 0;
@@ -402,7 +453,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
         settled = { blocks, settled: quiet >= SETTLE_QUIET_BLOCKS, jitLinesInWindow: 0 };
         await new Promise((r) => setTimeout(r, RENEW_DUE_MS));
         const pass = windowDevice(COUNT - 1) + 1;
-        bad += await drive(port, k, pass, false, devicePort, Infinity, windowDevice);
+        bad += await drive(port, k, pass, false, sockets, Infinity, windowDevice);
         k += pass;
         await new Promise((r) => setTimeout(r, RENEW_PAUSE_MS));
       }
@@ -412,7 +463,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
       for (const p of pids) control(p, '-z');
       for (const p of pids) control(p, '-i', 'on');
       const t0 = Date.now();
-      bad += await drive(port, k, COUNT, kind === 'echo', devicePort, redis === undefined ? Infinity : RATE, redis === undefined ? undefined : windowDevice);
+      bad += await drive(port, k, COUNT, kind === 'echo', sockets, redis === undefined ? Infinity : RATE, redis === undefined ? undefined : windowDevice);
       windowMs = Date.now() - t0;
       if (settled !== undefined) settled = { ...settled, jitLinesInWindow: jitLines() - jitBefore };
       for (const p of pids) control(p, '-i', 'off');
@@ -435,6 +486,7 @@ async function measure(kind: Kind, dir: string, whole?: { readonly label: string
     await exited;
     kamailio?.cleanup();
     await redis?.stop();
+    sockets.close();
     // with --keep, the server's output beside the dumps (settling: its tier-up and deopt lines)
     if (settle && process.argv.includes('--keep')) writeFileSync(join(dir, `${name}.output.txt`), stdout);
   }

@@ -9,6 +9,7 @@ export * from './manscdp.ts';
 export * from './commands/common.ts';
 export * from './commands/keepalive.ts';
 export * from './commands/keepalive-scan.ts';
+export * from './commands/keepalive-shape.ts';
 export * from './commands/catalog-item.ts';
 export * from './commands/catalog.ts';
 export * from './commands/catalog-paging.ts';

@@ -2,9 +2,11 @@
 // the flow its last request came on, which is where every request to it goes (NAT: the same socket,
 // the same source port), the charset of its bodies, the registration's lifetime, and this instance's
 // view of its online flag (so the keepalive hot path needs no store read).
+import type { KeepaliveShape } from '@vms/gb28181';
 import type { Flow } from '@vms/sip';
 import type { Charset, DeviceId, Transport } from '../devices/device.types.ts';
 import type { GbVersion } from './gb-version.ts';
+import { UdpFlowIndex } from './udp-flow-index.ts';
 
 /** Where a holder keeps its own rate bucket (device-admission.ts createHeldBuckets). */
 export interface RateHolder {
@@ -33,14 +35,25 @@ export interface DeviceSession extends RateHolder {
   edgeFlow: string | null;
   /** The REGISTER's Path (RFC 3327 §5): requests to the device carry it as Route, through the edge. */
   path: string | null;
+  /**
+   * The shape of this device's keepalive bodies (@vms/gb28181 keepaliveShapeOf), once the keepalive
+   * shortcut has read one: its next keepalives are checked against it instead of scanned. Null before;
+   * false when its first body had none (not the usual shape): not tried again for this registration.
+   */
+  keepaliveShape: KeepaliveShape | null | false;
 }
 
-export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
+export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | 'keepaliveShape' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
 
 export interface DeviceFlows {
   /** A successful REGISTER: creates or replaces the session (online). */
   register(session: SessionInput): DeviceSession;
   get(deviceId: DeviceId): DeviceSession | undefined;
+  /**
+   * The session registered from this UDP flow when it is the only one (udp-flow-index.ts); undefined when
+   * none or several share it. A hint for the keepalive shortcut: the caller still checks id and flow.
+   */
+  soleOnFlow(flow: Flow): DeviceSession | undefined;
   /** Unregister, expiry, ownership moved. Returns whether a session existed. */
   forget(deviceId: DeviceId): boolean;
   /** Registrations whose lifetime ended before `now` (the caller forgets them). */
@@ -54,6 +67,7 @@ export const transportOf = (flow: Flow): Transport => (flow.transport === 'tcp' 
 
 export function createDeviceFlows(): DeviceFlows {
   const sessions = new Map<DeviceId, DeviceSession>();
+  const byFlow = new UdpFlowIndex<DeviceSession>();
   return {
     register(s) {
       // One literal, not `{ ...s, online: true }`: V8 gives spread copies their own map once the spread
@@ -69,14 +83,24 @@ export function createDeviceFlows(): DeviceFlows {
         online: true,
         edgeFlow: s.edgeFlow ?? null,
         path: s.path ?? null,
+        keepaliveShape: null,
         rateTokens: 0, // SPEC SEC-3 message bucket (device-admission.ts): full at the first message
         rateAt: -1,
       };
+      const replaced = sessions.get(s.deviceId);
+      if (replaced !== undefined) byFlow.remove(replaced);
       sessions.set(s.deviceId, session);
+      byFlow.add(session);
       return session;
     },
     get: (deviceId) => sessions.get(deviceId),
-    forget: (deviceId) => sessions.delete(deviceId),
+    soleOnFlow: (flow) => byFlow.sole(flow),
+    forget(deviceId) {
+      const s = sessions.get(deviceId);
+      if (s === undefined) return false;
+      byFlow.remove(s);
+      return sessions.delete(deviceId);
+    },
     expired(now) {
       const out: DeviceId[] = [];
       for (const s of sessions.values()) if (s.expiresAt <= now) out.push(s.deviceId);

@@ -32,7 +32,16 @@ interface World {
   uplinks: string[];
 }
 
-async function world(limits?: DeviceSideDeps['limits']): Promise<World> {
+/**
+ * Where the registered devices' flows are: DEV on `flow`, and DEV2 and EXPIRED on the same flow (as behind
+ * an edge or in a rig: the shortcut then finds the device by id) or each on its own port of that address
+ * (as a fleet: the shortcut finds it by its flow, udp-flow-index.ts).
+ */
+type Layout = 'one flow' | 'a flow each';
+const LAYOUTS: readonly Layout[] = ['one flow', 'a flow each'];
+const flowOf = (layout: Layout, i: number): Flow => (layout === 'one flow' || i === 0 ? flow : { ...flow, remotePort: flow.remotePort + 2 * i });
+
+async function world(limits?: DeviceSideDeps['limits'], layout: Layout = 'one flow'): Promise<World> {
   const log = pino({ level: 'silent' });
   const devices = createMemoryDeviceRepository();
   const flows = createDeviceFlows();
@@ -40,9 +49,10 @@ async function world(limits?: DeviceSideDeps['limits']): Promise<World> {
   const clock = new FakeClock(T0);
   const uplinks: string[] = [];
   events.on('uplink', (e) => void uplinks.push(`${e.deviceId}:${e.kind}`));
-  for (const [deviceId, expiresAt] of [[DEV, T0 + 3_600_000], [DEV2, T0 + 3_600_000], [EXPIRED, T0 - 1]] as const) {
-    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
-    flows.register({ deviceId, flow, charset: 'GB2312', gbVersion: '2016', registeredAt: T0 - 60_000, expiresAt });
+  for (const [i, [deviceId, expiresAt]] of ([[DEV, T0 + 3_600_000], [DEV2, T0 + 3_600_000], [EXPIRED, T0 - 1]] as const).entries()) {
+    const bound = flowOf(layout, i);
+    await devices.registerDevice({ deviceId, transport: 'UDP', remoteIp: bound.remoteAddress, remotePort: bound.remotePort, expiresSec: 3600, at: T0 - 60_000 });
+    flows.register({ deviceId, flow: bound, charset: 'GB2312', gbVersion: '2016', registeredAt: T0 - 60_000, expiresAt });
   }
   await devices.registerDevice({ deviceId: STORED, transport: 'UDP', remoteIp: flow.remoteAddress, remotePort: flow.remotePort, expiresSec: 3600, at: T0 - 60_000 });
   const deps = { devices, flows, events, clock, log, utcOffsetMinutes: 480, ...(limits === undefined ? {} : { limits }) } as unknown as DeviceSideDeps;
@@ -146,7 +156,10 @@ const CASES: Array<[string, Buffer, 'shortcut' | 'full']> = [
   ['addr-spec From', request({ from: `sip:${DEV}@3402000000;tag=k1` }), 'shortcut'],
   ['one-line body, LF, no Status', request({ body: body({ sep: '\n' }).replace('<Status>OK</Status>', '') }), 'shortcut'],
   ['whitespace between elements', request({ body: body({ sep: ' \t\r\n  ' }) }), 'shortcut'],
+  ['another SN', request({ body: body().replace('<SN>17</SN>', '<SN>18</SN>') }), 'shortcut'],
   ['DeviceID differs from From', request({ body: body({ id: DEV2 }) }), 'full'],
+  ['From names another registered device than DeviceID', request({ from: `<sip:${DEV2}@3402000000>;tag=k1` }), 'full'],
+  ['a longer SN than the shape allows', request({ body: body().replace('<SN>17</SN>', `<SN>${'1'.repeat(21)}</SN>`) }), 'full'],
   ['From has another user part', request({ from: `<sip:${DEV}0@3402000000>;tag=k1` }), 'full'],
   ['From with a password', request({ from: `<sip:${DEV}:pw@3402000000>;tag=k1` }), 'full'],
   ['From unterminated', request({ from: `<sip:${DEV}@3402000000;tag=k1` }), 'full'],
@@ -172,14 +185,65 @@ const OTHER_FLOWS: Array<[string, Flow]> = [
 ];
 
 describe('keepalive shortcut', () => {
+  for (const layout of LAYOUTS) {
+    for (const [name, raw, expectedBy] of CASES) {
+      it(`answers as the full path does (${layout}): ${name}`, async () => {
+        const fullOnly = await outcome(await world(undefined, layout), raw, false);
+        const withShortcut = await outcome(await world(undefined, layout), raw, true);
+        assert.equal(withShortcut.by, expectedBy);
+        assert.deepEqual({ ...withShortcut, by: 'full' }, fullOnly);
+      });
+    }
+  }
+
   for (const [name, raw, expectedBy] of CASES) {
-    it(`answers as the full path does: ${name}`, async () => {
-      const fullOnly = await outcome(await world(), raw, false);
-      const withShortcut = await outcome(await world(), raw, true);
-      assert.equal(withShortcut.by, expectedBy);
-      assert.deepEqual({ ...withShortcut, by: 'full' }, fullOnly);
+    it(`answers as the full path does after a keepalive gave the device its body's shape: ${name}`, async () => {
+      const fullOnly = await world(undefined, 'a flow each');
+      const withShortcut = await world(undefined, 'a flow each');
+      await outcome(fullOnly, request(), false);
+      assert.equal((await outcome(withShortcut, request(), true)).by, 'shortcut');
+      assert.notEqual(withShortcut.flows.get(DEV)?.keepaliveShape ?? null, null, 'the shape kept');
+      const got = await outcome(withShortcut, raw, true);
+      assert.equal(got.by, expectedBy);
+      assert.deepEqual({ ...got, by: 'full' }, await outcome(fullOnly, raw, false));
     });
   }
+
+  it('a body of no shape: a first one leaves the device without (not tried again), a later one keeps the shape', async () => {
+    const reordered = request({ body: body().replace(`<SN>17</SN>\r\n<DeviceID>${DEV}</DeviceID>`, `<DeviceID>${DEV}</DeviceID>\r\n<SN>17</SN>`) });
+    const w = await world(undefined, 'a flow each');
+    assert.equal((await outcome(w, reordered, true)).by, 'shortcut');
+    assert.equal(w.flows.get(DEV)?.keepaliveShape, false);
+    assert.equal((await outcome(w, request(), true)).by, 'shortcut', 'the scan still reads it');
+    assert.equal(w.flows.get(DEV)?.keepaliveShape, false);
+    const v = await world(undefined, 'a flow each');
+    await outcome(v, request(), true);
+    const shape = v.flows.get(DEV)?.keepaliveShape;
+    assert.ok(shape);
+    assert.equal((await outcome(v, reordered, true)).by, 'shortcut');
+    assert.equal(v.flows.get(DEV)?.keepaliveShape, shape);
+  });
+
+  it("a fleet's device found by its flow: a keepalive naming another registered device from it goes to the full path (401)", async () => {
+    const w = await world(undefined, 'a flow each');
+    assert.equal(w.flows.soleOnFlow(flow)?.deviceId, DEV);
+    const got = await outcome(w, request({ from: `<sip:${DEV2}@3402000000>;tag=k1`, body: body({ id: DEV2 }) }), true);
+    assert.deepEqual([got.by, got.status, got.challenge, got.uplinks], ['full', 401, `Digest realm="3402000000", nonce="for-${DEV2}"`, []]);
+    assert.equal((await outcome(w, request({ from: `<sip:${DEV2}@3402000000>;tag=k1`, body: body({ id: DEV2 }) }), true, flowOf('a flow each', 1))).by, 'shortcut');
+  });
+
+  it('the flow index follows re-registration from another flow and forgetting', async () => {
+    const w = await world(undefined, 'a flow each');
+    const moved: Flow = { ...flow, remoteAddress: '192.168.1.65' };
+    w.flows.register({ deviceId: DEV, flow: moved, charset: 'GB2312', gbVersion: '2016', registeredAt: T0, expiresAt: T0 + 3_600_000 });
+    assert.equal(w.flows.soleOnFlow(flow), undefined);
+    const old = await outcome(w, request(), true);
+    assert.deepEqual([old.by, old.status], ['full', 401]);
+    assert.equal((await outcome(w, request(), true, { ...moved })).by, 'shortcut');
+    w.flows.forget(DEV);
+    assert.equal(w.flows.soleOnFlow(moved), undefined);
+    assert.deepEqual((await outcome(w, request(), true, { ...moved })).by, 'full');
+  });
 
   it('a device marked offline is brought back online the same way', async () => {
     const a = await world();
@@ -205,10 +269,10 @@ describe('keepalive shortcut', () => {
 });
 
 describe('SEC-1: only the bound flow speaks for a device', () => {
-  for (const [name, other] of OTHER_FLOWS) {
+  for (const layout of LAYOUTS) for (const [name, other] of OTHER_FLOWS) {
     for (const [what, raw] of [['keepalive', request()], ['catalog notify', request({ body: body({ cmd: 'Catalog' }) })]] as const) {
-      it(`${what} from ${name}: 401 with a challenge for the device, nothing recorded, the binding kept`, async () => {
-        const w = await world();
+      it(`${what} from ${name} (${layout}): 401 with a challenge for the device, nothing recorded, the binding kept`, async () => {
+        const w = await world(undefined, layout);
         const keepaliveBefore = (await w.devices.getDevice(DEV))?.keepaliveAt ?? null;
         const got = await outcome(w, raw, true, other);
         assert.deepEqual([got.by, got.status, got.challenge], ['full', 401, `Digest realm="3402000000", nonce="for-${DEV}"`]);

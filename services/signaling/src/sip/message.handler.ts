@@ -16,7 +16,7 @@
 // lifetime (registered on an instance that died, or on this one before a restart) gets 401: only a
 // verified REGISTER makes this instance act for it (SEC-1, OWN-1). Through a SIP edge such a device (moved
 // here by placement) gets 404 as well, at once and without a store read (see sessionOf).
-import { decodeManscdpCommand, parseManscdp, scanKeepalive, type ManscdpCharset, type ManscdpCommand, type ManscdpMessage } from '@vms/gb28181';
+import { decodeManscdpCommand, keepaliveShapeOf, parseManscdp, scanKeepalive, type ManscdpCharset, type ManscdpCommand, type ManscdpMessage } from '@vms/gb28181';
 import { getContentType, getFrom, SipStatus, type Flow, type RequestHandler, type SipRequest, type StatelessHandler } from '@vms/sip';
 import type { Logger } from 'pino';
 import type { Charset, DeviceId } from '../devices/device.types.ts';
@@ -275,17 +275,42 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
    */
   const keepalive: MessageHandlers['keepalive'] = (req, flow) => {
     if (!isPlainManscdpType(req.contentType)) return undefined;
-    const body = scanKeepalive(req.text, req.bodyStart);
-    if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
-    const session = flows.get(body.deviceId);
+    // the device registered from this flow, when it is the only one there (a fleet's devices each have
+    // their own): no lookup by the id sliced from the body, which costs several runtime string compares
+    // in a Map of every device (udp-flow-index.ts); an edge's devices share its flow and go by id
+    const onFlow = flows.soleOnFlow(flow);
+    const shape = onFlow === undefined ? null : onFlow.keepaliveShape;
+    let session: DeviceSession | undefined;
+    let charset: ManscdpCharset;
+    let reshape = false;
+    if (onFlow !== undefined && shape !== null && shape !== false && shape.matches(req.text, req.bodyStart, onFlow.deviceId)) {
+      // the device's last keepalive body with another SN: what scanKeepalive reads, with its DeviceID
+      if (!fromUserIs(req.from, onFlow.deviceId)) return undefined;
+      session = onFlow;
+      charset = shape.charset;
+    } else {
+      const body = scanKeepalive(req.text, req.bodyStart);
+      if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
+      const byFlow = onFlow !== undefined && onFlow.deviceId === body.deviceId;
+      reshape = byFlow && shape !== false;
+      session = byFlow ? onFlow : flows.get(body.deviceId);
+      charset = body.charset;
+    }
     const now = clock.now();
     if (session === undefined || session.expiresAt <= now) return undefined;
     if (!sameFlow(session.flow, flow)) return undefined; // SEC-1: the full path answers 401
     // behind an edge (SEC-1): the device flow the edge names in its Via must be the bound one, else the full path decides
     if (session.edgeFlow !== null && edgeFlowOfViaLine(req.topVia) !== session.edgeFlow) return undefined;
     // A charset change is stored by the full path (updateCharset); it happens once per device.
-    if (session.charset !== domainCharset(body.charset)) return undefined;
+    if (session.charset !== domainCharset(charset)) return undefined;
     if (!admission.allow(session, req.text.length - req.bodyStart, now)) return undefined; // the full path answers 503
+    // found by its flow and read by the scan: its next keepalives are checked against this body's shape;
+    // a body of no shape keeps the one it had (a one-off), or marks a device that has none not to try again
+    if (reshape) {
+      const next = keepaliveShapeOf(req.text, req.bodyStart, session.deviceId);
+      if (next !== undefined) session.keepaliveShape = next;
+      else if (shape === null) session.keepaliveShape = false;
+    }
     seen(session, now, 'keepalive');
     return SipStatus.OK;
   };

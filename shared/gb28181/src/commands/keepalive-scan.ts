@@ -45,6 +45,18 @@ const DECLARATION = /<\?xml[ \t]+version=(["'])1\.0\1(?:[ \t]+encoding=(["'])([A
 const USUAL_BODY =
   /(?:<\?xml version="1\.0" encoding="(GB2312|UTF-8)"\?>)?[ \t\r\n]*<Notify>[ \t\r\n]*<CmdType>Keepalive<\/CmdType>[ \t\r\n]*<SN>([0-9]{1,20})<\/SN>[ \t\r\n]*<DeviceID>([A-Za-z0-9]{1,32})<\/DeviceID>[ \t\r\n]*(?:<Status>([A-Za-z0-9]{1,16})<\/Status>[ \t\r\n]*)?<\/Notify>[ \t\r\n\0]*$/y;
 
+/** USUAL_BODY's bound on the SN's digits (keepalive-shape.ts keeps to it). */
+export const USUAL_MAX_SN = 20;
+
+/**
+ * USUAL_BODY's match of the body in `text` from `start` to its end (groups: 1 the declared charset, 2 SN,
+ * 3 DeviceID, 4 Status), or null; no length bound (scanKeepalive checks KEEPALIVE_SCAN_MAX_CHARS first).
+ */
+export function matchUsualKeepalive(text: string, start: number): RegExpExecArray | null {
+  USUAL_BODY.lastIndex = start;
+  return USUAL_BODY.exec(text);
+}
+
 const CMD_TYPE = 1;
 const SN = 2;
 const DEVICE_ID = 4;
@@ -62,8 +74,7 @@ const DECLARATION_PROBE_CHARS = 256;
 export function scanKeepalive(text: string, start = 0): ScannedKeepalive | undefined {
   const end = text.length;
   if (end - start > KEEPALIVE_SCAN_MAX_CHARS) return undefined;
-  USUAL_BODY.lastIndex = start;
-  const usual = USUAL_BODY.exec(text);
+  const usual = matchUsualKeepalive(text, start);
   if (usual !== null) return { sn: usual[2] as string, deviceId: usual[3] as string, status: usual[4], charset: usual[1] === 'GB2312' ? 'GB2312' : 'UTF-8' };
   let i = skipSpace(text, start);
   let label: string | undefined;
