@@ -23,13 +23,28 @@ const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.
 let writtenInPlace = 0;
 
 /**
+ * What a stateless handler asks header() for (the REGISTER challenge: Authorization, Expires), names of the
+ * lines the regex reads in other spellings, and a name in no request: the usual reading scans only the
+ * lines after CSeq for names other than those five, so it must answer as the scanner does for all of them.
+ */
+const ASKED = ['Authorization', 'Expires', 'expires', 'Contact', 'From', 'from', 'TO', 'via', 'Call-ID', 'cseq', 'X-None', 'f', 'v'];
+function headersAsked(p: PeekedRequest): Record<string, string | boolean | undefined> {
+  const out: Record<string, string | boolean | undefined> = {};
+  for (const name of ASKED) {
+    out[name] = p.header(name);
+    out[`has ${name}`] = p.hasHeader(name);
+  }
+  return out;
+}
+
+/**
  * Everything an answer depends on: the reading (body as text), and per flow and forceRport, the stamp and
  * the bytes. `read` reads a fresh copy of the datagram each time: writeDatagramResponse overwrites it.
  */
 function answerOf(read: () => PeekedRequest | undefined): unknown {
   const p = read();
   if (p === undefined) return undefined;
-  const out: unknown[] = [{ ...p, via: p.via, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length') }];
+  const out: unknown[] = [{ ...p, via: p.via, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length'), ...headersAsked(p) }];
   for (const f of flows) {
     for (const force of [false, true]) {
       for (const server of ['vms-signaling/0.1.0', undefined]) {

@@ -126,6 +126,8 @@ function peekUsual(data: Buffer, text: string, h: UsualHead): PeekedRequest | un
   // in-dialog: never stateless. A To ending with `>` has nothing after its last `>` (devices write it so): no search
   if (to.charCodeAt(to.length - 1) !== 62 /* > */ && to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined;
   const p = new Peeked(data, h.method, via, h.viaStart, h.viaEnd, h.from, to, h.callId, h.cseq, type, text, bodyStart);
+  // the line after CSeq: the regex read the lines before it, Via … CSeq, each once
+  p.setOtherLinesFrom(h.viaEnd + '\r\nFrom: '.length + h.from.length + '\r\nTo: '.length + to.length + '\r\nCall-ID: '.length + h.callId.length + '\r\nCSeq: '.length + h.cseq.length + 2);
   if (via === undefined) {
     // one Via line, and From … CSeq as the answer writes them: buildDatagramResponse copies them
     const toEnd = h.viaEnd + '\r\nFrom: '.length + h.from.length + '\r\nTo: '.length + to.length;
@@ -151,6 +153,11 @@ class Peeked implements PeekedRequest {
   #cseqEnd = -1;
   /** Whether a handler took a view of the body: then the datagram's bytes are not overwritten by the answer. */
   #bodyViewed = false;
+  /**
+   * Set by peekUsual: where the header lines after CSeq start (the lines before are Via, From, To, Call-ID,
+   * CSeq, one each), so that header() of another name scans from there; -1: from the first line.
+   */
+  #otherLinesFrom = -1;
   /** The Via lines; undefined: the one line at [viaStart, viaEnd), sliced when asked for (a keepalive never is). */
   #via: readonly string[] | undefined;
   constructor(
@@ -174,6 +181,10 @@ class Peeked implements PeekedRequest {
   get via(): readonly string[] {
     this.#via ??= [this.text.slice(this.viaStart, this.viaEnd)];
     return this.#via;
+  }
+
+  setOtherLinesFrom(at: number): void {
+    this.#otherLinesFrom = at;
   }
 
   setUsualLines(toEnd: number, cseqEnd: number): void {
@@ -322,11 +333,13 @@ class Peeked implements PeekedRequest {
   }
 
   hasHeader(name: string): boolean {
-    return headerSectionValue(this.text, this.bodyStart - 4, name) !== undefined;
+    return this.header(name) !== undefined;
   }
 
   header(name: string): string | undefined {
-    return headerSectionValue(this.text, this.bodyStart - 4, name);
+    // issue 11: the first leg of a registration asks for Authorization and Expires, past the usual lines
+    const from = this.#otherLinesFrom >= 0 && !isUsualLineName(name) ? this.#otherLinesFrom : -1;
+    return headerSectionValue(this.text, this.bodyStart - 4, name, from);
   }
 }
 
@@ -410,10 +423,11 @@ function writeDecimal(b: Uint8Array, end: number, n: number, digits: number): vo
 /**
  * The value (LWS-trimmed) of the first header line of `text` before `end` named `name`
  * (case-insensitive, LWS before the colon allowed), or undefined. Only the value found is sliced.
+ * `from`: the start of the first line to look at (-1: the line after the request line).
  */
-export function headerSectionValue(text: string, end: number, name: string): string | undefined {
+export function headerSectionValue(text: string, end: number, name: string, from = -1): string | undefined {
   const n = name.length;
-  for (let pos = text.indexOf('\r\n') + 2; pos > 1 && pos < end; ) {
+  for (let pos = from < 0 ? text.indexOf('\r\n') + 2 : from; pos > 1 && pos < end; ) {
     const eol = text.indexOf('\r\n', pos);
     const lineEnd = eol < 0 || eol > end ? end : eol;
     if (lineEnd - pos > n && nameAt(text, pos, name)) {
@@ -445,6 +459,23 @@ function nameAt(text: string, at: number, name: string): boolean {
 }
 
 const isLws = (c: number): boolean => c === 32 || c === 9;
+
+/** Whether `name` is Via, From, To, Call-ID or CSeq in any case: the lines usual-datagram.ts's regex read. */
+function isUsualLineName(name: string): boolean {
+  switch (name.length) {
+    case 2: return sameLetters(name, 'to');
+    case 3: return sameLetters(name, 'via');
+    case 4: return sameLetters(name, 'from') || sameLetters(name, 'cseq');
+    case 7: return sameLetters(name, 'call-id');
+    default: return false;
+  }
+}
+
+/** `name` equal to the lower-case `lower` with ASCII letters compared without case. */
+function sameLetters(name: string, lower: string): boolean {
+  for (let k = 0; k < lower.length; k++) if ((name.charCodeAt(k) | 0x20) !== lower.charCodeAt(k)) return false;
+  return true;
+}
 
 /** Where a stateless answer goes and the top Via it copies, stamped like every inbound request. */
 export interface StampedVia {
