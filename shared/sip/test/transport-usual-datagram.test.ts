@@ -167,7 +167,15 @@ describe('usual-head regex = header scanner', () => {
     }
     assert.equal(answer(wire('192.168.1.64:5060;rport=65535;branch=z9hG4bK1')).written, undefined); // rport's value longer than 1024
     assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { viewBody: true }).written, undefined); // a handler holds the body
-    assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { headers: [['Expires', '60']] }).written, undefined);
+    // extra headers (a REGISTER's 401 challenge) are written before the tail, byte for byte the built ones (latin1: a wide character's low byte)
+    for (const headers of [[['Expires', '60']], [['WWW-Authenticate', 'Digest realm="3402000000", nonce="abc", algorithm=MD5'], ['Retry-After', '7']], [['Subject', '\u4e2d\xe9']]] as [string, string][][]) {
+      for (const force of [false, true]) {
+        const a = answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { headers, force });
+        assert.equal(a.written, a.built, `${JSON.stringify(headers)} ${force}`);
+      }
+    }
+    const long: [string, string][] = [['X-Long', 'x'.repeat(body.length + 200)]];
+    assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { headers: long }).written, undefined); // longer than the request
     // room: an answer as long as the request is written over it, one byte longer is not
     const bare = wire('192.168.1.64:5060;rport;branch=z9hG4bK1', '');
     const room = bare.length - answer(bare, { server: '' }).built.length;

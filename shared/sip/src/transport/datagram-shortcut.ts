@@ -250,8 +250,8 @@ class Peeked implements PeekedRequest {
 
   /**
    * buildUsual()'s bytes written over the datagram's own (writeDatagramResponse); undefined when they
-   * cannot be: extra headers, a body view handed out, an rport value longer than the one written, or an
-   * answer longer than the request.
+   * cannot be: a body view handed out, an rport value longer than the one written, or an answer longer
+   * than the request. Extra headers (a REGISTER's 401 challenge, issue 11) go before the tail.
    *
    * The answer is the request's own pieces moved (copyWithin, a memmove) with the stamp, the tag and
    * the fixed lines written between them: from the status line, the top Via up to `rport`, the Via's
@@ -262,7 +262,7 @@ class Peeked implements PeekedRequest {
    * from the last, the pieces moving left from the first, and none overwrites a piece not yet moved;
    * the inserts are written after all moves. No string is built or flattened, no buffer allocated.
    */
-  writeUsual(via: UsualVia, status: number, server: string | undefined): Uint8Array | undefined {
+  writeUsual(via: UsualVia, status: number, server: string | undefined, headers: readonly (readonly [string, string])[] | undefined): Uint8Array | undefined {
     const cseqEnd = this.#cseqEnd;
     if (cseqEnd < 0 || this.#bodyViewed) return undefined;
     const b = this.#data;
@@ -281,7 +281,9 @@ class Peeked implements PeekedRequest {
     const forced = rportAt < 0 && via.wantsRport ? 7 + digits : 0; // `;rport=<port>`
     const received = via.received ? 10 + via.srcAddress.length : 0; // `;received=<address>`
     const e3 = e2 + forced + received;
-    const length = cseqEnd + e3 + TAG_PARAM_LENGTH + tail.length;
+    let extra = 0; // `\r\n<name>: <value>` each
+    if (headers !== undefined) for (const [name, value] of headers) extra += 4 + name.length + value.length;
+    const length = cseqEnd + e3 + TAG_PARAM_LENGTH + extra + tail.length;
     if (length > this.text.length) return undefined; // the datagram's length (one char per byte)
     // The answer starts where From … To (the longest piece) stays put, when it then still ends within the
     // datagram: one move fewer (a C++ builtin call each). Every shift grows by the same `start`.
@@ -311,7 +313,20 @@ class Peeked implements PeekedRequest {
     }
     const tagAt = toEnd + d3;
     writeBytes(b, tagAt, SEMI_TAG);
-    setBytes.call(b, tail, cseqEnd + d4);
+    if (headers !== undefined) {
+      let at = cseqEnd + d4;
+      for (const [name, value] of headers) {
+        b[at] = 13;
+        b[at + 1] = 10;
+        writeAscii(b, at + 2, name);
+        at += 2 + name.length;
+        b[at] = 58; // ':'
+        b[at + 1] = 32;
+        writeAscii(b, at + 2, value);
+        at += 2 + value.length;
+      }
+    }
+    setBytes.call(b, tail, cseqEnd + d4 + extra);
     const callId0 = toEnd + d4 + '\r\nCall-ID: '.length;
     const cseq0 = callId0 + this.callId.length + '\r\nCSeq: '.length;
     const branchStart = this.#branchStart;
@@ -381,9 +396,8 @@ class UsualVia implements StampedVia {
  * (transport-usual-datagram.test.ts).
  */
 export function writeDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string, headers?: readonly (readonly [string, string])[]): Uint8Array | undefined {
-  if (headers !== undefined && headers.length > 0) return undefined;
   if (!(via instanceof UsualVia) || via.peek !== req) return undefined;
-  return via.peek.writeUsual(via, status, server);
+  return via.peek.writeUsual(via, status, server, headers);
 }
 
 /**
@@ -407,7 +421,7 @@ function writeBytes(b: Uint8Array, at: number, piece: Uint8Array): void {
   for (let i = 0; i < piece.length; i++) b[at + i] = piece[i] as number;
 }
 
-/** ASCII `s` into `b` at `at` (the caller checked the room; `s` is latin1). */
+/** `s` into `b` at `at`, a byte a character (the caller checked the room): latin1, as Buffer.from(s, 'latin1') writes it. */
 function writeAscii(b: Uint8Array, at: number, s: string): void {
   for (let i = 0; i < s.length; i++) b[at + i] = s.charCodeAt(i);
 }
