@@ -250,8 +250,9 @@ class Peeked implements PeekedRequest {
 
   /**
    * buildUsual()'s bytes written over the datagram's own (writeDatagramResponse); undefined when they
-   * cannot be: a body view handed out, an rport value longer than the one written, or an answer longer
-   * than the request. Extra headers (a REGISTER's 401 challenge, issue 11) go before the tail.
+   * cannot be: a body view handed out, or an rport value longer than the one written. Extra headers (a
+   * REGISTER's 401 challenge, issue 11) go before the tail. An answer longer than the request is written
+   * the same way into a new buffer, the pieces copied there from the request (which is left as it was).
    *
    * The answer is the request's own pieces moved (copyWithin, a memmove) with the stamp, the tag and
    * the fixed lines written between them: from the status line, the top Via up to `rport`, the Via's
@@ -260,7 +261,7 @@ class Peeked implements PeekedRequest {
    * the datagram's first byte; the view returned covers the answer alone. Every piece moves by a shift no
    * smaller than the one before it (the inserts only add bytes), so the pieces moving right are moved
    * from the last, the pieces moving left from the first, and none overwrites a piece not yet moved;
-   * the inserts are written after all moves. No string is built or flattened, no buffer allocated.
+   * the inserts are written after all moves. No string is built or flattened, no buffer allocated when it fits.
    */
   writeUsual(via: UsualVia, status: number, server: string | undefined, headers: readonly (readonly [string, string])[] | undefined): Uint8Array | undefined {
     const cseqEnd = this.#cseqEnd;
@@ -284,7 +285,18 @@ class Peeked implements PeekedRequest {
     let extra = 0; // `\r\n<name>: <value>` each
     if (headers !== undefined) for (const [name, value] of headers) extra += 4 + name.length + value.length;
     const length = cseqEnd + e3 + TAG_PARAM_LENGTH + extra + tail.length;
-    if (length > this.text.length) return undefined; // the datagram's length (one char per byte)
+    const cut = rportAt < 0 ? viaEnd : rportAt;
+    if (length > this.text.length) {
+      // longer than the datagram (one char per byte): the same layout in a buffer of its own
+      const out = Buffer.allocUnsafe(length);
+      const from = byteOffsetOf.call(b);
+      const src = bufferOf.call(b);
+      setBytes.call(out, new Uint8Array(src, from + viaStart, cut - viaStart), viaStart + e1);
+      if (rportAt >= 0) setBytes.call(out, new Uint8Array(src, from + rportEnd, viaEnd - rportEnd), rportEnd + e2);
+      setBytes.call(out, new Uint8Array(src, from + viaEnd, toEnd - viaEnd), viaEnd + e3);
+      setBytes.call(out, new Uint8Array(src, from + toEnd, cseqEnd - toEnd), toEnd + e3 + TAG_PARAM_LENGTH);
+      return this.#writeInserts(out, 0, via, e1, e2, e3, forced, received, digits, first, tail, headers, extra, length);
+    }
     // The answer starts where From … To (the longest piece) stays put, when it then still ends within the
     // datagram: one move fewer (a C++ builtin call each). Every shift grows by the same `start`.
     const start = e3 < 0 && length - e3 <= this.text.length ? -e3 : 0;
@@ -292,7 +304,6 @@ class Peeked implements PeekedRequest {
     const d2 = e2 + start;
     const d3 = e3 + start;
     const d4 = d3 + TAG_PARAM_LENGTH;
-    const cut = rportAt < 0 ? viaEnd : rportAt;
     // right-moving pieces from the last, then left-moving ones from the first
     if (d4 > 0) copyWithin.call(b, toEnd + d4, toEnd, cseqEnd);
     if (d3 > 0) copyWithin.call(b, viaEnd + d3, viaEnd, toEnd);
@@ -302,6 +313,37 @@ class Peeked implements PeekedRequest {
     if (d2 < 0 && rportAt >= 0) copyWithin.call(b, rportEnd + d2, rportEnd, viaEnd);
     if (d3 < 0) copyWithin.call(b, viaEnd + d3, viaEnd, toEnd);
     if (d4 < 0) copyWithin.call(b, toEnd + d4, toEnd, cseqEnd);
+    return this.#writeInserts(b, start, via, d1, d2, d3, forced, received, digits, first, tail, headers, extra, length);
+  }
+
+  /**
+   * writeUsual()'s inserts into `b`, where the answer starts at `start` and the pieces have been moved by
+   * d1 (the Via up to rport), d2 (the Via after rport), d3 (From … To): the status line, the stamp, the
+   * tag, the extra headers, the tail; and the view of the answer.
+   */
+  #writeInserts(
+    b: Uint8Array,
+    start: number,
+    via: UsualVia,
+    d1: number,
+    d2: number,
+    d3: number,
+    forced: number,
+    received: number,
+    digits: number,
+    first: Uint8Array,
+    tail: Uint8Array,
+    headers: readonly (readonly [string, string])[] | undefined,
+    extra: number,
+    length: number,
+  ): Uint8Array {
+    const { viaEnd } = this;
+    const toEnd = this.#toEnd;
+    const cseqEnd = this.#cseqEnd;
+    const rportAt = this.#rportAt;
+    const port = via.srcPort;
+    const d4 = d3 + TAG_PARAM_LENGTH;
+    const cut = rportAt < 0 ? viaEnd : rportAt;
     setBytes.call(b, first, start);
     if (rportAt >= 0) writeBytes(b, rportAt + d1, RPORT);
     else if (forced > 0) writeBytes(b, viaEnd + d2, SEMI_RPORT);
