@@ -360,12 +360,11 @@ class Peeked implements PeekedRequest {
       for (const [name, value] of headers) {
         b[at] = 13;
         b[at + 1] = 10;
-        writeAscii(b, at + 2, name);
-        at += 2 + name.length;
-        b[at] = 58; // ':'
-        b[at + 1] = 32;
-        writeAscii(b, at + 2, value);
-        at += 2 + value.length;
+        // one C++ copy: charCodeAt over a joined value (a cons string: the challenge around its nonce)
+        // cost ~75 instructions a character under callgrind, ~9k a 401
+        const line = `${name}: ${value}`;
+        latin1Write.call(b, line, at + 2, line.length);
+        at += 2 + line.length;
       }
     }
     setBytes.call(b, tail, cseqEnd + d4 + extra);
@@ -452,6 +451,9 @@ const { copyWithin, set: setBytes } = Uint8Array.prototype;
 const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as object;
 const bufferOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'buffer')?.get as (this: Uint8Array) => ArrayBuffer;
 const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'byteOffset')?.get as (this: Uint8Array) => number;
+
+/** Buffer's latin1 write (a C++ copy, a wide character's low byte as Buffer.from(s, 'latin1')), on the datagram or a new buffer. */
+const latin1Write = (Buffer.prototype as unknown as { latin1Write: (this: Uint8Array, s: string, at: number, length: number) => number }).latin1Write;
 
 /** The fixed pieces writeUsual inserts, as bytes (a byte loop over a typed array costs less than charCodeAt). */
 const RPORT = Buffer.from('rport=', 'latin1');
