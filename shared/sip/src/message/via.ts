@@ -21,54 +21,39 @@ export function parseViaHop(s: string): ViaHop {
 
 /**
  * The hop as devices write it, `SIP/2.0/UDP host[:port](;name[=value])*` (or TCP): upper-case protocol,
- * one space, lower-case parameter names, no LWS, quote or comma: read in one pass without the token
- * slices, case folding and LWS skips of the general scanner, the same ViaHop as parseViaHopFully
- * (message-parts.test.ts holds the two equal). Issue 11: the top Via of every request parsed is read
- * this way (~8k instructions by the scanner). undefined: another shape (the scanner decides).
+ * one space, lower-case parameter names, no LWS, quote or comma: one match of a linear regex (the regex
+ * engine reads the message's text in place; charCodeAt on a header's slice of it costs ~60 instructions a
+ * character under callgrind), the same ViaHop as parseViaHopFully (message-usual-forms.test.ts holds the
+ * two equal). Issue 11: the top Via of every request parsed is read this way (~8k instructions by the
+ * scanner). undefined: another shape (the scanner decides).
  */
 export function parseCanonicalViaHop(s: string): ViaHop | undefined {
-  const n = s.length;
-  let transport: string;
-  if (s.startsWith('SIP/2.0/UDP ')) transport = 'UDP';
-  else if (s.startsWith('SIP/2.0/TCP ')) transport = 'TCP';
-  else return undefined;
-  let i = CANONICAL_PREFIX;
-  const hostStart = i;
-  while (i < n && isHostChar(s.charCodeAt(i))) i++;
-  if (i === hostStart) return undefined;
-  const host = s.slice(hostStart, i);
+  const m = CANONICAL_VIA.exec(s);
+  if (m === null) return undefined;
+  const digits = m[3];
   let port: number | null = null;
-  if (i < n && s.charCodeAt(i) === 58 /* : */) {
-    const portStart = ++i;
-    let value = 0;
-    while (i < n && isDigit(s.charCodeAt(i)) && i - portStart < 5) value = value * 10 + s.charCodeAt(i++) - 48;
-    if (i === portStart || value > 65535 || (i < n && isDigit(s.charCodeAt(i)))) return undefined;
-    port = value;
+  if (digits !== undefined) {
+    port = 0;
+    for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
+    if (port > 65535) return undefined;
   }
   const params: ViaHop['params'] = new Map();
-  while (i < n) {
-    if (s.charCodeAt(i) !== 59 /* ; */) return undefined;
-    const nameStart = ++i;
-    while (i < n && isLowerTokenChar(s.charCodeAt(i))) i++;
-    if (i === nameStart) return undefined;
-    const name = s.slice(nameStart, i);
-    let value: string | null = null;
-    if (i < n && s.charCodeAt(i) === 61 /* = */) {
-      const valueStart = ++i;
-      while (i < n && isUnquotedValueChar(s.charCodeAt(i))) i++;
-      if (i === valueStart) return undefined;
-      value = s.slice(valueStart, i);
-    }
-    if (!params.has(name)) params.set(name, value);
+  const p = m[4] as string;
+  // `;name[=value]` each, as the regex took them: a name holds no `=`, a value no `;`
+  for (let i = 0; i < p.length; ) {
+    let next = p.indexOf(';', i + 1);
+    if (next < 0) next = p.length;
+    let eq = p.indexOf('=', i + 1);
+    if (eq > next) eq = -1;
+    const name = p.slice(i + 1, eq < 0 ? next : eq);
+    if (!params.has(name)) params.set(name, eq < 0 ? null : p.slice(eq + 1, next));
+    i = next;
   }
-  return { protocol: 'SIP/2.0', transport, host, port, params };
+  return { protocol: 'SIP/2.0', transport: m[1] === 'UDP' ? 'UDP' : 'TCP', host: m[2] as string, port, params };
 }
 
-const CANONICAL_PREFIX = 'SIP/2.0/UDP '.length;
-/** Parameter names the general scanner would not change (it lower-cases them). */
-const isLowerTokenChar = (c: number): boolean => isTokenChar(c) && !(c >= 65 && c <= 90);
-/** What parseParamsAt takes as an unquoted value, a quote at its start excepted: anything but `;`, `"`, `,` and LWS. */
-const isUnquotedValueChar = (c: number): boolean => c !== 59 && c !== 34 && c !== 44 && c !== 32 && c !== 9;
+/** Token characters (lex.ts) but upper-case letters for names; what parseParamsAt takes unquoted for values. */
+const CANONICAL_VIA = /^SIP\/2\.0\/(UDP|TCP) ([A-Za-z0-9._-]+)(?::([0-9]{1,5}))?((?:;[a-z0-9!%'*+._`~-]+(?:=[^;",\x20\t]+)?)*)$/;
 
 /** parseViaHop() by the scanner alone, every form (exported for the test holding parseCanonicalViaHop to it). */
 export function parseViaHopFully(s: string): ViaHop {
