@@ -23,13 +23,28 @@ const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.
 let writtenInPlace = 0;
 
 /**
+ * What a stateless handler asks header() for (the REGISTER challenge: Authorization, Expires), names of the
+ * lines the regex reads in other spellings, and a name in no request: the usual reading scans only the
+ * lines after CSeq for names other than those five, so it must answer as the scanner does for all of them.
+ */
+const ASKED = ['Authorization', 'Expires', 'expires', 'Contact', 'From', 'from', 'TO', 'via', 'Call-ID', 'cseq', 'X-None', 'f', 'v'];
+function headersAsked(p: PeekedRequest): Record<string, string | boolean | undefined> {
+  const out: Record<string, string | boolean | undefined> = {};
+  for (const name of ASKED) {
+    out[name] = p.header(name);
+    out[`has ${name}`] = p.hasHeader(name);
+  }
+  return out;
+}
+
+/**
  * Everything an answer depends on: the reading (body as text), and per flow and forceRport, the stamp and
  * the bytes. `read` reads a fresh copy of the datagram each time: writeDatagramResponse overwrites it.
  */
 function answerOf(read: () => PeekedRequest | undefined): unknown {
   const p = read();
   if (p === undefined) return undefined;
-  const out: unknown[] = [{ ...p, via: p.via, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length') }];
+  const out: unknown[] = [{ ...p, via: p.via, body: p.body.toString('latin1'), topVia: p.topVia, ct: p.header('Content-Type'), hasCL: p.hasHeader('Content-Length'), ...headersAsked(p) }];
   for (const f of flows) {
     for (const force of [false, true]) {
       for (const server of ['vms-signaling/0.1.0', undefined]) {
@@ -135,9 +150,12 @@ describe('usual-head regex = header scanner', () => {
       const p = peekReadings.usual(copy) as PeekedRequest;
       if (opts.viewBody === true) assert.equal(p.body.length, body.length);
       const out = writeDatagramResponse(p, stampDatagramVia(p, flow, opts.force === true)!, status, server, opts.headers);
-      if (out === undefined) assert.ok(copy.equals(w), 'a request not answered in place is left as it was');
-      if (out !== undefined) assert.equal(out.buffer, copy.buffer, 'a view of the datagram');
-      return { built: bytes, written: out === undefined ? undefined : latin1(out), at: out === undefined ? -1 : out.byteOffset - copy.byteOffset };
+      // within the request's bytes (a new buffer may come from the same pool: the same ArrayBuffer)
+      const inPlace = out !== undefined && out.buffer === copy.buffer && out.byteOffset >= copy.byteOffset && out.byteOffset + out.length <= copy.byteOffset + copy.length;
+      // an answer longer than the request is written into a buffer of its own, the request left as it was
+      if (!inPlace) assert.ok(copy.equals(w), 'a request not answered in place is left as it was');
+      if (out !== undefined && !inPlace) assert.ok(out.length > w.length, 'a buffer of its own only when longer than the request');
+      return { built: bytes, written: out === undefined ? undefined : latin1(out), at: inPlace ? out.byteOffset - copy.byteOffset : -1 };
     };
     for (const via of ['192.168.1.64:5060;rport;branch=z9hG4bK1', '192.168.1.64;branch=z9hG4bK1;rport', '192.168.1.64:5060;branch=z9hG4bK1', '203.0.113.7:1024;branch=z9hG4bK1', '203.0.113.7;rport=99;branch=x', 'h;rport=1024']) {
       // the pieces move left; with a status line longer than the request line, the first ones move right
@@ -152,14 +170,28 @@ describe('usual-head regex = header scanner', () => {
     }
     assert.equal(answer(wire('192.168.1.64:5060;rport=65535;branch=z9hG4bK1')).written, undefined); // rport's value longer than 1024
     assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { viewBody: true }).written, undefined); // a handler holds the body
-    assert.equal(answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { headers: [['Expires', '60']] }).written, undefined);
-    // room: an answer as long as the request is written over it, one byte longer is not
+    // extra headers (a REGISTER's 401 challenge) are written before the tail, byte for byte the built ones (latin1: a wide character's low byte)
+    for (const headers of [[['Expires', '60']], [['WWW-Authenticate', 'Digest realm="3402000000", nonce="abc", algorithm=MD5'], ['Retry-After', '7']], [['Subject', '\u4e2d\xe9']]] as [string, string][][]) {
+      for (const force of [false, true]) {
+        const a = answer(wire('192.168.1.64:5060;rport;branch=z9hG4bK1'), { headers, force });
+        assert.equal(a.written, a.built, `${JSON.stringify(headers)} ${force}`);
+      }
+    }
+    const long: [string, string][] = [['X-Long', 'x'.repeat(body.length + 200)]];
+    for (const force of [false, true]) {
+      for (const via of ['192.168.1.64:5060;rport;branch=z9hG4bK1', '203.0.113.7;rport=99;branch=x', '192.168.1.64:5060;branch=z9hG4bK1']) {
+        const a = answer(wire(via), { headers: long, force }); // longer than the request: a buffer of its own
+        assert.deepEqual([a.written, a.at], [a.built, -1], `${via} ${force}`);
+      }
+    }
+    // room: an answer as long as the request is written over it, one byte longer into a buffer of its own
     const bare = wire('192.168.1.64:5060;rport;branch=z9hG4bK1', '');
     const room = bare.length - answer(bare, { server: '' }).built.length;
     const fits = answer(bare, { server: 'x'.repeat(room) });
     assert.equal(fits.built.length, bare.length);
     assert.equal(fits.written, fits.built);
-    assert.equal(answer(bare, { server: 'x'.repeat(room + 1) }).written, undefined);
+    const longer = answer(bare, { server: 'x'.repeat(room + 1) });
+    assert.deepEqual([longer.written, longer.at], [longer.built, -1]);
     // where it starts: where From … To lie in the request (that piece not moved) when the answer then ends
     // within the datagram, else at its first byte
     const fromAt = (t: string): number => t.indexOf('\r\nFrom: ');

@@ -68,6 +68,7 @@ const CONTENT_TYPE = info('Content-Type');
 const CONTENT_LENGTH = info('Content-Length');
 const USER_AGENT = info('User-Agent');
 const EXPIRES = info('Expires');
+const AUTHORIZATION = info('Authorization');
 
 function commonName(name: string): NameInfo | undefined {
   switch (name) {
@@ -82,6 +83,7 @@ function commonName(name: string): NameInfo | undefined {
     case 'Content-Length': return CONTENT_LENGTH;
     case 'User-Agent': return USER_AGENT;
     case 'Expires': return EXPIRES;
+    case 'Authorization': return AUTHORIZATION; // the second leg of every registration
     default: return undefined;
   }
 }

@@ -10,6 +10,34 @@ import { formatUri, parseUri } from './uri.ts';
  *   so `sip:a@b;tag=1` has tag in `params`, not in `uri.params`.
  */
 export function parseNameAddr(value: string): NameAddr {
+  return parseUsualNameAddr(value) ?? parseNameAddrFully(value);
+}
+
+/**
+ * The From and To of nearly every GB28181 request, `<sip:user@host[:port]>` and at most a `;tag=…`
+ * after it (parsePlainSipUri's URI; the tag's value what parseParamsAt takes unquoted): one match of a
+ * linear regex, the same NameAddr as parseNameAddrFully (message-parts.test.ts holds the two equal).
+ * Issue 11: From and To are parsed on both legs of every registration. undefined: another shape.
+ */
+export function parseUsualNameAddr(value: string): NameAddr | undefined {
+  const m = USUAL_NAME_ADDR.exec(value);
+  if (m === null) return undefined;
+  const digits = m[3];
+  let port: number | null = null;
+  if (digits !== undefined) {
+    port = 0;
+    for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
+    if (port > 65535) return undefined;
+  }
+  const uri = { scheme: 'sip', user: m[1] as string, password: null, host: m[2] as string, port, params: new Map(), headers: new Map() };
+  const tag = m[4];
+  return { displayName: null, uri, params: tag === undefined ? new Map() : new Map([['tag', tag]]) };
+}
+
+const USUAL_NAME_ADDR = /^<sip:([^\x00-\x20\x7f<>"@:;?]+)@([A-Za-z0-9._-]+)(?::([0-9]{1,5}))?>(?:;tag=([^;",\x20\t]+))?$/;
+
+/** parseNameAddr() by the scanner alone, every form (exported for the test holding parseUsualNameAddr to it). */
+export function parseNameAddrFully(value: string): NameAddr {
   const s = trimLws(value);
   if (s.length === 0) throw nameAddrError(value, 'empty');
   let i = 0;

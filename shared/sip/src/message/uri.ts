@@ -7,6 +7,33 @@ import type { Params, SipUri } from './types.ts';
  * escaped and unescaped forms as equal; we never need the unescaped text and must not alter it).
  */
 export function parseUri(s: string): SipUri {
+  return parsePlainSipUri(s) ?? parseUriFully(s);
+}
+
+/**
+ * `sip:user@host[:port]` and nothing else (a GB28181 device's Request-URI, From and To; issue 11: four
+ * URIs per registration at ~3.7k instructions each by the scanner below): one match of a linear regex,
+ * the same SipUri as parseUriFully (message-parts.test.ts holds the two equal). The user excludes what
+ * would end it or need the scanner (`@ : ; ?`) besides what no URI holds unescaped; the host is
+ * isHostChar's set. undefined: not that shape (the scanner decides, a port over 65535 included).
+ */
+export function parsePlainSipUri(s: string): SipUri | undefined {
+  const m = PLAIN_SIP_URI.exec(s);
+  if (m === null) return undefined;
+  const digits = m[3];
+  let port: number | null = null;
+  if (digits !== undefined) {
+    port = 0;
+    for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
+    if (port > 65535) return undefined;
+  }
+  return { scheme: 'sip', user: m[1] as string, password: null, host: m[2] as string, port, params: new Map(), headers: new Map() };
+}
+
+const PLAIN_SIP_URI = /^sip:([^\x00-\x20\x7f<>"@:;?]+)@([A-Za-z0-9._-]+)(?::([0-9]{1,5}))?$/;
+
+/** parseUri() by the scanner alone, every form (exported for the test holding parsePlainSipUri to it). */
+export function parseUriFully(s: string): SipUri {
   const n = s.length;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);

@@ -126,6 +126,8 @@ function peekUsual(data: Buffer, text: string, h: UsualHead): PeekedRequest | un
   // in-dialog: never stateless. A To ending with `>` has nothing after its last `>` (devices write it so): no search
   if (to.charCodeAt(to.length - 1) !== 62 /* > */ && to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined;
   const p = new Peeked(data, h.method, via, h.viaStart, h.viaEnd, h.from, to, h.callId, h.cseq, type, text, bodyStart);
+  // the line after CSeq: the regex read the lines before it, Via … CSeq, each once
+  p.setOtherLinesFrom(h.viaEnd + '\r\nFrom: '.length + h.from.length + '\r\nTo: '.length + to.length + '\r\nCall-ID: '.length + h.callId.length + '\r\nCSeq: '.length + h.cseq.length + 2);
   if (via === undefined) {
     // one Via line, and From … CSeq as the answer writes them: buildDatagramResponse copies them
     const toEnd = h.viaEnd + '\r\nFrom: '.length + h.from.length + '\r\nTo: '.length + to.length;
@@ -151,6 +153,11 @@ class Peeked implements PeekedRequest {
   #cseqEnd = -1;
   /** Whether a handler took a view of the body: then the datagram's bytes are not overwritten by the answer. */
   #bodyViewed = false;
+  /**
+   * Set by peekUsual: where the header lines after CSeq start (the lines before are Via, From, To, Call-ID,
+   * CSeq, one each), so that header() of another name scans from there; -1: from the first line.
+   */
+  #otherLinesFrom = -1;
   /** The Via lines; undefined: the one line at [viaStart, viaEnd), sliced when asked for (a keepalive never is). */
   #via: readonly string[] | undefined;
   constructor(
@@ -174,6 +181,10 @@ class Peeked implements PeekedRequest {
   get via(): readonly string[] {
     this.#via ??= [this.text.slice(this.viaStart, this.viaEnd)];
     return this.#via;
+  }
+
+  setOtherLinesFrom(at: number): void {
+    this.#otherLinesFrom = at;
   }
 
   setUsualLines(toEnd: number, cseqEnd: number): void {
@@ -239,8 +250,9 @@ class Peeked implements PeekedRequest {
 
   /**
    * buildUsual()'s bytes written over the datagram's own (writeDatagramResponse); undefined when they
-   * cannot be: extra headers, a body view handed out, an rport value longer than the one written, or an
-   * answer longer than the request.
+   * cannot be: a body view handed out, or an rport value longer than the one written. Extra headers (a
+   * REGISTER's 401 challenge, issue 11) go before the tail. An answer longer than the request is written
+   * the same way into a new buffer, the pieces copied there from the request (which is left as it was).
    *
    * The answer is the request's own pieces moved (copyWithin, a memmove) with the stamp, the tag and
    * the fixed lines written between them: from the status line, the top Via up to `rport`, the Via's
@@ -249,9 +261,9 @@ class Peeked implements PeekedRequest {
    * the datagram's first byte; the view returned covers the answer alone. Every piece moves by a shift no
    * smaller than the one before it (the inserts only add bytes), so the pieces moving right are moved
    * from the last, the pieces moving left from the first, and none overwrites a piece not yet moved;
-   * the inserts are written after all moves. No string is built or flattened, no buffer allocated.
+   * the inserts are written after all moves. No string is built or flattened, no buffer allocated when it fits.
    */
-  writeUsual(via: UsualVia, status: number, server: string | undefined): Uint8Array | undefined {
+  writeUsual(via: UsualVia, status: number, server: string | undefined, headers: readonly (readonly [string, string])[] | undefined): Uint8Array | undefined {
     const cseqEnd = this.#cseqEnd;
     if (cseqEnd < 0 || this.#bodyViewed) return undefined;
     const b = this.#data;
@@ -270,8 +282,21 @@ class Peeked implements PeekedRequest {
     const forced = rportAt < 0 && via.wantsRport ? 7 + digits : 0; // `;rport=<port>`
     const received = via.received ? 10 + via.srcAddress.length : 0; // `;received=<address>`
     const e3 = e2 + forced + received;
-    const length = cseqEnd + e3 + TAG_PARAM_LENGTH + tail.length;
-    if (length > this.text.length) return undefined; // the datagram's length (one char per byte)
+    let extra = 0; // `\r\n<name>: <value>` each
+    if (headers !== undefined) for (const [name, value] of headers) extra += 4 + name.length + value.length;
+    const length = cseqEnd + e3 + TAG_PARAM_LENGTH + extra + tail.length;
+    const cut = rportAt < 0 ? viaEnd : rportAt;
+    if (length > this.text.length) {
+      // longer than the datagram (one char per byte): the same layout in a buffer of its own
+      const out = Buffer.allocUnsafe(length);
+      const from = byteOffsetOf.call(b);
+      const src = bufferOf.call(b);
+      setBytes.call(out, new Uint8Array(src, from + viaStart, cut - viaStart), viaStart + e1);
+      if (rportAt >= 0) setBytes.call(out, new Uint8Array(src, from + rportEnd, viaEnd - rportEnd), rportEnd + e2);
+      setBytes.call(out, new Uint8Array(src, from + viaEnd, toEnd - viaEnd), viaEnd + e3);
+      setBytes.call(out, new Uint8Array(src, from + toEnd, cseqEnd - toEnd), toEnd + e3 + TAG_PARAM_LENGTH);
+      return this.#writeInserts(out, 0, via, e1, e2, e3, forced, received, digits, first, tail, headers, extra, length);
+    }
     // The answer starts where From … To (the longest piece) stays put, when it then still ends within the
     // datagram: one move fewer (a C++ builtin call each). Every shift grows by the same `start`.
     const start = e3 < 0 && length - e3 <= this.text.length ? -e3 : 0;
@@ -279,7 +304,6 @@ class Peeked implements PeekedRequest {
     const d2 = e2 + start;
     const d3 = e3 + start;
     const d4 = d3 + TAG_PARAM_LENGTH;
-    const cut = rportAt < 0 ? viaEnd : rportAt;
     // right-moving pieces from the last, then left-moving ones from the first
     if (d4 > 0) copyWithin.call(b, toEnd + d4, toEnd, cseqEnd);
     if (d3 > 0) copyWithin.call(b, viaEnd + d3, viaEnd, toEnd);
@@ -289,6 +313,37 @@ class Peeked implements PeekedRequest {
     if (d2 < 0 && rportAt >= 0) copyWithin.call(b, rportEnd + d2, rportEnd, viaEnd);
     if (d3 < 0) copyWithin.call(b, viaEnd + d3, viaEnd, toEnd);
     if (d4 < 0) copyWithin.call(b, toEnd + d4, toEnd, cseqEnd);
+    return this.#writeInserts(b, start, via, d1, d2, d3, forced, received, digits, first, tail, headers, extra, length);
+  }
+
+  /**
+   * writeUsual()'s inserts into `b`, where the answer starts at `start` and the pieces have been moved by
+   * d1 (the Via up to rport), d2 (the Via after rport), d3 (From … To): the status line, the stamp, the
+   * tag, the extra headers, the tail; and the view of the answer.
+   */
+  #writeInserts(
+    b: Uint8Array,
+    start: number,
+    via: UsualVia,
+    d1: number,
+    d2: number,
+    d3: number,
+    forced: number,
+    received: number,
+    digits: number,
+    first: Uint8Array,
+    tail: Uint8Array,
+    headers: readonly (readonly [string, string])[] | undefined,
+    extra: number,
+    length: number,
+  ): Uint8Array {
+    const { viaEnd } = this;
+    const toEnd = this.#toEnd;
+    const cseqEnd = this.#cseqEnd;
+    const rportAt = this.#rportAt;
+    const port = via.srcPort;
+    const d4 = d3 + TAG_PARAM_LENGTH;
+    const cut = rportAt < 0 ? viaEnd : rportAt;
     setBytes.call(b, first, start);
     if (rportAt >= 0) writeBytes(b, rportAt + d1, RPORT);
     else if (forced > 0) writeBytes(b, viaEnd + d2, SEMI_RPORT);
@@ -300,7 +355,19 @@ class Peeked implements PeekedRequest {
     }
     const tagAt = toEnd + d3;
     writeBytes(b, tagAt, SEMI_TAG);
-    setBytes.call(b, tail, cseqEnd + d4);
+    if (headers !== undefined) {
+      let at = cseqEnd + d4;
+      for (const [name, value] of headers) {
+        b[at] = 13;
+        b[at + 1] = 10;
+        // one C++ copy: charCodeAt over a joined value (a cons string: the challenge around its nonce)
+        // cost ~75 instructions a character under callgrind, ~9k a 401
+        const line = `${name}: ${value}`;
+        latin1Write.call(b, line, at + 2, line.length);
+        at += 2 + line.length;
+      }
+    }
+    setBytes.call(b, tail, cseqEnd + d4 + extra);
     const callId0 = toEnd + d4 + '\r\nCall-ID: '.length;
     const cseq0 = callId0 + this.callId.length + '\r\nCSeq: '.length;
     const branchStart = this.#branchStart;
@@ -322,11 +389,13 @@ class Peeked implements PeekedRequest {
   }
 
   hasHeader(name: string): boolean {
-    return headerSectionValue(this.text, this.bodyStart - 4, name) !== undefined;
+    return this.header(name) !== undefined;
   }
 
   header(name: string): string | undefined {
-    return headerSectionValue(this.text, this.bodyStart - 4, name);
+    // issue 11: the first leg of a registration asks for Authorization and Expires, past the usual lines
+    const from = this.#otherLinesFrom >= 0 && !isUsualLineName(name) ? this.#otherLinesFrom : -1;
+    return headerSectionValue(this.text, this.bodyStart - 4, name, from);
   }
 }
 
@@ -368,9 +437,8 @@ class UsualVia implements StampedVia {
  * (transport-usual-datagram.test.ts).
  */
 export function writeDatagramResponse(req: PeekedRequest, via: StampedVia, status: number, server?: string, headers?: readonly (readonly [string, string])[]): Uint8Array | undefined {
-  if (headers !== undefined && headers.length > 0) return undefined;
   if (!(via instanceof UsualVia) || via.peek !== req) return undefined;
-  return via.peek.writeUsual(via, status, server);
+  return via.peek.writeUsual(via, status, server, headers);
 }
 
 /**
@@ -384,6 +452,9 @@ const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as objec
 const bufferOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'buffer')?.get as (this: Uint8Array) => ArrayBuffer;
 const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'byteOffset')?.get as (this: Uint8Array) => number;
 
+/** Buffer's latin1 write (a C++ copy, a wide character's low byte as Buffer.from(s, 'latin1')), on the datagram or a new buffer. */
+const latin1Write = (Buffer.prototype as unknown as { latin1Write: (this: Uint8Array, s: string, at: number, length: number) => number }).latin1Write;
+
 /** The fixed pieces writeUsual inserts, as bytes (a byte loop over a typed array costs less than charCodeAt). */
 const RPORT = Buffer.from('rport=', 'latin1');
 const SEMI_RPORT = Buffer.from(';rport=', 'latin1');
@@ -394,7 +465,7 @@ function writeBytes(b: Uint8Array, at: number, piece: Uint8Array): void {
   for (let i = 0; i < piece.length; i++) b[at + i] = piece[i] as number;
 }
 
-/** ASCII `s` into `b` at `at` (the caller checked the room; `s` is latin1). */
+/** `s` into `b` at `at`, a byte a character (the caller checked the room): latin1, as Buffer.from(s, 'latin1') writes it. */
 function writeAscii(b: Uint8Array, at: number, s: string): void {
   for (let i = 0; i < s.length; i++) b[at + i] = s.charCodeAt(i);
 }
@@ -410,10 +481,11 @@ function writeDecimal(b: Uint8Array, end: number, n: number, digits: number): vo
 /**
  * The value (LWS-trimmed) of the first header line of `text` before `end` named `name`
  * (case-insensitive, LWS before the colon allowed), or undefined. Only the value found is sliced.
+ * `from`: the start of the first line to look at (-1: the line after the request line).
  */
-export function headerSectionValue(text: string, end: number, name: string): string | undefined {
+export function headerSectionValue(text: string, end: number, name: string, from = -1): string | undefined {
   const n = name.length;
-  for (let pos = text.indexOf('\r\n') + 2; pos > 1 && pos < end; ) {
+  for (let pos = from < 0 ? text.indexOf('\r\n') + 2 : from; pos > 1 && pos < end; ) {
     const eol = text.indexOf('\r\n', pos);
     const lineEnd = eol < 0 || eol > end ? end : eol;
     if (lineEnd - pos > n && nameAt(text, pos, name)) {
@@ -445,6 +517,23 @@ function nameAt(text: string, at: number, name: string): boolean {
 }
 
 const isLws = (c: number): boolean => c === 32 || c === 9;
+
+/** Whether `name` is Via, From, To, Call-ID or CSeq in any case: the lines usual-datagram.ts's regex read. */
+function isUsualLineName(name: string): boolean {
+  switch (name.length) {
+    case 2: return sameLetters(name, 'to');
+    case 3: return sameLetters(name, 'via');
+    case 4: return sameLetters(name, 'from') || sameLetters(name, 'cseq');
+    case 7: return sameLetters(name, 'call-id');
+    default: return false;
+  }
+}
+
+/** `name` equal to the lower-case `lower` with ASCII letters compared without case. */
+function sameLetters(name: string, lower: string): boolean {
+  for (let k = 0; k < lower.length; k++) if ((name.charCodeAt(k) | 0x20) !== lower.charCodeAt(k)) return false;
+  return true;
+}
 
 /** Where a stateless answer goes and the top Via it copies, stamped like every inbound request. */
 export interface StampedVia {
