@@ -4,21 +4,17 @@
 // and never reaches the shard; the answer to a challenge, a refresh from a flow the edge forwards for,
 // and keepalives still go through. Under the marks everything is forwarded.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_SHED_POLICY, silentLogger } from '@vms/sip';
 import { SHED_BOUNDS } from '../src/counters.ts';
 import { startEdge, type EdgeOptions, type SipEdge } from '../src/edge.ts';
 import { createEdgeMetrics } from '../src/metrics.ts';
 import { createStaticShardSource } from '../src/shard-source.ts';
+import { answer200, createSocketPool, nextMessage } from './udp-peers.ts';
 
-const sockets: dgram.Socket[] = [];
-async function socket(): Promise<dgram.Socket> {
-  const s = dgram.createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-  sockets.push(s);
-  return s;
-}
+const peers = createSocketPool();
+const socket = peers.socket;
 const deviceId = (n: number): string => `340200000013200${String(n).padStart(5, '0')}`;
 
 function register(port: number, n: number, o: { authorization?: boolean } = {}): Buffer {
@@ -64,21 +60,7 @@ function keepalive(port: number, n: number): Buffer {
   );
 }
 
-/** A shard answering every request 200 with its Via lines, as a stateless UAS does. */
-function answer200(req: string): string {
-  const lines = req.slice(0, req.indexOf('\r\n\r\n')).split('\r\n');
-  const keep = lines.filter((l) => /^(Via|From|To|Call-ID|CSeq):/.test(l)).map((l) => (l.startsWith('To:') ? `${l};tag=s` : l));
-  return `SIP/2.0 200 OK\r\n${keep.join('\r\n')}\r\nContent-Length: 0\r\n\r\n`;
-}
 
-const nextMessage = (s: dgram.Socket, ms = 2000): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('no datagram')), ms);
-    s.once('message', (d) => {
-      clearTimeout(t);
-      resolve(d.toString('latin1'));
-    });
-  });
 
 async function until(what: string, ok: () => boolean, ms = 3000): Promise<void> {
   for (const end = Date.now() + ms; !ok(); ) {
@@ -101,7 +83,7 @@ describe('sip edge overload control on UDP', () => {
     });
   });
   after(() => {
-    for (const s of sockets) s.close();
+    peers.closeAll();
   });
   const start = (probe: EdgeOptions['overloadProbe']): Promise<SipEdge> =>
     startEdge({

@@ -2,20 +2,16 @@
 // path end to end, and the ceiling: past it requests are answered 503 + Retry-After from the bytes, each
 // charged once, and the edge keeps forwarding what the bucket lets in.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '@vms/sip';
 import { startEdge, type SipEdge } from '../src/edge.ts';
 import { createStaticShardSource } from '../src/shard-source.ts';
+import { answer200, createSocketPool, nextMessage } from './udp-peers.ts';
 
 const DEV = '34020000001320000001';
-const sockets: dgram.Socket[] = [];
-async function socket(): Promise<dgram.Socket> {
-  const s = dgram.createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-  sockets.push(s);
-  return s;
-}
+const peers = createSocketPool();
+const socket = peers.socket;
 const keepalive = (port: number, n: number): Buffer => {
   const body = `<?xml version="1.0"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>${n}</SN>\r\n<DeviceID>${DEV}</DeviceID>\r\n</Notify>\r\n`;
   return Buffer.from(
@@ -35,20 +31,6 @@ const keepalive = (port: number, n: number): Buffer => {
     'latin1',
   );
 };
-/** A shard answering every request 200 with its Via lines, as a stateless UAS does. */
-function answer200(req: string): string {
-  const lines = req.slice(0, req.indexOf('\r\n\r\n')).split('\r\n');
-  const keep = lines.filter((l) => /^(Via|From|To|Call-ID|CSeq):/.test(l)).map((l) => (l.startsWith('To:') ? `${l};tag=s` : l));
-  return `SIP/2.0 200 OK\r\n${keep.join('\r\n')}\r\nContent-Length: 0\r\n\r\n`;
-}
-const nextMessage = (s: dgram.Socket, ms = 2000): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('no datagram')), ms);
-    s.once('message', (d) => {
-      clearTimeout(t);
-      resolve(d.toString('latin1'));
-    });
-  });
 
 describe('sip edge on UDP', () => {
   let shard: dgram.Socket;
@@ -61,7 +43,7 @@ describe('sip edge on UDP', () => {
     });
   });
   after(() => {
-    for (const s of sockets) s.close();
+    peers.closeAll();
   });
   const start = (maxRequestsPerSec: number, now?: () => number): Promise<SipEdge> =>
     startEdge({

@@ -155,3 +155,15 @@ export function formatParams(params: Params): string {
   for (const [k, v] of params) out += v === null ? `;${k}` : `;${k}=${v}`;
   return out;
 }
+
+/**
+ * The port a usual-form regex captured as decimal digits (parsePlainSipUri, parseUsualNameAddr,
+ * parseCanonicalViaHop): null when there was none, -1 past 65535 (that shape is then left to the scanner,
+ * which rejects it).
+ */
+export function capturedPort(digits: string | undefined): number | null {
+  if (digits === undefined) return null;
+  let port = 0;
+  for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
+  return port > 65535 ? -1 : port;
+}

@@ -1,5 +1,5 @@
 import { SipParseError } from '../errors.ts';
-import { endOfQuoted, isToken, parseParamsAt, quote, skipLws, trimLws, unquote } from './lex.ts';
+import { capturedPort, endOfQuoted, isToken, parseParamsAt, quote, skipLws, trimLws, unquote } from './lex.ts';
 import type { NameAddr } from './types.ts';
 import { formatUri, parseUri } from './uri.ts';
 
@@ -22,13 +22,8 @@ export function parseNameAddr(value: string): NameAddr {
 export function parseUsualNameAddr(value: string): NameAddr | undefined {
   const m = USUAL_NAME_ADDR.exec(value);
   if (m === null) return undefined;
-  const digits = m[3];
-  let port: number | null = null;
-  if (digits !== undefined) {
-    port = 0;
-    for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
-    if (port > 65535) return undefined;
-  }
+  const port = capturedPort(m[3]);
+  if (port === -1) return undefined;
   const uri = { scheme: 'sip', user: m[1] as string, password: null, host: m[2] as string, port, params: new Map(), headers: new Map() };
   const tag = m[4];
   return { displayName: null, uri, params: tag === undefined ? new Map() : new Map([['tag', tag]]) };

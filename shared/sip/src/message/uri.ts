@@ -1,4 +1,5 @@
 import { SipParseError } from '../errors.ts';
+import { capturedPort } from './lex.ts';
 import type { Params, SipUri } from './types.ts';
 
 /**
@@ -20,13 +21,8 @@ export function parseUri(s: string): SipUri {
 export function parsePlainSipUri(s: string): SipUri | undefined {
   const m = PLAIN_SIP_URI.exec(s);
   if (m === null) return undefined;
-  const digits = m[3];
-  let port: number | null = null;
-  if (digits !== undefined) {
-    port = 0;
-    for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
-    if (port > 65535) return undefined;
-  }
+  const port = capturedPort(m[3]);
+  if (port === -1) return undefined;
   return { scheme: 'sip', user: m[1] as string, password: null, host: m[2] as string, port, params: new Map(), headers: new Map() };
 }
 

@@ -1,5 +1,5 @@
 import { SipParseError } from '../errors.ts';
-import { formatParams, isTokenChar, parseParamsAt, skipLws, splitHeaderValues } from './lex.ts';
+import { capturedPort, formatParams, isTokenChar, parseParamsAt, skipLws, splitHeaderValues } from './lex.ts';
 import type { ViaHop } from './types.ts';
 
 /**
@@ -30,13 +30,8 @@ export function parseViaHop(s: string): ViaHop {
 export function parseCanonicalViaHop(s: string): ViaHop | undefined {
   const m = CANONICAL_VIA.exec(s);
   if (m === null) return undefined;
-  const digits = m[3];
-  let port: number | null = null;
-  if (digits !== undefined) {
-    port = 0;
-    for (let i = 0; i < digits.length; i++) port = port * 10 + digits.charCodeAt(i) - 48;
-    if (port > 65535) return undefined;
-  }
+  const port = capturedPort(m[3]);
+  if (port === -1) return undefined;
   const params: ViaHop['params'] = new Map();
   const p = m[4] as string;
   // `;name[=value]` each, as the regex took them: a name holds no `=`, a value no `;`
