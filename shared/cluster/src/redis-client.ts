@@ -6,6 +6,7 @@
  * tick (OWN-5) and, in cluster mode, groups them per node.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { endSlotRefreshOnClose } from './cluster-slot-refresh.ts';
 import { OwnershipUnavailableError } from './errors.ts';
 import { parseRedisUrl } from './redis-url.ts';
 import { instrumentRedisClient } from './store-diagnostics.ts';
@@ -70,6 +71,7 @@ export function createRedisClient(url: string, opts: RedisClientOptions = {}): R
       retryDelayOnClusterDown: 100,
       retryDelayOnTryAgain: 100,
     });
+    endSlotRefreshOnClose(client);
   }
   client.on('error', (err: Error) => opts.onConnectionError?.(err));
   instrumentRedisClient(client); // vms.store.command events (store-diagnostics.ts)
@@ -105,10 +107,12 @@ export function waitForRedisReady(client: RedisClient, timeoutMs = 5000): Promis
 export function subscriberConnection(client: RedisClient, connectionName: string): Redis | Cluster {
   if (client.isCluster) {
     const cluster = client as Cluster;
-    return cluster.duplicate([], {
+    const subscriber = cluster.duplicate([], {
       enableOfflineQueue: true,
       redisOptions: { ...cluster.options.redisOptions, commandTimeout: undefined, maxRetriesPerRequest: null, connectionName },
     });
+    endSlotRefreshOnClose(subscriber);
+    return subscriber;
   }
   return (client as Redis).duplicate({
     enableOfflineQueue: true,
