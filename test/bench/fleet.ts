@@ -35,7 +35,7 @@ const KA_RATE = QUICK ? 5000 : 10_000;
 const KA_SECONDS = QUICK ? 3 : 10;
 const REG_RATE = QUICK ? 1000 : 2000;
 const REG_SECONDS = QUICK ? 4 : 10;
-const STEP_RATES = QUICK ? [1000, 2000, 4000] : [2000, 4000, 6000, 8000, 10_000, 12_000];
+const STEP_RATES = QUICK ? [1000, 2000, 4000] : [2000, 4000, 5000, 6000, 8000, 10_000, 12_000];
 const STEP_SECONDS = QUICK ? 3 : 10;
 const TARGET = { registerCpu: 3, registerRate: 0.5, keepalive: 1.5, keepaliveRedis: 2 };
 

@@ -56,7 +56,7 @@ describe('edge settings', () => {
       retryAfterMaxSpreadSec: 300,
     });
     assert.throws(
-      () => loadEdgeConfig({ ...base, VMS_EDGE_SHED_QUEUE_LOW: '600000', VMS_EDGE_SHED_UTILIZATION_LOW: '95', VMS_EDGE_SHED_MAX_SHARE: '100', VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: '10' }),
+      () => loadEdgeConfig({ ...base, VMS_EDGE_SHED_QUEUE_LOW: '2000000', VMS_EDGE_SHED_UTILIZATION_LOW: '95', VMS_EDGE_SHED_MAX_SHARE: '100', VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: '10' }),
       (err: unknown) => {
         assert.ok(err instanceof EdgeConfigError);
         for (const key of ['VMS_EDGE_SHED_QUEUE_LOW', 'VMS_EDGE_SHED_UTILIZATION_LOW', 'VMS_EDGE_SHED_MAX_SHARE', 'VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD']) assert.ok(err.issues.some((i) => i.startsWith(key)), key);

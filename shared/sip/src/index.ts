@@ -84,4 +84,4 @@ export {
   queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy, type ShedSample,
 } from './overload/register-shedding.ts';
 export { readReceiveQueue } from './overload/receive-queue.ts';
-export { createShedSampler, SAMPLE_MS, type ShedSampler, type ShedSamplerOptions } from './overload/shed-sampler.ts';
+export { createShedSampler, QUEUE_READING_FRESH_MS, SAMPLE_MS, type ShedSampler, type ShedSamplerOptions } from './overload/shed-sampler.ts';

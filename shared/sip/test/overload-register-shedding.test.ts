@@ -5,9 +5,9 @@ import { describe, it } from 'node:test';
 import { readReceiveQueue } from '../src/overload/receive-queue.ts';
 import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedSample } from '../src/overload/register-shedding.ts';
 
-const KiB = 1024;
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
-const behind: ShedSample = { queueBytes: 1024 * KiB, utilization: 1, pending: 0, arrivals: 100 };
+/** Over the high mark, under FAR_BEHIND × it (which sheds at the cap at once). */
+const behind: ShedSample = { queueBytes: 2 * DEFAULT_SHED_POLICY.highQueueBytes, utilization: 1, pending: 0, arrivals: 100 };
 /** The shed fraction after `n` overloaded windows from none: the admitted share cut by `cut` each time. */
 const afterCuts = (n: number): number => 1 - DEFAULT_SHED_POLICY.cut ** n;
 const near = (a: number, b: number): boolean => Math.abs(a - b) < 1e-9;
@@ -55,7 +55,7 @@ describe('register shedding controller', () => {
     const s = new RegisterShedder();
     for (let i = 0; i < 4; i++) s.observe(behind);
     const top = s.fraction;
-    s.observe({ ...calm, queueBytes: 256 * KiB });
+    s.observe({ ...calm, queueBytes: (DEFAULT_SHED_POLICY.lowQueueBytes + DEFAULT_SHED_POLICY.highQueueBytes) / 2 });
     assert.equal(s.fraction, top, 'between low and high: hold');
     s.observe(calm);
     assert.ok(near(s.fraction, top - DEFAULT_SHED_POLICY.fall));

@@ -57,3 +57,44 @@ describe('shed sampler', () => {
     }
   });
 });
+
+describe('shed sampler: a window whose queue read waits for the budget', () => {
+  /** A receive-queue read that takes `ms` (busy), so the next waits ms / QUEUE_READ_BUDGET (2 %: 50×). */
+  const slowRead = (ms: number, bytes: () => number | null) => (): number | null => {
+    for (const end = performance.now() + ms; performance.now() < end; );
+    return bytes();
+  };
+
+  it('holds the shedder while the last reading is recent: a busy loop whose queue is empty does not shed', async () => {
+    const lines: string[] = [];
+    // a 4 ms read: the next one 200 ms later, so about every other window has no fresh reading
+    const sampler = createShedSampler({ log: recordingLogger(lines), sipPort: 5060, readReceiveQueue: slowRead(4, () => 0), utilization: () => 1 });
+    const arrivals = setInterval(() => sampler.arrived(), 5);
+    try {
+      await new Promise((r) => setTimeout(r, 900));
+      assert.ok(sampler.queueReads >= 2 && sampler.queueReads <= 6, `reads paced by the budget (${sampler.queueReads} in ~9 windows)`);
+      assert.equal(sampler.shedder.fraction, 0, 'utilization 1 alone is not overload while the queue reads empty');
+      assert.deepEqual(lines, []);
+    } finally {
+      clearInterval(arrivals);
+      sampler.close();
+    }
+  });
+
+  it('sheds in those windows when the last reading was over the mark (held at its level), and by utilization where the queue cannot be read', async () => {
+    const over = createShedSampler({ log: recordingLogger([]), sipPort: 5060, readReceiveQueue: slowRead(4, () => 2 * DEFAULT_SHED_POLICY.highQueueBytes), utilization: () => 1 });
+    const unreadable = createShedSampler({ log: recordingLogger([]), sipPort: 5061, readReceiveQueue: () => null, utilization: () => 1 });
+    const arrivals = setInterval(() => {
+      over.arrived();
+      unreadable.arrived();
+    }, 5);
+    try {
+      await until('shedding over a full queue', () => over.shedder.fraction > 0);
+      await until('shedding by utilization', () => unreadable.shedder.fraction > 0);
+    } finally {
+      clearInterval(arrivals);
+      over.close();
+      unreadable.close();
+    }
+  });
+});

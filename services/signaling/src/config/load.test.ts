@@ -277,7 +277,7 @@ describe('loadConfig', () => {
     });
     const bad = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_MAX_SHARE: '101', VMS_LIMITS_REGISTER_SHED_QUEUE_HIGH: '0', VMS_LIMITS_REGISTER_RETRY_AFTER: 'soon' }, io()));
     assert.deepEqual(bad.map((i) => i.key).sort(), ['vms.limits.register-retry-after', 'vms.limits.register-shed-max-share', 'vms.limits.register-shed-queue-high']);
-    const crossed = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_QUEUE_LOW: '600000', VMS_LIMITS_REGISTER_SHED_UTILIZATION_HIGH: '70' }, io()));
+    const crossed = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_QUEUE_LOW: '2000000', VMS_LIMITS_REGISTER_SHED_UTILIZATION_HIGH: '70' }, io()));
     assert.deepEqual(crossed.map((i) => i.key).sort(), ['vms.limits.register-shed-queue-low', 'vms.limits.register-shed-utilization-low']);
   });
 

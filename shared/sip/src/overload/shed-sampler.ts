@@ -12,6 +12,18 @@ import { DEFAULT_SHED_POLICY, nextQueueReadAt, QUEUE_READ_MAX_SOCKETS, queueSamp
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
 export const SAMPLE_MS = 100;
 
+/**
+ * A window whose receive-queue read waits for the budget (QUEUE_READ_BUDGET: the previous read was slow,
+ * e.g. the process preempted during it) holds the shedder as it is while the last reading is this recent,
+ * instead of deciding by utilization: a loop that keeps up with a high rate reads busy (0.9–1 at 4,000–
+ * 5,000 registrations/s on the 2-core machine, its queue empty), and such windows shed thousands of first
+ * REGISTERs that would have been answered in time (issue 11, the fleet bench's clean-rate steps).
+ */
+export const QUEUE_READING_FRESH_MS = 1000;
+
+/** sampleQueue's answer for a window that holds (see QUEUE_READING_FRESH_MS). */
+const HOLD = Symbol('hold');
+
 export interface ShedSamplerOptions {
   readonly log: SipLogger;
   /** The SIP UDP port, whose receive queue is the main signal. */
@@ -71,12 +83,15 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
   /** No receive-queue read before this (performance.now()): the read's cost is bounded (QUEUE_READ_BUDGET). */
   let queueReadAfter = 0;
   let queueReads = 0;
-  const sampleQueue = (): number | null => {
+  /** When the queue was last read with an answer (performance.now()). */
+  let lastReadingAt = -Infinity;
+  const sampleQueue = (): number | null | typeof HOLD => {
     const started = performance.now();
-    if (started < queueReadAfter) return null;
+    if (started < queueReadAfter) return started - lastReadingAt < QUEUE_READING_FRESH_MS ? HOLD : null;
     queueReads++;
     const bytes = readQueue(o.sipPort);
     queueReadAfter = nextQueueReadAt(started, performance.now() - started);
+    if (bytes !== null) lastReadingAt = started;
     return bytes;
   };
   const timer = setInterval(() => {
@@ -87,6 +102,10 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
     if (arrivals === 0 && inFlight === 0 && shedder.fraction === 0) return;
     // a calm window (few arrivals, the loop idle part of it) decides by utilization, without the /proc read
     const queueBytes = queueSampleNeeded(shedder, { utilization, pending: inFlight, arrivals }, policy) ? sampleQueue() : null;
+    if (queueBytes === HOLD) {
+      arrivals = 0;
+      return;
+    }
     shedder.observe({ queueBytes, utilization, pending: inFlight, arrivals });
     arrivals = 0;
     if (o.setReceiveBuffer !== undefined && o.receiveBufferBytes !== undefined) {
