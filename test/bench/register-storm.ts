@@ -25,6 +25,7 @@ import { cpuSeconds } from './kamailio/proc.ts';
 import { deviceRows, DOMAIN, percentile, responseTimes, SERVER_ID } from './kamailio/sipp-step.ts';
 import { startBenchPlatform } from './bench-platform.ts';
 import { isQuick, printSummary } from './summary.ts';
+import { watchUdpCrowding } from './crowded-namespace.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
@@ -188,8 +189,10 @@ async function main(): Promise<void> {
     let kaSeen = 0;
     let queueMax = 0;
     const sipPort = Number(platform.server.env['VMS_GB28181_SIP_PORT']);
+    const crowding = watchUdpCrowding();
     for (;;) {
       await sleep(1000);
+      crowding.check();
       queueMax = Math.max(queueMax, receiveQueue(sipPort));
       const elapsed = performance.now() - started;
       const registered = (await redis.dbsize()) - baseKeys; // owner keys of the storm's devices (the set's were there before)
@@ -247,7 +250,8 @@ async function main(): Promise<void> {
         (why === '' ? '' : `  SIPp's failure reasons: ${why}\n`) +
         `  registered ${registered} (Redis owner keys naming the instance); online in the store ${inStore}; lost ${lost}\n` +
         `  instance CPU over the storm ${stormCpu.toFixed(1)} s (${allMs === null ? '—' : ((stormCpu * 1e6) / DEVICES).toFixed(0)} µs per registration)\n` +
-        `  keepalives of ${KA_DEVICES} registered devices beside it: ${kaAnswered} answered, ${kaUnanswered} unanswered, p50/p99 ${percentile(kaTimes, 50).toFixed(0)}/${kaP99.toFixed(0)} ms; offline after the storm ${kaOffline}\n`,
+        `  keepalives of ${KA_DEVICES} registered devices beside it: ${kaAnswered} answered, ${kaUnanswered} unanswered, p50/p99 ${percentile(kaTimes, 50).toFixed(0)}/${kaP99.toFixed(0)} ms; offline after the storm ${kaOffline}\n` +
+        (crowding.warning() === null ? '' : `${crowding.warning()}\n`),
     );
     const met = lost === 0 && inStore >= DEVICES + KA_DEVICES && kaOffline === 0 && kaUnanswered === 0 && kaP99 < TARGET_P99_MS;
     printSummary({

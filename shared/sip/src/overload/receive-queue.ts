@@ -6,7 +6,7 @@ import { QUEUE_READ_MAX_SOCKETS, udpReceiveQueueBytes, udpSocketsInUse } from '.
 const readProc = (file: string): string => readFileSync(file, 'latin1');
 
 /** UDP sockets of the network namespace (sockstat: a few lines, whatever the count), null when unreadable. */
-function udpSocketsOfNamespace(read: (file: string) => string): number | null {
+export function udpSocketsOfNamespace(read: (file: string) => string = readProc): number | null {
   let total: number | null = null;
   for (const file of ['/proc/net/sockstat', '/proc/net/sockstat6']) {
     try {

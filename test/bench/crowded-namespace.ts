@@ -1,0 +1,26 @@
+// The REGISTER shedder reads its SIP socket's receive queue from /proc/net/udp, but not in a network
+// namespace holding more than QUEUE_READ_MAX_SOCKETS UDP sockets: it then decides by event-loop
+// utilization, which reads busy long before the instance falls behind, and sheds at a fraction of its
+// rate. On 3 Dec a fleet run beside another session's keepalive bench (10,000 devices, a port each)
+// measured a clean rate of 0/s. A rate bench checks the namespace during its run and says so.
+import { QUEUE_READ_MAX_SOCKETS, udpSocketsOfNamespace } from '@vms/sip';
+
+export interface CrowdingWatch {
+  /** Samples the namespace now (call around each measured step). */
+  check(): void;
+  /** The warning to print beside the figures, or null when the namespace stayed under the bound. */
+  warning(): string | null;
+}
+
+export function watchUdpCrowding(): CrowdingWatch {
+  let most = 0;
+  return {
+    check() {
+      most = Math.max(most, udpSocketsOfNamespace() ?? 0);
+    },
+    warning: () =>
+      most > QUEUE_READ_MAX_SOCKETS
+        ? `WARNING: up to ${most} UDP sockets in this network namespace during the run (> ${QUEUE_READ_MAX_SOCKETS}): the platform's shedder could not read its receive queue and decided by event-loop utilization, so its rate rows are not the platform's. Run it alone.`
+        : null,
+  };
+}
