@@ -1,7 +1,7 @@
 // The edge's settings, read and validated once from the environment (a bad value names its variable; every
 // problem at once). Documented in README.md.
 import { compilePlacementRules, type PlacementRule } from '@vms/routing';
-import { DEFAULT_SHED_POLICY, type ShedPolicy } from '@vms/sip';
+import { DEFAULT_SHED_POLICY, shedBufferHidesMark, type ShedPolicy } from '@vms/sip';
 import { DEFAULT_MAX_FLOW_DEVICES } from './flow-devices.ts';
 
 export interface EdgeConfig {
@@ -97,6 +97,9 @@ export function loadEdgeConfig(env: Readonly<Record<string, string | undefined>>
     retryAfterSpreadSec: int('VMS_EDGE_SHED_RETRY_AFTER_SPREAD', d.retryAfterSpreadSec, 0, 3600),
     retryAfterMaxSpreadSec: int('VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD', d.retryAfterMaxSpreadSec, 0, 86_400),
   };
+  if (shedBufferHidesMark(shedPolicy)) {
+    issues.push(`VMS_EDGE_SHED_RECEIVE_BUFFER: twice it (the kernel's accounting) must exceed VMS_EDGE_SHED_QUEUE_HIGH (2 × ${shedPolicy.sheddingReceiveBufferBytes} <= ${shedPolicy.highQueueBytes}): while shedding the queue could never pass the mark`);
+  }
   if (shedPolicy.retryAfterMaxSpreadSec < shedPolicy.retryAfterSpreadSec) {
     issues.push(`VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: must not be below VMS_EDGE_SHED_RETRY_AFTER_SPREAD (${shedPolicy.retryAfterMaxSpreadSec} < ${shedPolicy.retryAfterSpreadSec})`);
   }

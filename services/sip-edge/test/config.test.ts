@@ -38,7 +38,7 @@ describe('edge settings', () => {
       VMS_EDGE_SHED_UTILIZATION_HIGH: '95',
       VMS_EDGE_SHED_UTILIZATION_LOW: '80',
       VMS_EDGE_SHED_MAX_SHARE: '90',
-      VMS_EDGE_SHED_RECEIVE_BUFFER: '262144',
+      VMS_EDGE_SHED_RECEIVE_BUFFER: '786432',
       VMS_EDGE_SHED_RETRY_AFTER: '10',
       VMS_EDGE_SHED_RETRY_AFTER_SPREAD: '30',
       VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: '300',
@@ -50,16 +50,16 @@ describe('edge settings', () => {
       highUtilization: 0.95,
       lowUtilization: 0.8,
       maxFraction: 0.9,
-      sheddingReceiveBufferBytes: 262144,
+      sheddingReceiveBufferBytes: 786432,
       retryAfterMinSec: 10,
       retryAfterSpreadSec: 30,
       retryAfterMaxSpreadSec: 300,
     });
     assert.throws(
-      () => loadEdgeConfig({ ...base, VMS_EDGE_SHED_QUEUE_LOW: '2000000', VMS_EDGE_SHED_UTILIZATION_LOW: '95', VMS_EDGE_SHED_MAX_SHARE: '100', VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: '10' }),
+      () => loadEdgeConfig({ ...base, VMS_EDGE_SHED_QUEUE_LOW: '2000000', VMS_EDGE_SHED_UTILIZATION_LOW: '95', VMS_EDGE_SHED_MAX_SHARE: '100', VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD: '10', VMS_EDGE_SHED_RECEIVE_BUFFER: '524288' }),
       (err: unknown) => {
         assert.ok(err instanceof EdgeConfigError);
-        for (const key of ['VMS_EDGE_SHED_QUEUE_LOW', 'VMS_EDGE_SHED_UTILIZATION_LOW', 'VMS_EDGE_SHED_MAX_SHARE', 'VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD']) assert.ok(err.issues.some((i) => i.startsWith(key)), key);
+        for (const key of ['VMS_EDGE_SHED_QUEUE_LOW', 'VMS_EDGE_SHED_UTILIZATION_LOW', 'VMS_EDGE_SHED_MAX_SHARE', 'VMS_EDGE_SHED_RETRY_AFTER_MAX_SPREAD', 'VMS_EDGE_SHED_RECEIVE_BUFFER']) assert.ok(err.issues.some((i) => i.startsWith(key)), key);
         return true;
       },
     );

@@ -81,7 +81,7 @@ export { BAD_MAX_FORWARDS, cseqMatches, decodeLatin1, HeaderScan, requestLineEnd
 // for the signaling instances and the SIP edge.
 export {
   answersChallenge, CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS,
-  queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy, type ShedSample,
+  queueSampleNeeded, receiveBufferStep, RegisterShedder, shedBufferHidesMark, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy, type ShedSample,
 } from './overload/register-shedding.ts';
 export { readReceiveQueue, udpSocketsOfNamespace } from './overload/receive-queue.ts';
 export { createShedSampler, QUEUE_READING_FRESH_MS, SAMPLE_MS, type ShedSampler, type ShedSamplerOptions } from './overload/shed-sampler.ts';

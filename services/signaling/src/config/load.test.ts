@@ -279,6 +279,10 @@ describe('loadConfig', () => {
     assert.deepEqual(bad.map((i) => i.key).sort(), ['vms.limits.register-retry-after', 'vms.limits.register-shed-max-share', 'vms.limits.register-shed-queue-high']);
     const crossed = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_QUEUE_LOW: '2000000', VMS_LIMITS_REGISTER_SHED_UTILIZATION_HIGH: '70' }, io()));
     assert.deepEqual(crossed.map((i) => i.key).sort(), ['vms.limits.register-shed-queue-low', 'vms.limits.register-shed-utilization-low']);
+    // the kernel accounts up to twice SO_RCVBUF: a shedding buffer with no room over the high mark is refused
+    const hidden = issuesOf(() => loadConfig([], { VMS_LIMITS_REGISTER_SHED_RECEIVE_BUFFER: '524288' }, io()));
+    assert.deepEqual(hidden.map((i) => i.key), ['vms.limits.register-shed-receive-buffer']);
+    assert.equal(loadConfig([], { VMS_LIMITS_REGISTER_SHED_RECEIVE_BUFFER: '524289' }, io()).limits.registerShed.sheddingReceiveBufferBytes, 524_289);
   });
 
   it('ownership renewal share (issue 11): 0.4 by default; 0-0.5 accepted from env and YAML; anything else names the key', () => {

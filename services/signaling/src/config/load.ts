@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
 import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
 import { parseMediaNodes } from '../media/media-nodes.config.ts';
-import { DEFAULT_SHED_POLICY } from '@vms/sip';
+import { DEFAULT_SHED_POLICY, shedBufferHidesMark } from '@vms/sip';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
@@ -215,6 +215,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     const l = values.get(low) ?? lowDefault;
     const h = values.get(high) ?? highDefault;
     if (typeof l === 'number' && typeof h === 'number' && l >= h) issues.push({ key: low, env: envNameOf(low), problem: `must be below ${high} (${l} >= ${h})` });
+  }
+  const shedBuffer = values.get('vms.limits.register-shed-receive-buffer') ?? DEFAULT_SHED_POLICY.sheddingReceiveBufferBytes;
+  const shedHigh = values.get('vms.limits.register-shed-queue-high') ?? DEFAULT_SHED_POLICY.highQueueBytes;
+  if (typeof shedBuffer === 'number' && typeof shedHigh === 'number' && shedBufferHidesMark({ sheddingReceiveBufferBytes: shedBuffer, highQueueBytes: shedHigh })) {
+    issues.push({
+      key: 'vms.limits.register-shed-receive-buffer',
+      env: envNameOf('vms.limits.register-shed-receive-buffer'),
+      problem: `twice it (the kernel's accounting) must exceed vms.limits.register-shed-queue-high (2 × ${shedBuffer} <= ${shedHigh}): while shedding the queue could never pass the mark`,
+    });
   }
   if (typeof probeInterval === 'number' && typeof probeTimeout === 'number' && probeTimeout > probeInterval) {
     issues.push({

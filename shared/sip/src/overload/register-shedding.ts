@@ -83,13 +83,24 @@ export const DEFAULT_SHED_POLICY: ShedPolicy = {
   cut: 0.25,
   // back to admitting everything 1 s after the queue drained
   fall: 0.1,
-  // the kernel doubles it: 1 MiB of accounting, ~500 datagrams, 80-250 ms of 503s at the 2,000-6,500/s
-  // the register-storm bench measured on the loaded 2-core machine
-  sheddingReceiveBufferBytes: 512 * 1024,
+  // the kernel doubles it: 2 MiB of accounting, ~900 datagrams, ~100-250 ms of 503s. It must stay over the
+  // high mark (shedBufferHidesMark): at 1 MiB of accounting beside the 1 MiB mark the queue sat just under
+  // the mark while the kernel dropped what came on top, the share held between the marks, and keepalives
+  // were lost and retransmitted (register-storm at 8,000/s, 3 Dec: p99 3.6 s; issue 11)
+  sheddingReceiveBufferBytes: 1024 * 1024,
   retryAfterMinSec: 5,
   retryAfterSpreadSec: 25,
   retryAfterMaxSpreadSec: 600,
 };
+
+/**
+ * Whether the receive buffer while shedding at the cap leaves no room over the high mark: the kernel
+ * accounts up to twice SO_RCVBUF, and a queue that cannot pass the mark holds the share between the marks
+ * while the kernel drops what arrives on top, keepalives included. Configuration refuses such a pair.
+ */
+export function shedBufferHidesMark(p: Pick<ShedPolicy, 'sheddingReceiveBufferBytes' | 'highQueueBytes'>): boolean {
+  return 2 * p.sheddingReceiveBufferBytes <= p.highQueueBytes;
+}
 
 /** Growth of the Retry-After spread per window at the cap: 2^(1/10), twice per second of 10 windows. */
 const SPREAD_GROWTH = 2 ** 0.1;
