@@ -260,8 +260,14 @@ describe('digest credentials in the usual order, one regex match (issue 11)', ()
   const CHARS = ['', ' ', '\t', '"', '\\', ',', '=', ';', ':', '@', 'a', 'Z', '0', '-', '_', '\r', '\n', '\u00e9', '\u4e2d'];
 
   it('reads what our client without qop and the captured devices send; where it answers, the scan answers the same, on every single-character mutation', () => {
-    const ours = formatDigestCredentials({ username: '34020000001320000001', realm: '3402000000', nonce: '0123456789abcdef0123456789abcdef', uri: 'sip:34020000002000000001@3402000000', response: '044e763db6fd597525e4c02d5cf66359', algorithm: 'MD5' });
-    const seeds = [ours, 'Digest username="admin", realm="3402000000", nonce="ab", uri="sip:a@b", response="0d"', 'Digest username="", realm="r", nonce="", uri="", response=""'];
+    const fixed = { username: '34020000001320000001', realm: '3402000000', nonce: '0123456789abcdef0123456789abcdef', uri: 'sip:34020000002000000001@3402000000', response: '044e763db6fd597525e4c02d5cf66359' };
+    const seeds = [
+      formatDigestCredentials({ ...fixed, algorithm: 'MD5' }),
+      formatDigestCredentials({ ...fixed, algorithm: 'MD5', qop: 'auth', nc: '00000001', cnonce: '5e7ce6a1b2c3d4e5' }),
+      formatDigestCredentials({ ...fixed, algorithm: 'MD5', qop: 'auth', nc: '00000001', cnonce: '5e7ce6', opaque: 'o' }),
+      'Digest username="admin", realm="3402000000", nonce="ab", uri="sip:a@b", response="0d", opaque=""',
+      'Digest username="", realm="r", nonce="", uri="", response=""',
+    ];
     for (const v of seeds) assert.notEqual(usual(v), null, v);
     const captured = capturedValues().filter((v) => usual(v) !== null);
     assert.ok(captured.length >= 2, `${captured.length} captured values in the usual order`);
@@ -286,8 +292,10 @@ describe('digest credentials in the usual order, one regex match (issue 11)', ()
     for (const v of [
       'Digest username="a", realm="r", nonce="n", uri="u"', // response missing
       'Digest realm="r", username="a", nonce="n", uri="u", response="x"', // another order
-      'Digest username="a", realm="r", nonce="n", uri="u", response="x", qop=auth, nc=00000001, cnonce="c"', // qop
-      'Digest username="a", realm="r", nonce="n", uri="u", response="x", algorithm=MD5, opaque="o"',
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", cnonce="c", qop=auth, nc=00000001', // another order
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", qop=auth, nc=00000001', // cnonce missing
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", opaque="o", algorithm=MD5',
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", stale=false', // another name
       'Digest username="a\\"b", realm="r", nonce="n", uri="u", response="x"', // quoted-pair
       'Digest username="a", realm="r", nonce="n", uri="u", response="x",', // trailing comma
       'digest username="a", realm="r", nonce="n", uri="u", response="x"', // scheme case

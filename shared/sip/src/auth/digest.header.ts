@@ -58,13 +58,14 @@ export function parseDigestCredentials(value: string): DigestCredentials {
 }
 
 /**
- * The value as GB28181 devices (osip/eXosip, Hikvision, Dahua) and our client without qop write it:
- * `Digest username="…", realm="…", nonce="…", uri="…", response="…"` and at most `, algorithm=token`,
- * in that order, one SP after each comma. One match of a linear regex (a quoted value runs to the next
- * `"`, holds no `\`; the token is letters, digits and `-`) instead of plainCredentials's indexOf and
- * slice per parameter (issue 11: ~9k instructions under callgrind on the second leg of every
- * registration). Anything else is null and plainCredentials decides; where this answers, the scan answers
- * the same (auth-digest-header.test.ts, on every single-character mutation of such values).
+ * The value as GB28181 devices (osip/eXosip, Hikvision, Dahua; the captures) and our client write it:
+ * `Digest username="…", realm="…", nonce="…", uri="…", response="…"`, then at most `, algorithm=token`,
+ * `, qop=token, nc=token, cnonce="…"` and `, opaque="…"`, in formatDigestCredentials's order, one SP after
+ * each comma. One match of a linear regex (a quoted value runs to the next `"` and holds no `\`, a token
+ * is letters, digits and `-`) instead of plainCredentials's indexOf and slice per parameter (issue 11:
+ * ~9k instructions under callgrind on the second leg of every registration). Anything else is null and
+ * plainCredentials decides; where this answers, the scan answers the same (auth-digest-header.test.ts,
+ * on every single-character mutation of such values).
  */
 export function usualOrderCredentials(value: string): DigestCredentials | null {
   const m = USUAL_ORDER.exec(value);
@@ -76,10 +77,15 @@ export function usualOrderCredentials(value: string): DigestCredentials | null {
   c.uri = m[4] as string;
   c.response = m[5] as string;
   c.algorithm = m[6];
+  c.qop = m[7];
+  c.nc = m[8];
+  c.cnonce = m[9];
+  c.opaque = m[10];
   return c;
 }
 
-const USUAL_ORDER = /^Digest username="([^"\\]*)", realm="([^"\\]*)", nonce="([^"\\]*)", uri="([^"\\]*)", response="([^"\\]*)"(?:, algorithm=([A-Za-z0-9-]+))?$/;
+const USUAL_ORDER =
+  /^Digest username="([^"\\]*)", realm="([^"\\]*)", nonce="([^"\\]*)", uri="([^"\\]*)", response="([^"\\]*)"(?:, algorithm=([A-Za-z0-9-]+))?(?:, qop=([A-Za-z0-9-]+), nc=([A-Za-z0-9-]+), cnonce="([^"\\]*)")?(?:, opaque="([^"\\]*)")?$/;
 
 function credentialsOf(params: Map<string, string>, value: string): DigestCredentials {
   return {
