@@ -4,7 +4,7 @@
 // path must have declined. Held on the captures, on hand-written cases and on mutations of both.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDigestCredentials, parseDigestParamsScan, parseDigestParamsUsual, plainCredentials, usualOrderCredentials } from '../src/auth/digest.header.ts';
+import { formatDigestCredentials, parseDigestParamsScan, parseDigestParamsUsual, plainCredentials, usualOrderCredentials, wireAscii } from '../src/auth/digest.header.ts';
 import { parseDigestCredentials, SipParseError } from '../src/index.ts';
 import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
 
@@ -299,9 +299,15 @@ describe('digest credentials in the usual order, one regex match (issue 11)', ()
       'Digest username="a\\"b", realm="r", nonce="n", uri="u", response="x"', // quoted-pair
       'Digest username="a", realm="r", nonce="n", uri="u", response="x",', // trailing comma
       'digest username="a", realm="r", nonce="n", uri="u", response="x"', // scheme case
+      'Digest username="\u00e9", realm="r", nonce="n", uri="u", response="x"', // not ASCII
+      'Digest username="a", realm="r", nonce="n", uri="sip:\u4e2d@b", response="x"',
     ]) {
       assert.equal(usualOrderCredentials(v), null, v);
     }
+    // what it reads is ASCII, which the digest check then tests no more; the other readings are not known so
+    assert.equal(wireAscii(parseDigestCredentials('Digest username="a", realm="r", nonce="n", uri="u", response="x"')), true);
+    assert.equal(wireAscii(parseDigestCredentials('Digest username="\u00e9", realm="r", nonce="n", uri="u", response="x"')), false);
+    assert.equal(parseDigestCredentials('Digest username="\u00e9", realm="r", nonce="n", uri="u", response="x"').username, '\u00e9');
   });
 });
 
