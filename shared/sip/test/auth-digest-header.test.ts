@@ -4,7 +4,7 @@
 // path must have declined. Held on the captures, on hand-written cases and on mutations of both.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDigestCredentials, parseDigestParamsScan, parseDigestParamsUsual, plainCredentials } from '../src/auth/digest.header.ts';
+import { formatDigestCredentials, parseDigestParamsScan, parseDigestParamsUsual, plainCredentials, usualOrderCredentials, wireAscii } from '../src/auth/digest.header.ts';
 import { parseDigestCredentials, SipParseError } from '../src/index.ts';
 import { loadSampleFile, sampleFiles } from './message-fixtures/samples.ts';
 
@@ -250,3 +250,64 @@ describe('digest credentials, the plainest form read by indexOf (issue 11)', () 
     assert.ok(read > 10_000, `${read} mutations read on the plain path: the comparison exercised it`);
   });
 });
+
+describe('digest credentials in the usual order, one regex match (issue 11)', () => {
+  const fields = ['username', 'realm', 'nonce', 'uri', 'response', 'algorithm', 'opaque', 'qop', 'nc', 'cnonce'] as const;
+  const usual = (value: string): Record<string, unknown> | null => {
+    const c = usualOrderCredentials(value);
+    return c === null ? null : { ...Object.fromEntries(fields.map((f) => [f, c[f]])), params: [...c.params] };
+  };
+  const CHARS = ['', ' ', '\t', '"', '\\', ',', '=', ';', ':', '@', 'a', 'Z', '0', '-', '_', '\r', '\n', '\u00e9', '\u4e2d'];
+
+  it('reads what our client without qop and the captured devices send; where it answers, the scan answers the same, on every single-character mutation', () => {
+    const fixed = { username: '34020000001320000001', realm: '3402000000', nonce: '0123456789abcdef0123456789abcdef', uri: 'sip:34020000002000000001@3402000000', response: '044e763db6fd597525e4c02d5cf66359' };
+    const seeds = [
+      formatDigestCredentials({ ...fixed, algorithm: 'MD5' }),
+      formatDigestCredentials({ ...fixed, algorithm: 'MD5', qop: 'auth', nc: '00000001', cnonce: '5e7ce6a1b2c3d4e5' }),
+      formatDigestCredentials({ ...fixed, algorithm: 'MD5', qop: 'auth', nc: '00000001', cnonce: '5e7ce6', opaque: 'o' }),
+      'Digest username="admin", realm="3402000000", nonce="ab", uri="sip:a@b", response="0d", opaque=""',
+      'Digest username="", realm="r", nonce="", uri="", response=""',
+    ];
+    for (const v of seeds) assert.notEqual(usual(v), null, v);
+    const captured = capturedValues().filter((v) => usual(v) !== null);
+    assert.ok(captured.length >= 2, `${captured.length} captured values in the usual order`);
+    let read = 0;
+    for (const seed of [...seeds, ...captured]) {
+      for (let i = 0; i <= seed.length; i++) {
+        for (const c of [...CHARS, seed.slice(i, i + 1)]) {
+          for (const v of [seed.slice(0, i) + c + seed.slice(i + 1), seed.slice(0, i) + c + seed.slice(i)]) {
+            const got = usual(v);
+            if (got === null) continue;
+            read++;
+            assert.deepEqual(got, credentialsByScan(v), v);
+            assert.deepEqual(got, credentials(v), v);
+          }
+        }
+      }
+    }
+    assert.ok(read > 5_000, `${read} mutations read in the usual order: the comparison exercised it`);
+  });
+
+  it('declines every other form', () => {
+    for (const v of [
+      'Digest username="a", realm="r", nonce="n", uri="u"', // response missing
+      'Digest realm="r", username="a", nonce="n", uri="u", response="x"', // another order
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", cnonce="c", qop=auth, nc=00000001', // another order
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", qop=auth, nc=00000001', // cnonce missing
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", opaque="o", algorithm=MD5',
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x", stale=false', // another name
+      'Digest username="a\\"b", realm="r", nonce="n", uri="u", response="x"', // quoted-pair
+      'Digest username="a", realm="r", nonce="n", uri="u", response="x",', // trailing comma
+      'digest username="a", realm="r", nonce="n", uri="u", response="x"', // scheme case
+      'Digest username="\u00e9", realm="r", nonce="n", uri="u", response="x"', // not ASCII
+      'Digest username="a", realm="r", nonce="n", uri="sip:\u4e2d@b", response="x"',
+    ]) {
+      assert.equal(usualOrderCredentials(v), null, v);
+    }
+    // what it reads is ASCII, which the digest check then tests no more; the other readings are not known so
+    assert.equal(wireAscii(parseDigestCredentials('Digest username="a", realm="r", nonce="n", uri="u", response="x"')), true);
+    assert.equal(wireAscii(parseDigestCredentials('Digest username="\u00e9", realm="r", nonce="n", uri="u", response="x"')), false);
+    assert.equal(parseDigestCredentials('Digest username="\u00e9", realm="r", nonce="n", uri="u", response="x"').username, '\u00e9');
+  });
+});
+

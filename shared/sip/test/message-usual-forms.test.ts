@@ -1,10 +1,12 @@
-// The usual forms read by one regex or one pass (parsePlainSipUri, parseUsualNameAddr, parseCanonicalViaHop)
+// The usual forms read by one regex or one pass (parsePlainSipUri, parseUsualNameAddr, parseCanonicalViaHop,
+// the usual REGISTER header lines)
 // give exactly what the general scanners give, and take nothing those refuse: on the usual values and on
 // every single-character mutation of them (deleted, doubled, replaced by a character of a set that covers
 // the delimiters, LWS, case and the classes' edges).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseNameAddrFully, parseUsualNameAddr } from '../src/message/name-addr.ts';
+import { headerLineReadings } from '../src/message/parse.ts';
 import { parsePlainSipUri, parseUriFully } from '../src/message/uri.ts';
 import { parseCanonicalViaHop, parseViaHopFully } from '../src/message/via.ts';
 import { parseNameAddr, parseUri, parseViaHop, SipParseError } from '../src/index.ts';
@@ -67,5 +69,41 @@ describe('usual forms = general scanners', () => {
   it('parseCanonicalViaHop = parseViaHopFully (the top Via as devices write it)', () => {
     const seeds = ['SIP/2.0/UDP 127.0.0.1:40000;rport;branch=z9hG4bK-rc-1-2', 'SIP/2.0/TCP host.example:5060;branch=z9hG4bK776;received=10.0.0.1;rport=5061', 'SIP/2.0/UDP 10.0.0.9;x;x=1'];
     holdsEqual('parseCanonicalViaHop', seeds, parseCanonicalViaHop, parseViaHopFully, parseViaHop, seeds);
+  });
+
+  it('the usual REGISTER header lines = the line scanner (both legs, with and without User-Agent)', () => {
+    const first = [
+      'Via: SIP/2.0/UDP 127.0.0.1:40000;rport;branch=z9hG4bK-rc-1-1',
+      'From: <sip:34020000001320000001@3402000000>;tag=rc1',
+      'To: <sip:34020000001320000001@3402000000>',
+      'Call-ID: rc-1@bench',
+      'CSeq: 1 REGISTER',
+      'Contact: <sip:34020000001320000001@127.0.0.1:40000>',
+    ];
+    const authorization = 'Authorization: Digest username="34020000001320000001", realm="3402000000", nonce="a1b2", uri="sip:34020000002000000001@3402000000", response="0123456789abcdef0123456789abcdef", algorithm=MD5';
+    const tail = ['Max-Forwards: 70', 'User-Agent: IP Camera', 'Expires: 3600', 'Content-Length: 0'];
+    const seeds = [
+      [...first, authorization, ...tail],
+      [...first, ...tail],
+      [...first, authorization, ...tail.filter((l) => !l.startsWith('User-Agent'))],
+    ].map((lines) => lines.join('\r\n'));
+    let answered = 0;
+    for (const seed of seeds) {
+      assert.notEqual(headerLineReadings.usual(seed, 0), undefined, `the usual lines take ${JSON.stringify(seed)}`);
+      for (const s of mutations(seed)) {
+        const got = headerLineReadings.usual(s, 0);
+        if (got === undefined) continue;
+        answered++;
+        const scanned = headerLineReadings.scanned(s, 0);
+        assert.equal(scanned.error, undefined, `the usual lines took ${JSON.stringify(s)}, where the scanner finds ${scanned.error?.message}`);
+        assert.deepEqual(got.entries(), scanned.headers.entries(), `the usual lines of ${JSON.stringify(s)}`);
+        for (const [name] of got.entries()) assert.equal(got.get(name), scanned.headers.get(name), `${name} of ${JSON.stringify(s)}`);
+      }
+    }
+    assert.ok(answered > 100 * seeds.length, `the usual lines answered ${answered} mutations`);
+    // read from where the request line ends, as parseSipMessage calls it
+    const line = 'REGISTER sip:34020000002000000001@3402000000 SIP/2.0\r\n';
+    assert.deepEqual(headerLineReadings.usual(line + seeds[0], line.length)?.entries(), headerLineReadings.scanned(seeds[0] as string, 0).headers.entries());
+    assert.equal(headerLineReadings.usual(`${seeds[0]}\r\n`, 0), undefined, 'a head that does not end at its last value');
   });
 });

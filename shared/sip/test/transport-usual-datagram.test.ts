@@ -27,7 +27,7 @@ let writtenInPlace = 0;
  * lines the regex reads in other spellings, and a name in no request: the usual reading scans only the
  * lines after CSeq for names other than those five, so it must answer as the scanner does for all of them.
  */
-const ASKED = ['Authorization', 'Expires', 'expires', 'Contact', 'From', 'from', 'TO', 'via', 'Call-ID', 'cseq', 'X-None', 'f', 'v'];
+const ASKED = ['Authorization', 'Expires', 'expires', 'EXPIRES', 'Expire', 'Expiresx', 'e', 'Contact', 'm', 'Max-Forwards', 'user-agent', 'Content-Length', 'l', 'From', 'from', 'TO', 'via', 'Call-ID', 'cseq', 'X-None', 'X-GB-ver', 'f', 'v', ''];
 function headersAsked(p: PeekedRequest): Record<string, string | boolean | undefined> {
   const out: Record<string, string | boolean | undefined> = {};
   for (const name of ASKED) {
@@ -249,5 +249,49 @@ describe('usual-head regex = header scanner', () => {
       assert.equal(peekReadings.usual(w)?.contentType, type);
       assert.equal(peekReadings.scanned(w)?.contentType, type);
     }
+  });
+
+  it("takes a REGISTER's tail (Contact … Expires, Content-Length): on it and on every single-character mutation, the scanner's answer and header() answers", () => {
+    const lines = (ua: boolean, authorization: boolean): Buffer =>
+      Buffer.from(
+        [
+          'REGISTER sip:34020000002000000001@3402000000 SIP/2.0',
+          'Via: SIP/2.0/UDP 127.0.0.1:40000;rport;branch=z9hG4bK-rc-1-1',
+          'From: <sip:34020000001320000001@3402000000>;tag=rc1',
+          'To: <sip:34020000001320000001@3402000000>',
+          'Call-ID: rc-1@bench',
+          'CSeq: 1 REGISTER',
+          'Contact: <sip:34020000001320000001@127.0.0.1:40000>',
+          ...(authorization ? ['Authorization: Digest username="34020000001320000001", realm="3402000000", nonce="ab", uri="sip:a@b", response="0d"'] : []),
+          'Max-Forwards: 70',
+          ...(ua ? ['User-Agent: IP Camera'] : []),
+          'Expires: 3600',
+          'Content-Length: 0',
+          '',
+          '',
+        ].join('\r\n'),
+        'latin1',
+      );
+    for (const ua of [true, false]) {
+      assert.equal(check(lines(ua, false), `REGISTER ua=${ua}`), true);
+      assert.equal(peekReadings.usual(lines(ua, false))?.header('Expires'), '3600');
+      assert.equal(peekReadings.usual(lines(ua, false))?.hasHeader('Authorization'), false);
+      assert.equal(check(lines(ua, true), `REGISTER with Authorization ua=${ua}`), true); // the head; not the tail: the scanner reads the rest
+      assert.equal(peekReadings.usual(lines(ua, true))?.hasHeader('Authorization'), true);
+    }
+    const CHARS = ['', ' ', '\t', '\r', '\n', ':', ';', '0', '9', 'a', 'A', 'e', 'E', 'x', '-', '\xb9'];
+    let taken = 0;
+    for (const ua of [true, false]) {
+      const seed = lines(ua, false).toString('latin1');
+      const tailAt = seed.indexOf('\r\nContact:');
+      for (let i = tailAt; i < seed.length; i++) {
+        for (const c of CHARS) {
+          for (const text of [seed.slice(0, i) + c + seed.slice(i + 1), seed.slice(0, i) + c + seed.slice(i)]) {
+            if (check(Buffer.from(text, 'latin1'), JSON.stringify(text))) taken++;
+          }
+        }
+      }
+    }
+    assert.ok(taken > 500, `REGISTER mutants the regex read: ${taken}`);
   });
 });

@@ -333,6 +333,10 @@ export function createSqliteDeviceRepository(options: SqliteDeviceRepositoryOpti
 
     markOnline: (deviceIds, at) =>
       guard('markOnline', async () => {
+        // No row offline (the usual state): nothing can flip, so no set, copy and chunk of the ids either.
+        // The offline scan re-asserts every device it holds this way each period (~7k ids: a few million
+        // instructions, run by the interpreter as often as not, billed to whatever registrations share the window)
+        if ((s.countOffline.get()?.n ?? 0) === 0) return [];
         const changed: DeviceId[] = [];
         await inChunks([...new Set(deviceIds)], (part) => flipOnline(part, at, changed));
         return changed.sort(byKey);

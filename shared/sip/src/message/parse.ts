@@ -5,6 +5,7 @@ import { SipHeaders } from './headers.ts';
 import { isLws, isToken, trimLws } from './lex.ts';
 import type { SipMessage, SipRequest, SipResponse, SipUri } from './types.ts';
 import { parseUri } from './uri.ts';
+import { readUsualHeaderLines } from './usual-lines.ts';
 
 const CR = 13;
 const LF = 10;
@@ -63,7 +64,9 @@ export function parseSipMessage(buf: Buffer, options?: ParseOptions): SipMessage
   if (eol === -1) eol = head.length;
   const startLine = head.charCodeAt(eol - 1) === CR ? head.slice(0, eol - 1) : head.slice(0, eol);
   const headers = new SipHeaders();
-  const headerError = parseHeaderLines(head, eol + 1, headers);
+  // the usual REGISTER lines in one regex match (usual-lines.ts), else the line scanner
+  const usual = readUsualHeaderLines(head, eol + 1, headers);
+  const headerError = usual ? undefined : parseHeaderLines(head, eol + 1, headers);
 
   let msg: SipMessage;
   let deferred: SipParseError | undefined;
@@ -76,7 +79,8 @@ export function parseSipMessage(buf: Buffer, options?: ParseOptions): SipMessage
   }
 
   if (deferred?.code === 'SIP_ERR_VERSION') fail(msg, deferred.code, deferred.message);
-  for (const name of REQUIRED) if (!headers.has(name)) fail(msg, 'SIP_ERR_MISSING_HEADER', `missing ${name}`, name);
+  // the usual lines hold every required header
+  if (!usual) for (const name of REQUIRED) if (!headers.has(name)) fail(msg, 'SIP_ERR_MISSING_HEADER', `missing ${name}`, name);
   if (headerError !== undefined) fail(msg, headerError.code, headerError.message, headerError.header);
   if (deferred !== undefined) fail(msg, deferred.code, deferred.message);
 
@@ -100,6 +104,18 @@ export function parseSipMessage(buf: Buffer, options?: ParseOptions): SipMessage
   }
   return msg;
 }
+
+/** The two readings of a head's header lines (from `from` on), each alone: for the test holding readUsualHeaderLines to the scanner. */
+export const headerLineReadings = {
+  usual(head: string, from: number): SipHeaders | undefined {
+    const headers = new SipHeaders();
+    return readUsualHeaderLines(head, from, headers) ? headers : undefined;
+  },
+  scanned(head: string, from: number): { headers: SipHeaders; error: SipParseError | undefined } {
+    const headers = new SipHeaders();
+    return { headers, error: parseHeaderLines(head, from, headers) };
+  },
+};
 
 /** True when every byte from `from` on is CR, LF, SP, HT or NUL (keepalive padding some stacks add). */
 function isPadding(buf: Buffer, from: number): boolean {

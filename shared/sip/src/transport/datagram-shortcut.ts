@@ -127,6 +127,7 @@ function peekUsual(data: Buffer, text: string, h: UsualHead): PeekedRequest | un
   if (to.charCodeAt(to.length - 1) !== 62 /* > */ && to.includes(';') && TO_TAG.test(to.slice(to.lastIndexOf('>') + 1))) return undefined;
   const p = new Peeked(data, h.method, via, h.viaStart, h.viaEnd, h.from, to, h.callId, h.cseq, type, text, bodyStart);
   // the line after CSeq: the regex read the lines before it, Via … CSeq, each once
+  if (h.expires !== undefined) p.setRegisterTail(h.expires);
   p.setOtherLinesFrom(h.viaEnd + '\r\nFrom: '.length + h.from.length + '\r\nTo: '.length + to.length + '\r\nCall-ID: '.length + h.callId.length + '\r\nCSeq: '.length + h.cseq.length + 2);
   if (via === undefined) {
     // one Via line, and From … CSeq as the answer writes them: buildDatagramResponse copies them
@@ -158,6 +159,11 @@ class Peeked implements PeekedRequest {
    * CSeq, one each), so that header() of another name scans from there; -1: from the first line.
    */
   #otherLinesFrom = -1;
+  /**
+   * Set by peekUsual when the regex read a REGISTER's tail (UsualHead.expires): the Expires value. The lines
+   * after CSeq are then known to be Contact, Max-Forwards, [User-Agent], Expires, Content-Length.
+   */
+  #expires: string | undefined;
   /** The Via lines; undefined: the one line at [viaStart, viaEnd), sliced when asked for (a keepalive never is). */
   #via: readonly string[] | undefined;
   constructor(
@@ -181,6 +187,10 @@ class Peeked implements PeekedRequest {
   get via(): readonly string[] {
     this.#via ??= [this.text.slice(this.viaStart, this.viaEnd)];
     return this.#via;
+  }
+
+  setRegisterTail(expires: string): void {
+    this.#expires = expires;
   }
 
   setOtherLinesFrom(at: number): void {
@@ -395,6 +405,14 @@ class Peeked implements PeekedRequest {
   header(name: string): string | undefined {
     // issue 11: the first leg of a registration asks for Authorization and Expires, past the usual lines
     const from = this.#otherLinesFrom >= 0 && !isUsualLineName(name) ? this.#otherLinesFrom : -1;
+    if (from >= 0 && this.#expires !== undefined) {
+      // the REGISTER tail the regex read, as headerSectionValue would find it there: Expires is its value
+      // (digits, nothing to trim), a name no line after CSeq starts with (Contact, Max-Forwards,
+      // User-Agent, Expires, Content-Length, whatever the case) is absent; other names are scanned
+      if (name.length === 7 && sameLetters(name, 'expires')) return this.#expires;
+      const c = name.charCodeAt(0) | 0x20;
+      if (c !== 99 && c !== 109 && c !== 117 && c !== 101) return undefined; // c, m, u, e
+    }
     return headerSectionValue(this.text, this.bodyStart - 4, name, from);
   }
 }

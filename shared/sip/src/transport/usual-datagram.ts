@@ -10,6 +10,7 @@
  *   Call-ID: …
  *   CSeq: digits METHOD
  *   [Content-Type: …  Max-Forwards: digits  [User-Agent: …]  Content-Length: digits  CRLF]
+ *   or a REGISTER's [Contact: …  Max-Forwards: digits  [User-Agent: …]  Expires: digits  Content-Length: digits  CRLF]
  *
  * with the usual header spellings, one SP after the colon and no LWS at the ends of a value. One
  * match of that shape reads what the header scanner (header-scan.ts) would read line by line with a
@@ -41,7 +42,9 @@ const USUAL_HEAD = new RegExp(
     `Call-ID: (${V})\r\n` +
     String.raw`CSeq: ([0-9]{1,10} \1)\r\n` +
     // the devices' own MANSCDP spelling flagged by an empty group (m[9]): read as the one constant below
-    String.raw`(?:Content-Type: (?:Application\/MANSCDP\+xml()|(${V}))\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n)?`,
+    String.raw`(?:Content-Type: (?:Application\/MANSCDP\+xml()|(${V}))\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n` +
+    // or a REGISTER's (the first leg of every registration, issue 11): Contact, Max-Forwards, [User-Agent], Expires (m[12]), Content-Length (m[13])
+    String.raw`|Contact: ${V}\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Expires: ([0-9]{1,10})\r\nContent-Length: *([0-9]{1,10})\r\n\r\n)?`,
   'y',
 );
 
@@ -78,11 +81,16 @@ export class UsualHead {
   cseq = '';
   /** Where the match ended: the body's start when `tail`, else the start of the next header line. */
   next = -1;
-  /** Whether the tail (Content-Type … Content-Length, the empty line) matched. */
+  /** Whether a tail (Content-Type … Content-Length or Contact … Content-Length, the empty line) matched. */
   tail = false;
   contentType: string | undefined = undefined;
   /** Content-Length's value when `tail`. */
   length = -1;
+  /**
+   * The Expires value when the REGISTER tail matched (then the lines after CSeq are Contact, Max-Forwards,
+   * User-Agent if there, Expires and Content-Length, each once); undefined otherwise.
+   */
+  expires: string | undefined = undefined;
 }
 
 /** Reads the usual head of `text` (a datagram's latin1 text); undefined when it is not one. */
@@ -119,10 +127,11 @@ export function readUsualHead(text: string): UsualHead | undefined {
   h.callId = m[7] as string;
   h.cseq = m[8] as string;
   h.next = USUAL_HEAD.lastIndex;
-  const length = m[11];
+  const length = m[11] ?? m[13];
   h.tail = length !== undefined;
   h.contentType = m[9] !== undefined ? MANSCDP_SPELLING : m[10];
   h.length = length === undefined ? -1 : decimal(length);
+  h.expires = m[12];
   return h;
 }
 
