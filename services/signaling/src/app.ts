@@ -211,6 +211,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         limits: config.limits,
         reports,
         dataDir: config.dataDir,
+        // the embedded store has no other writer; an injected repository may stand for a shared one
+        storeShared: config.mysql !== null || deps.devices !== undefined,
         placement: createRegisterPlacement({ settings: config.placement, selfCode: config.sip.instanceId, shards: () => cluster.shards() }),
         ...(deps.queryTimeouts === undefined ? {} : { timeouts: deps.queryTimeouts }),
       });

@@ -54,6 +54,8 @@ export interface DeviceSideOptions {
   readonly reports?: Pick<ReportStore, 'subscriptionSettings' | 'saveSubscriptionSettings'>;
   readonly subscriptionTiming?: Partial<SubscriptionTiming>;
   /** Snapshot pictures are kept in `<dataDir>/snapshots` (created with the first one); default the working directory. */
+  /** Other instances write the same device store (MySQL); default true (see OfflineScanOptions.storeShared). */
+  readonly storeShared?: boolean;
   readonly dataDir?: string;
   /** Issue 14: register redirect; absent = every device served here. */
   readonly placement?: RegisterPlacement;
@@ -173,6 +175,7 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     keepaliveIntervalSec: o.sip.keepaliveIntervalSec,
     keepaliveTimeoutCount: o.sip.keepaliveTimeoutCount,
     periodSec: o.sip.offlineScanPeriodSec,
+    ...(o.storeShared === undefined ? {} : { storeShared: o.storeShared }),
   });
 
   let quiesced: Promise<void> | null = null;

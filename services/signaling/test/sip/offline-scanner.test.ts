@@ -86,6 +86,21 @@ describe('offline scan', () => {
     assert.equal((await f.devices.getDevice(B))?.online, false);
   });
 
+  it('with a store no other instance writes (embedded), does not walk its online devices to re-assert them', async () => {
+    const f = await fixture();
+    let markOnlineCalls = 0;
+    const devices = { ...f.devices, markOnline: (ids: readonly string[], at: number) => (markOnlineCalls++, f.devices.markOnline(ids, at)) };
+    const scanner = createOfflineScanner({ devices, flows: f.flows, events: createDeviceEvents(log), clock: f.clock, log, keepaliveIntervalSec: 60, keepaliveTimeoutCount: 3, periodSec: 30, storeShared: false });
+    f.devices.touchKeepalive(A, f.clock.now());
+    f.devices.touchKeepalive(B, f.clock.now());
+    assert.deepEqual(await scanner.scanOnce(), { expired: [], silent: [], reasserted: [] });
+    assert.equal(markOnlineCalls, 0);
+    // the same scan over a shared store walks them (and finds nothing here)
+    const shared = createOfflineScanner({ devices, flows: f.flows, events: createDeviceEvents(log), clock: f.clock, log, keepaliveIntervalSec: 60, keepaliveTimeoutCount: 3, periodSec: 30 });
+    assert.deepEqual((await shared.scanOnce()).reasserted, []);
+    assert.ok(markOnlineCalls > 0);
+  });
+
   it('runs every period on the timer and stops on close', async () => {
     const f = await fixture();
     f.scanner.start();
