@@ -207,6 +207,50 @@ describe('usual-head regex = header scanner', () => {
     assert.deepEqual([over.written, over.at], [over.built, 0]);
   });
 
+  it('reads `;rport;branch=<value>` (flagged by the regex, canonicalParams not called) as the scanner does, and the lists around it', () => {
+    const wire = (params: string): Buffer =>
+      Buffer.from(
+        [
+          'MESSAGE sip:34020000002000000001@3402000000 SIP/2.0',
+          `Via: SIP/2.0/UDP 192.168.1.64:5060${params}`,
+          'From: <sip:34020000001320000001@3402000000>;tag=1',
+          'To: <sip:34020000002000000001@3402000000>',
+          'Call-ID: 1@192.168.1.64',
+          'CSeq: 20 MESSAGE',
+          'Content-Type: Application/MANSCDP+xml',
+          'Max-Forwards: 70',
+          'Content-Length: 0',
+          '',
+          '',
+        ].join('\r\n'),
+        'latin1',
+      );
+    const many = Array.from({ length: 14 }, (_, i) => `;p${i}`).join('');
+    const lists = [
+      ';rport;branch=z9hG4bK1',
+      ';rport;branch=z',
+      ';rport;branch=z9hG4bK-1=2',
+      ';rport;branch=z9hG4bK1;x',
+      ';rport;branch=z9hG4bK1;rport',
+      ';rport;branch=z9hG4bK1;branch=z9hG4bK2',
+      ';rport;branch=z9hG4bK1;received=1.2.3.4',
+      ';rport;branch=z9hG4bK1' + many,
+      ';rport;branch=z9hG4bK1' + many + ';q',
+      ';rport;branchx=1',
+      ';rport=7;branch=z9hG4bK1',
+      ';rport;rport;branch=z9hG4bK1',
+      ';branch=z9hG4bK1;rport',
+      ';rport',
+      '',
+    ];
+    for (const params of lists) assert.ok(check(wire(params), params), `the regex reads ${params}`);
+    assert.equal(check(wire(';rport;branch='), 'empty branch'), false, 'an empty value: the scanner decides');
+    // what the flagged reading hands on: the stamp and the To-tag over the branch (both compared by check)
+    const p = peekReadings.usual(wire(';rport;branch=z9hG4bK1')) as PeekedRequest;
+    const via = stampDatagramVia(p, flows[0] as Flow, false);
+    assert.deepEqual([via?.branch, via?.topVia, via?.port], ['z9hG4bK1', 'SIP/2.0/UDP 192.168.1.64:5060;rport=7100;branch=z9hG4bK1;received=10.64.49.218', 7100]);
+  });
+
   it('takes the tail variants (User-Agent, padded Content-Length) and leaves other orders to the scanner, same answer', () => {
     const body = '<?xml version="1.0" encoding="GB2312"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>1</SN>\r\n<DeviceID>34020000001320000001</DeviceID>\r\n<Info>\xc9\xe3\xcf\xf1\xbb\xfa</Info>\r\n</Notify>\r\n';
     const headOf = (tail: string[]): Buffer =>

@@ -36,14 +36,16 @@ const V = String.raw`[^ \t\r\n](?:[^\r\n]*[^ \t\r\n])?`;
 const USUAL_HEAD = new RegExp(
   String.raw`([A-Z]+) [^\x00-\x20]+ SIP\/2\.0\r\n` +
     // sent-by host, port, parameters as canonical-via.ts reads them (lower-case token names)
-    String.raw`Via: SIP\/2\.0\/UDP ([A-Za-z0-9._\-]+)(?::(0|[1-9][0-9]{0,4}))?((?:;[a-z0-9!%'*+._\x60~\-]+(?:=[^;", \t\r\n]+)?)*)\r\n` +
+    // eXosip's and SIPp's parameters, `;rport;branch=<value>` and nothing after, flagged by an empty group (m[5]):
+    // canonicalParams' verdict and bounds for them without its calls (the other alternative takes every list)
+    String.raw`Via: SIP\/2\.0\/UDP ([A-Za-z0-9._\-]+)(?::(0|[1-9][0-9]{0,4}))?(;rport;branch=[^;", \t\r\n]+()|(?:;[a-z0-9!%'*+._\x60~\-]+(?:=[^;", \t\r\n]+)?)*)\r\n` +
     `From: (${V})\r\n` +
     `To: (${V})\r\n` +
     `Call-ID: (${V})\r\n` +
     String.raw`CSeq: ([0-9]{1,10} \1)\r\n` +
-    // the devices' own MANSCDP spelling flagged by an empty group (m[9]): read as the one constant below
+    // the devices' own MANSCDP spelling flagged by an empty group (m[10]): read as the one constant below
     String.raw`(?:Content-Type: (?:Application\/MANSCDP\+xml()|(${V}))\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n` +
-    // or a REGISTER's (the first leg of every registration, issue 11): Contact, Max-Forwards, [User-Agent], Expires (m[12]), Content-Length (m[13])
+    // or a REGISTER's (the first leg of every registration, issue 11): Contact, Max-Forwards, [User-Agent], Expires (m[13]), Content-Length (m[14])
     String.raw`|Contact: ${V}\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Expires: ([0-9]{1,10})\r\nContent-Length: *([0-9]{1,10})\r\n\r\n)?`,
   'y',
 );
@@ -56,6 +58,8 @@ const USUAL_HEAD = new RegExp(
 const MANSCDP_SPELLING = 'Application/MANSCDP+xml';
 
 const VIA_PREFIX = 'Via: SIP/2.0/UDP '.length;
+const RPORT_END = ';rport'.length;
+const BRANCH_AT = ';rport;branch='.length;
 
 /** What readUsualHead read. */
 export class UsualHead {
@@ -117,21 +121,30 @@ export function readUsualHead(text: string): UsualHead | undefined {
     if (n > 65535) return undefined; // the scanner path parses it and decides
     h.sentPort = n;
   }
-  h.canonicalVia = canonicalParams(text, paramsStart, h.viaEnd);
-  h.rportAt = paramBounds[0] as number;
-  h.rportEnd = paramBounds[1] as number;
-  h.branchStart = paramBounds[2] as number;
-  h.branchEnd = paramBounds[3] as number;
-  h.from = m[5] as string;
-  h.to = m[6] as string;
-  h.callId = m[7] as string;
-  h.cseq = m[8] as string;
+  if (m[5] !== undefined) {
+    // `;rport;branch=<value>`: what canonicalParams finds for it (transport-usual-datagram.test.ts)
+    h.canonicalVia = true;
+    h.rportAt = paramsStart + 1;
+    h.rportEnd = paramsStart + RPORT_END;
+    h.branchStart = paramsStart + BRANCH_AT;
+    h.branchEnd = h.viaEnd;
+  } else {
+    h.canonicalVia = canonicalParams(text, paramsStart, h.viaEnd);
+    h.rportAt = paramBounds[0] as number;
+    h.rportEnd = paramBounds[1] as number;
+    h.branchStart = paramBounds[2] as number;
+    h.branchEnd = paramBounds[3] as number;
+  }
+  h.from = m[6] as string;
+  h.to = m[7] as string;
+  h.callId = m[8] as string;
+  h.cseq = m[9] as string;
   h.next = USUAL_HEAD.lastIndex;
-  const length = m[11] ?? m[13];
+  const length = m[12] ?? m[14];
   h.tail = length !== undefined;
-  h.contentType = m[9] !== undefined ? MANSCDP_SPELLING : m[10];
+  h.contentType = m[10] !== undefined ? MANSCDP_SPELLING : m[11];
   h.length = length === undefined ? -1 : decimal(length);
-  h.expires = m[12];
+  h.expires = m[13];
   return h;
 }
 
