@@ -41,9 +41,15 @@ export interface DeviceSession extends RateHolder {
    * false when its first body had none (not the usual shape): not tried again for this registration.
    */
   keepaliveShape: KeepaliveShape | null | false;
+  /**
+   * The start of the From of this device's last keepalive checked against its body's shape, through the
+   * URI's `>` (message.handler.ts fromPrefixOf): a next From starting with it names this device. Null
+   * before, or when that From had no such start.
+   */
+  fromPrefix: string | null;
 }
 
-export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | 'keepaliveShape' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
+export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | 'keepaliveShape' | 'fromPrefix' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };
 
 export interface DeviceFlows {
   /** A successful REGISTER: creates or replaces the session (online). */
@@ -84,6 +90,7 @@ export function createDeviceFlows(): DeviceFlows {
         edgeFlow: s.edgeFlow ?? null,
         path: s.path ?? null,
         keepaliveShape: null,
+        fromPrefix: null,
         rateTokens: 0, // SPEC SEC-3 message bucket (device-admission.ts): full at the first message
         rateAt: -1,
       };

@@ -13,7 +13,7 @@ import { createDeviceEvents } from '../events/device-events.ts';
 import { DEFAULT_DEVICE_LIMITS } from './device-admission.ts';
 import { createDeviceFlows, type DeviceFlows } from './device-flows.ts';
 import type { DeviceSideDeps } from './device-side.types.ts';
-import { createMessageHandlers, fromUserIs, type MessageHandlers } from './message.handler.ts';
+import { createMessageHandlers, fromPrefixOf, fromStartsWith, fromUserIs, type MessageHandlers } from './message.handler.ts';
 
 const DEV = '34020000001320000001';
 const DEV2 = '34020000001320000002';
@@ -203,6 +203,22 @@ describe('keepalive shortcut', () => {
       await outcome(fullOnly, request(), false);
       assert.equal((await outcome(withShortcut, request(), true)).by, 'shortcut');
       assert.notEqual(withShortcut.flows.get(DEV)?.keepaliveShape ?? null, null, 'the shape kept');
+      const got = await outcome(withShortcut, raw, true);
+      assert.equal(got.by, expectedBy);
+      assert.deepEqual({ ...got, by: 'full' }, await outcome(fullOnly, raw, false));
+    });
+  }
+
+  for (const [name, raw, expectedBy] of CASES) {
+    it(`answers as the full path does after two keepalives gave the device its body's shape and its From's start: ${name}`, async () => {
+      const fullOnly = await world(undefined, 'a flow each');
+      const withShortcut = await world(undefined, 'a flow each');
+      for (const tag of ['k8', 'k9']) {
+        const usual = request({ from: `<sip:${DEV}@3402000000>;tag=${tag}` });
+        await outcome(fullOnly, usual, false);
+        assert.equal((await outcome(withShortcut, usual, true)).by, 'shortcut');
+      }
+      assert.equal(withShortcut.flows.get(DEV)?.fromPrefix, `<sip:${DEV}@3402000000>`, "the From's start kept");
       const got = await outcome(withShortcut, raw, true);
       assert.equal(got.by, expectedBy);
       assert.deepEqual({ ...got, by: 'full' }, await outcome(fullOnly, raw, false));
@@ -421,6 +437,52 @@ describe('fromUserIs', () => {
     // the id written further on (host, parameters) with another user of the same length before `@`
     assert.equal(fromUserIs(`<sip:${'9'.repeat(DEV.length)}@${DEV}>;tag=${DEV}`, DEV), false);
     assert.equal(fromUserIs(`"${DEV}" <sip:${'9'.repeat(DEV.length)}@h>`, DEV), false);
+  });
+});
+
+describe('fromPrefixOf / fromStartsWith (the From checked by the start of the last one that passed)', () => {
+  const FROMS = [
+    `<sip:${DEV}@3402000000>;tag=1`,
+    `<sip:${DEV}@3402000000>;tag=2`,
+    `<sip:${DEV}@3402000000>`,
+    `<sip:${DEV}@3402000000>>`,
+    `<sip:${DEV}@3402000000;transport=udp>;tag=1`,
+    `<sip:${DEV}@340200000>;tag=1`,
+    `<sip:${DEV}@34020000000>;tag=1`,
+    `"cam 1" <sip:${DEV}@3402000000>;tag=1`,
+    `"cam 1"  <sip:${DEV}@3402000000>;tag=1`,
+    `cam <sip:${DEV}@3402000000>;tag=1`,
+    `"a<b" <sip:${DEV}@3402000000>;tag=1`,
+    `sip:${DEV}@3402000000;tag=1`,
+    `sip:${DEV}@3402000000;tag=<1>`,
+    `<sip:${DEV}@3402000000`,
+    `<sip:${DEV}1@3402000000>;tag=1`,
+    `<sip:${DEV2}@3402000000>;tag=1`,
+    `<sip:${DEV.slice(1)}@3402000000>;tag=1`,
+    `<sips:${DEV}@3402000000>;tag=1`,
+    `<sip:${DEV}:pw@3402000000>;tag=1`,
+    `<sip:${DEV}@>`,
+    `<sip:${DEV}@3402000000>`.slice(0, -1),
+    '',
+  ];
+
+  it('a From that starts with the prefix of one that passed fromUserIs passes it too; the prefix only when it passed, in <…>', () => {
+    let prefixes = 0;
+    for (const first of FROMS) {
+      for (const id of [DEV, DEV2]) {
+        const prefix = fromPrefixOf(first, id);
+        assert.equal(prefix !== undefined, fromUserIs(first, id) && first.includes('<'), `${first} ${id}`);
+        if (prefix === undefined) continue;
+        prefixes++;
+        assert.ok(fromStartsWith(first, prefix), first);
+        assert.equal(prefix.at(-1), '>');
+        // every From, and every From cut or extended after the prefix: starting with it implies fromUserIs
+        for (const next of FROMS.flatMap((f) => [f, f.slice(0, prefix.length), f.slice(0, prefix.length - 1), `${prefix}${f}`])) {
+          if (fromStartsWith(next, prefix)) assert.equal(fromUserIs(next, id), true, `${next} after ${first}`);
+        }
+      }
+    }
+    assert.ok(prefixes >= 8, `prefixes made: ${prefixes}`);
   });
 });
 

@@ -64,6 +64,28 @@ export function fromUserIs(from: string, deviceId: string): boolean {
   return open < 0 || from.indexOf('>', at) > at;
 }
 
+/**
+ * The start of `from` that fromUserIs(from, deviceId) reads, through the `>` after the user's `@`, when it
+ * passes and the URI is in `<…>`; undefined otherwise (a bare URI: fromUserIs also needs no `<` further
+ * on). A From that starts with it passes fromUserIs for the same id: the display name, the `<`, `sip:`,
+ * the user, the `@` and a `>` after it all lie in this start (fromStartsWith). A flat copy: a slice of the
+ * datagram would keep the datagram alive with the session.
+ */
+export function fromPrefixOf(from: string, deviceId: string): string | undefined {
+  if (!fromUserIs(from, deviceId)) return undefined;
+  const open = from.indexOf('<');
+  if (open < 0) return undefined;
+  const close = from.indexOf('>', open + 1 + 'sip:'.length + deviceId.length);
+  return Buffer.from(from.slice(0, close + 1), 'latin1').toString('latin1');
+}
+
+/**
+ * Whether `from` starts with `prefix` (a fromPrefixOf): one native search that matches at once, where
+ * fromUserIs makes two and its checks around them (~0.9k instructions per keepalive under callgrind
+ * against ~0.3k; `startsWith` with a search string that is not a constant is a charCodeAt loop).
+ */
+export const fromStartsWith = (from: string, prefix: string): boolean => from.length >= prefix.length && from.indexOf(prefix) === 0;
+
 /** `"quoted"` or letters, digits, spaces before the `<` (a quoted `<` or an escape: not plain). */
 function isPlainDisplayName(from: string, open: number): boolean {
   let end = open;
@@ -284,8 +306,13 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
     let charset: ManscdpCharset;
     let reshape = false;
     if (onFlow !== undefined && shape !== null && shape !== false && shape.matches(req.text, req.bodyStart, onFlow.deviceId)) {
-      // the device's last keepalive body with another SN: what scanKeepalive reads, with its DeviceID
-      if (!fromUserIs(req.from, onFlow.deviceId)) return undefined;
+      // the device's last keepalive body with another SN: what scanKeepalive reads, with its DeviceID;
+      // its From checked against the start of the last one that passed fromUserIs, else in full
+      const prefix = onFlow.fromPrefix;
+      if (prefix === null || !fromStartsWith(req.from, prefix)) {
+        if (!fromUserIs(req.from, onFlow.deviceId)) return undefined;
+        onFlow.fromPrefix = fromPrefixOf(req.from, onFlow.deviceId) ?? null;
+      }
       session = onFlow;
       charset = shape.charset;
     } else {
