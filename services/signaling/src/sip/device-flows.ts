@@ -42,11 +42,12 @@ export interface DeviceSession extends RateHolder {
    */
   keepaliveShape: KeepaliveShape | null | false;
   /**
-   * The start of the From of this device's last keepalive checked against its body's shape, through the
-   * URI's `>` (message.handler.ts fromPrefixOf): a next From starting with it names this device. Null
-   * before, or when that From had no such start.
+   * The start of the From of a keepalive of this device that passed fromUserIs, through the URI's `>`
+   * (message.handler.ts fromPrefixOf): a next From starting with it names this device. Null before the
+   * first keepalive found by its flow; false when such a From had none (a bare URI): not tried again
+   * for this registration.
    */
-  fromPrefix: string | null;
+  fromPrefix: string | null | false;
 }
 
 export type SessionInput = Omit<DeviceSession, 'online' | 'edgeFlow' | 'path' | 'keepaliveShape' | 'fromPrefix' | keyof RateHolder> & { readonly edgeFlow?: string | null; readonly path?: string | null };

@@ -309,9 +309,9 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       // the device's last keepalive body with another SN: what scanKeepalive reads, with its DeviceID;
       // its From checked against the start of the last one that passed fromUserIs, else in full
       const prefix = onFlow.fromPrefix;
-      if (prefix === null || !fromStartsWith(req.from, prefix)) {
+      if (prefix === false || prefix === null || !fromStartsWith(req.from, prefix)) {
         if (!fromUserIs(req.from, onFlow.deviceId)) return undefined;
-        onFlow.fromPrefix = fromPrefixOf(req.from, onFlow.deviceId) ?? null;
+        if (prefix !== false) onFlow.fromPrefix = fromPrefixOf(req.from, onFlow.deviceId) ?? false;
       }
       session = onFlow;
       charset = shape.charset;
@@ -320,6 +320,8 @@ export function createMessageHandlers(deps: DeviceSideDeps, uplink: ManscdpUplin
       if (body === undefined || !fromUserIs(req.from, body.deviceId)) return undefined;
       const byFlow = onFlow !== undefined && onFlow.deviceId === body.deviceId;
       reshape = byFlow && shape !== false;
+      // the From's start for the device's next keepalives, which its body's shape will check
+      if (byFlow && onFlow.fromPrefix === null) onFlow.fromPrefix = fromPrefixOf(req.from, onFlow.deviceId) ?? false;
       session = byFlow ? onFlow : flows.get(body.deviceId);
       charset = body.charset;
     }
