@@ -34,18 +34,19 @@ import { canonicalParams, paramBounds } from './canonical-via.ts';
 const V = String.raw`[^ \t\r\n](?:[^\r\n]*[^ \t\r\n])?`;
 
 const USUAL_HEAD = new RegExp(
-  String.raw`([A-Z]+) [^\x00-\x20]+ SIP\/2\.0\r\n` +
+  // the Request-URI captured for its length: where the request line ends without a search (a capture costs less)
+  String.raw`([A-Z]+) ([^\x00-\x20]+) SIP\/2\.0\r\n` +
     // sent-by host, port, parameters as canonical-via.ts reads them (lower-case token names)
-    // eXosip's and SIPp's parameters, `;rport;branch=<value>` and nothing after, flagged by an empty group (m[5]):
+    // eXosip's and SIPp's parameters, `;rport;branch=<value>` and nothing after, flagged by an empty group (m[6]):
     // canonicalParams' verdict and bounds for them without its calls (the other alternative takes every list)
     String.raw`Via: SIP\/2\.0\/UDP ([A-Za-z0-9._\-]+)(?::(0|[1-9][0-9]{0,4}))?(;rport;branch=[^;", \t\r\n]+()|(?:;[a-z0-9!%'*+._\x60~\-]+(?:=[^;", \t\r\n]+)?)*)\r\n` +
     `From: (${V})\r\n` +
     `To: (${V})\r\n` +
     `Call-ID: (${V})\r\n` +
     String.raw`CSeq: ([0-9]{1,10} \1)\r\n` +
-    // the devices' own MANSCDP spelling flagged by an empty group (m[10]): read as the one constant below
+    // the devices' own MANSCDP spelling flagged by an empty group (m[11]): read as the one constant below
     String.raw`(?:Content-Type: (?:Application\/MANSCDP\+xml()|(${V}))\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Content-Length: *([0-9]{1,10})\r\n\r\n` +
-    // or a REGISTER's (the first leg of every registration, issue 11): Contact, Max-Forwards, [User-Agent], Expires (m[13]), Content-Length (m[14])
+    // or a REGISTER's (the first leg of every registration, issue 11): Contact, Max-Forwards, [User-Agent], Expires (m[14]), Content-Length (m[15])
     String.raw`|Contact: ${V}\r\nMax-Forwards: [0-9]{1,3}\r\n(?:User-Agent: [^\r\n]*\r\n)?Expires: ([0-9]{1,10})\r\nContent-Length: *([0-9]{1,10})\r\n\r\n)?`,
   'y',
 );
@@ -105,12 +106,12 @@ export function readUsualHead(text: string): UsualHead | undefined {
   // a new object per read: storing fresh strings into a long-lived one costs a write barrier each (RecordWrite)
   const h = new UsualHead();
   const method = m[1] as string;
-  const host = m[2] as string;
-  const port = m[3];
-  const params = m[4] as string;
+  const host = m[3] as string;
+  const port = m[4];
+  const params = m[5] as string;
   // the literal, not the match's copy: the stack's handler lookup by method then hashes nothing
   h.method = method === 'MESSAGE' ? 'MESSAGE' : method === 'REGISTER' ? 'REGISTER' : method;
-  h.startEol = text.indexOf('\r\n');
+  h.startEol = method.length + 1 + (m[2] as string).length + ' SIP/2.0'.length;
   h.viaStart = h.startEol + 2 + 'Via: '.length;
   h.hostEnd = h.startEol + 2 + VIA_PREFIX + host.length;
   const paramsStart = port === undefined ? h.hostEnd : h.hostEnd + 1 + port.length;
@@ -121,7 +122,7 @@ export function readUsualHead(text: string): UsualHead | undefined {
     if (n > 65535) return undefined; // the scanner path parses it and decides
     h.sentPort = n;
   }
-  if (m[5] !== undefined) {
+  if (m[6] !== undefined) {
     // `;rport;branch=<value>`: what canonicalParams finds for it (transport-usual-datagram.test.ts)
     h.canonicalVia = true;
     h.rportAt = paramsStart + 1;
@@ -135,16 +136,16 @@ export function readUsualHead(text: string): UsualHead | undefined {
     h.branchStart = paramBounds[2] as number;
     h.branchEnd = paramBounds[3] as number;
   }
-  h.from = m[6] as string;
-  h.to = m[7] as string;
-  h.callId = m[8] as string;
-  h.cseq = m[9] as string;
+  h.from = m[7] as string;
+  h.to = m[8] as string;
+  h.callId = m[9] as string;
+  h.cseq = m[10] as string;
   h.next = USUAL_HEAD.lastIndex;
-  const length = m[12] ?? m[14];
+  const length = m[13] ?? m[15];
   h.tail = length !== undefined;
-  h.contentType = m[10] !== undefined ? MANSCDP_SPELLING : m[11];
+  h.contentType = m[11] !== undefined ? MANSCDP_SPELLING : m[12];
   h.length = length === undefined ? -1 : decimal(length);
-  h.expires = m[13];
+  h.expires = m[14];
   return h;
 }
 
