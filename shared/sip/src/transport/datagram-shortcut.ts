@@ -355,16 +355,16 @@ class Peeked implements PeekedRequest {
     const d4 = d3 + TAG_PARAM_LENGTH;
     const cut = rportAt < 0 ? viaEnd : rportAt;
     setBytes.call(b, first, start);
-    if (rportAt >= 0) writeBytes(b, rportAt + d1, RPORT);
-    else if (forced > 0) writeBytes(b, viaEnd + d2, SEMI_RPORT);
+    if (rportAt >= 0) writeRport(b, rportAt + d1);
+    else if (forced > 0) writeSemiRport(b, viaEnd + d2);
     if (rportAt >= 0 || forced > 0) writeDecimal(b, (rportAt >= 0 ? rportAt + d1 + 6 : viaEnd + d2 + 7) + digits, port, digits);
     if (received > 0) {
       const at = viaEnd + d2 + forced;
-      writeBytes(b, at, SEMI_RECEIVED);
+      writeSemiReceived(b, at);
       writeAscii(b, at + 10, via.srcAddress);
     }
     const tagAt = toEnd + d3;
-    writeBytes(b, tagAt, SEMI_TAG);
+    writeSemiTag(b, tagAt);
     if (headers !== undefined) {
       let at = cseqEnd + d4;
       for (const [name, value] of headers) {
@@ -473,14 +473,50 @@ const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArrayPrototype, 'byteO
 /** Buffer's latin1 write (a C++ copy, a wide character's low byte as Buffer.from(s, 'latin1')), on the datagram or a new buffer. */
 const latin1Write = (Buffer.prototype as unknown as { latin1Write: (this: Uint8Array, s: string, at: number, length: number) => number }).latin1Write;
 
-/** The fixed pieces writeUsual inserts, as bytes (a byte loop over a typed array costs less than charCodeAt). */
-const RPORT = Buffer.from('rport=', 'latin1');
-const SEMI_RPORT = Buffer.from(';rport=', 'latin1');
-const SEMI_RECEIVED = Buffer.from(';received=', 'latin1');
-const SEMI_TAG = Buffer.from(';tag=', 'latin1');
+/*
+ * The fixed pieces writeUsual inserts, written by straight-line stores of their bytes: in optimised code a
+ * store costs ~5 instructions (the array's checks are made once), a loop copying a constant piece ~28 a
+ * byte (its map, length and interrupt checks redone every iteration; callgrind, docs/benchmarks.md).
+ * transport-usual-datagram.test.ts holds the answers to buildUsual's, which writes them as text.
+ */
 
-function writeBytes(b: Uint8Array, at: number, piece: Uint8Array): void {
-  for (let i = 0; i < piece.length; i++) b[at + i] = piece[i] as number;
+/** `rport=` */
+function writeRport(b: Uint8Array, at: number): void {
+  b[at] = 0x72; // r
+  b[at + 1] = 0x70; // p
+  b[at + 2] = 0x6f; // o
+  b[at + 3] = 0x72; // r
+  b[at + 4] = 0x74; // t
+  b[at + 5] = 0x3d; // =
+}
+
+/** `;rport=` */
+function writeSemiRport(b: Uint8Array, at: number): void {
+  b[at] = 0x3b; // ;
+  writeRport(b, at + 1);
+}
+
+/** `;received=` */
+function writeSemiReceived(b: Uint8Array, at: number): void {
+  b[at] = 0x3b; // ;
+  b[at + 1] = 0x72; // r
+  b[at + 2] = 0x65; // e
+  b[at + 3] = 0x63; // c
+  b[at + 4] = 0x65; // e
+  b[at + 5] = 0x69; // i
+  b[at + 6] = 0x76; // v
+  b[at + 7] = 0x65; // e
+  b[at + 8] = 0x64; // d
+  b[at + 9] = 0x3d; // =
+}
+
+/** `;tag=` */
+function writeSemiTag(b: Uint8Array, at: number): void {
+  b[at] = 0x3b; // ;
+  b[at + 1] = 0x74; // t
+  b[at + 2] = 0x61; // a
+  b[at + 3] = 0x67; // g
+  b[at + 4] = 0x3d; // =
 }
 
 /** `s` into `b` at `at`, a byte a character (the caller checked the room): latin1, as Buffer.from(s, 'latin1') writes it. */
