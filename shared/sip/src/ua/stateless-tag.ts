@@ -63,13 +63,23 @@ export function writeStatelessTag(b: Uint8Array, branch0: number, branch1: numbe
   writeHex8(b, at + 8, y >>> 0);
 }
 
-/** hex8() as bytes. */
+/**
+ * hex8() as bytes, by straight-line stores: a loop over the eight digits cost ~24 instructions a digit
+ * under callgrind (its checks redone every iteration), the stores ~8 (docs/benchmarks.md).
+ */
 function writeHex8(out: Uint8Array, at: number, x: number): void {
-  for (let shift = 28; shift >= 0; shift -= 4) {
-    const d = (x >>> shift) & 15;
-    out[at++] = d < 10 ? 48 + d : 87 + d; // 0-9, a-f
-  }
+  out[at] = hexDigit(x >>> 28);
+  out[at + 1] = hexDigit((x >>> 24) & 15);
+  out[at + 2] = hexDigit((x >>> 20) & 15);
+  out[at + 3] = hexDigit((x >>> 16) & 15);
+  out[at + 4] = hexDigit((x >>> 12) & 15);
+  out[at + 5] = hexDigit((x >>> 8) & 15);
+  out[at + 6] = hexDigit((x >>> 4) & 15);
+  out[at + 7] = hexDigit(x & 15);
 }
+
+/** The lower-case hex digit of 0-15 as a char code: 0-9, a-f. */
+const hexDigit = (d: number): number => (d < 10 ? 48 + d : 87 + d);
 
 /** The two FNV-1a lanes; one hash at a time (synchronous). */
 const lanes = new Uint32Array(2);
