@@ -3,6 +3,7 @@
  * graceful or brutal stop, and registration for last-resort cleanup (cleanup.ts).
  */
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { registerPid } from './cleanup.ts';
 
 export interface ExitInfo {
@@ -38,6 +39,13 @@ export interface ManagedProcess {
   stop(opts?: { signal?: NodeJS.Signals; timeoutMs?: number }): Promise<ExitInfo>;
   /** SIGKILL and wait for the exit. */
   kill(): Promise<ExitInfo>;
+  /**
+   * Resolves once every thread of the process is stopped (after signal('SIGSTOP')). kill() only queues
+   * the stop: a thread busy on the other core can still answer a request sent right after it (seen on
+   * the loaded CI machine: a statement to a just-SIGSTOPped MariaDB answered in 20 ms). Linux only;
+   * elsewhere it resolves at once.
+   */
+  stopped(timeoutMs?: number): Promise<void>;
 }
 
 export function spawnManaged(command: string, args: readonly string[], opts: SpawnOptions = {}): ManagedProcess {
@@ -134,6 +142,14 @@ export function spawnManaged(command: string, args: readonly string[], opts: Spa
       handle.signal('SIGKILL');
       return exited;
     },
+    async stopped(timeoutMs = 2000) {
+      if (child.pid === undefined) return;
+      const deadline = performance.now() + timeoutMs;
+      while (!allThreadsStopped(child.pid)) {
+        if (performance.now() > deadline) throw new Error(`${name}: not stopped ${timeoutMs} ms after SIGSTOP`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    },
   };
   return handle;
 }
@@ -141,4 +157,23 @@ export function spawnManaged(command: string, args: readonly string[], opts: Spa
 /** Last lines of some output, for error messages. */
 export function tail(text: string, lines = 30): string {
   return text.split('\n').slice(-lines).join('\n');
+}
+
+/** Every thread of `pid` in state T (stopped) or t (traced); true where /proc cannot tell (not Linux). */
+function allThreadsStopped(pid: number): boolean {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true;
+  }
+  return tasks.every((t) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'latin1');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state === 'T' || state === 't';
+    } catch {
+      return true; // the thread ended
+    }
+  });
 }

@@ -56,6 +56,8 @@ export interface MariaDbServer {
   restart(): Promise<void>;
   /** SIGSTOP: connections stay open and new ones are accepted by the kernel, but nothing answers (hung server). */
   pause(): void;
+  /** Resolves once the paused server's every thread is stopped (pause() only queues the signal). */
+  paused(): Promise<void>;
   /** SIGCONT after pause(). */
   resume(): void;
 }
@@ -218,6 +220,7 @@ function handle(
       await proc.kill();
     },
     pause: () => proc.signal('SIGSTOP'),
+    paused: () => proc.stopped(),
     resume: () => proc.signal('SIGCONT'),
     async restart() {
       if (stopped) throw new Error(`mariadbd:${port} was stopped for good; start a new one`);

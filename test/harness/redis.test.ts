@@ -61,6 +61,7 @@ describe('startRedis', () => {
     try {
       await c.ping();
       server.pause();
+      await server.paused();
       await assert.rejects(c.ping(), /timed out/i);
       server.resume();
       assert.equal(await waitFor(() => c.ping()), 'PONG');

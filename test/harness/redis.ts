@@ -43,6 +43,8 @@ export interface RedisServer {
   restart(): Promise<void>;
   /** SIGSTOP: the socket stays open but nothing answers (hung server). */
   pause(): void;
+  /** Resolves once the paused server's every thread is stopped (pause() only queues the signal). */
+  paused(): Promise<void>;
   /** SIGCONT after pause(). */
   resume(): void;
 }
@@ -142,6 +144,7 @@ function handle(
       throw new Error(`${name}:${port} could not restart on the same port`, { cause: lastError });
     },
     pause: () => proc.signal('SIGSTOP'),
+    paused: () => proc.stopped(),
     resume: () => proc.signal('SIGCONT'),
   };
   return server;

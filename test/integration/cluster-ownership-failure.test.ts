@@ -53,6 +53,7 @@ describe('ownership with a single Redis going away (FAIL-3)', () => {
 
   it('hung (SIGSTOP): calls fail after the command timeout, not forever; resumed: works', async () => {
     redis.pause();
+    await redis.paused();
     try {
       const { ms, error } = await timed(store.ownerOf('d1'));
       assert.ok(isUnavailable(error), `typed error, got ${String(error)}`);

@@ -33,6 +33,7 @@ describe('MariaDB stops answering (SIGSTOP)', () => {
     try {
       await pool.query('SELECT 1');
       db.pause();
+      await db.paused();
       const started = performance.now();
       const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? pool.query('SELECT 1') : pool.execute('SELECT ?', [i]))));
       const took = performance.now() - started;
@@ -72,6 +73,7 @@ describe('MariaDB stops answering (SIGSTOP)', () => {
       assert.equal((await get()).status, 200);
 
       db.pause();
+      await db.paused();
       // more requests than the pool has connections (10), twice over
       const hung = await Promise.all(Array.from({ length: 25 }, () => get()));
       for (const r of hung) {
