@@ -96,6 +96,7 @@ function describe(config: Config): Record<string, unknown> {
   return {
     sipAddress: `${sip.host}:${sip.port}`,
     sipListen: `${sip.bindHost}:${sip.port}`,
+    sipPortShared: sip.portSharing?.kind ?? 'no',
     serverId: sip.serverId,
     cascadeNode: sip.cascadeNode,
     forwarding: sip.nodeForwardSecret === null ? 'closed' : 'open',
@@ -170,6 +171,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       log.warn(
         { key: 'vms.auth.signing-key', env: envNameOf('vms.auth.signing-key') },
         'NO SIGNING KEY CONFIGURED: operator tokens use the public development key; set one before exposing this instance',
+      );
+    }
+    if (config.sip.portSharing !== null && (config.redis === null || config.mysql === null)) {
+      // allowed (the SIP side works, each instance answering the devices the kernel gives it), but not one platform
+      log.warn(
+        { key: 'vms.gb28181.sip.reuse-port', sharing: config.sip.portSharing.kind, redis: config.redis !== null, mysql: config.mysql !== null },
+        'the SIP port is shared with other instances without Redis and MySQL: each instance knows only the devices the kernel sends it, and the control API of one cannot reach the devices of another',
       );
     }
     log.info(describe(config), 'starting signaling instance');

@@ -72,6 +72,7 @@ export {
 export type { SipLogger } from './transport/logger.ts';
 // The bare transport (RFC 3261 §18) without transactions: for a stateless proxy (services/sip-edge).
 export { SipTransport, type TransportOptions, type InboundHandler } from './transport/transport.ts';
+export { nodeSetsReusePort, listenFdsFromEnv, LISTEN_FD_NAMES, type PortSharing } from './transport/port-sharing.ts';
 // Byte-level pieces of the datagram shortcut, for the edge's forwarding fast path (services/sip-edge).
 export { type DatagramShortcut } from './transport/transport.ts';
 export { stampCanonicalViaAt } from './transport/canonical-via.ts';
@@ -83,5 +84,5 @@ export {
   answersChallenge, CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS,
   queueSampleNeeded, receiveBufferStep, RegisterShedder, shedBufferHidesMark, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy, type ShedSample,
 } from './overload/register-shedding.ts';
-export { readReceiveQueue, udpSocketsOfNamespace } from './overload/receive-queue.ts';
+export { ownUdpSocketInode, readReceiveQueue, udpSocketsOfNamespace } from './overload/receive-queue.ts';
 export { createShedSampler, QUEUE_READING_FRESH_MS, SAMPLE_MS, type ShedSampler, type ShedSamplerOptions } from './overload/shed-sampler.ts';

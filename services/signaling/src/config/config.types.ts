@@ -1,6 +1,6 @@
 import type { PlacementRule } from '@vms/routing';
 import type { MediaNode } from '@vms/media';
-import type { ShedPolicy } from '@vms/sip';
+import type { PortSharing, ShedPolicy } from '@vms/sip';
 import type { SettingKey } from './schema.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -48,6 +48,8 @@ export interface SipSettings {
   readonly nodeHeartbeatIntervalSec: number;
   /** Issue 11: share of the ownership TTL (0-0.5) after which a keepalive renews its claim (vms.cluster.owner-renew-after). */
   readonly ownerRenewAfterShare: number;
+  /** The SIP port is shared with other instances on the host (vms.gb28181.sip.reuse-port or LISTEN_FDS); null = this instance's alone. */
+  readonly portSharing: PortSharing | null;
 }
 
 /** Device placement (issue 14). */

@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors/catalog.ts';
 import type { Config, DigestQop, DigestUsernameRule, LogLevel, MysqlSettings, RedisSettings, SettingSource } from './config.types.ts';
 import { parseMediaNodes } from '../media/media-nodes.config.ts';
-import { DEFAULT_SHED_POLICY, shedBufferHidesMark } from '@vms/sip';
+import { DEFAULT_SHED_POLICY, listenFdsFromEnv, nodeSetsReusePort, shedBufferHidesMark, type PortSharing } from '@vms/sip';
 import { firstNonLoopbackIPv4, type InterfaceTable } from './host.ts';
 import * as P from './parsers.ts';
 import {
@@ -31,6 +31,10 @@ import { devSigningKey } from './signing-key.ts';
 export interface ConfigIo {
   readonly readFile: (path: string) => string;
   readonly networkInterfaces: () => InterfaceTable;
+  /** This process's pid, for LISTEN_PID (default process.pid). */
+  readonly pid?: number;
+  /** Node's version, for vms.gb28181.sip.reuse-port (default process.versions.node). */
+  readonly nodeVersion?: string;
 }
 
 export const nodeConfigIo: ConfigIo = {
@@ -138,6 +142,37 @@ function readYaml(file: string, io: ConfigIo, issues: ConfigIssue[]): Map<string
   return out;
 }
 
+/**
+ * Whether and how the SIP port is shared with other instances on the host (@vms/sip port-sharing.ts):
+ * sockets handed over by a launcher (LISTEN_FDS) or vms.gb28181.sip.reuse-port, with what that needs.
+ */
+function portSharingOf(values: ReadonlyMap<SettingKey, unknown>, env: NodeJS.ProcessEnv, io: ConfigIo, issues: ConfigIssue[]): PortSharing | null {
+  const handedOver = listenFdsFromEnv(env, io.pid ?? process.pid);
+  if (handedOver !== null && 'problem' in handedOver) {
+    issues.push({ key: 'LISTEN_FDS', env: 'LISTEN_FDS', problem: handedOver.problem });
+    return null;
+  }
+  const reusePort = values.get('vms.gb28181.sip.reuse-port') === true;
+  if (handedOver === null && !reusePort) return null;
+  const key = (k: SettingKey) => ({ key: k, env: envNameOf(k) });
+  if (!values.has('vms.gb28181.sip.instance-id')) {
+    issues.push({
+      ...key('vms.gb28181.sip.instance-id'),
+      problem: 'must be set, and unique to each instance, when instances share the SIP port (vms.gb28181.sip.reuse-port, or sockets handed over in LISTEN_FDS): the default host:port would be the same for all of them',
+    });
+  }
+  if (handedOver !== null) return { kind: 'inherited', ...handedOver };
+  const version = io.nodeVersion ?? process.versions.node;
+  if (!nodeSetsReusePort(version)) {
+    issues.push({
+      ...key('vms.gb28181.sip.reuse-port'),
+      problem: `this Node (${version}) cannot set SO_REUSEPORT: it needs 22.12 or later. Start each instance through scripts/socket-activate.py instead (or a systemd socket unit with ReusePort=yes), which hands the sockets over in LISTEN_FDS`,
+    });
+  }
+  if ((values.get('vms.gb28181.sip.port') ?? DEFAULT_SIP_PORT) === 0) issues.push({ ...key('vms.gb28181.sip.port'), problem: 'must be a fixed port when instances share it (vms.gb28181.sip.reuse-port)' });
+  return { kind: 'reuse-port' };
+}
+
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: ConfigIo = nodeConfigIo): Config {
   const issues: ConfigIssue[] = [];
   const { file, issue } = configFileFromArgv(argv);
@@ -232,6 +267,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       problem: `must not exceed vms.routing.probe-interval (${probeTimeout} > ${probeInterval})`,
     });
   }
+  const portSharing = portSharingOf(values, env, io, issues);
   if (issues.length > 0) throw new ConfigError(issues);
 
   const get = <K extends SettingKey>(key: K): ValueOf<TypeOfKey<K>> | undefined =>
@@ -272,6 +308,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       offlineScanPeriodSec: get('vms.gb28181.sip.offline-scan-period') ?? 30,
       nodeHeartbeatIntervalSec: get('vms.gb28181.sip.node-heartbeat-interval') ?? 5,
       ownerRenewAfterShare: get('vms.cluster.owner-renew-after') ?? DEFAULT_OWNER_RENEW_AFTER_SHARE,
+      portSharing,
     },
     http: { address: get('server.address') ?? '0.0.0.0', port: httpPort },
     redis: get('redis.url') ?? null,

@@ -43,6 +43,7 @@ export const SETTINGS = [
   { key: 'vms.gb28181.sip.host', type: 'host', default: 'first non-loopback IPv4, else 127.0.0.1', doc: 'external SIP address devices are pointed at (UDP and TCP)' },
   { key: 'vms.gb28181.sip.bind-host', type: 'host', default: '0.0.0.0 (every interface) when sip.host is not set, else sip.host', doc: 'address the SIP sockets listen on; Via and Contact always carry sip.host' },
   { key: 'vms.gb28181.sip.port', type: 'port', default: '5060', doc: 'external SIP port (UDP and TCP); 0 = any free port' },
+  { key: 'vms.gb28181.sip.reuse-port', type: 'boolean', default: 'false', doc: 'share sip.port (UDP and TCP) with other instances on this host (SO_REUSEPORT): the kernel keeps each device address:port on one of them; each needs its own instance-id; Node 22.12+ (on Node 20 start each instance through scripts/socket-activate.py, which hands the sockets over in LISTEN_FDS)' },
   { key: 'vms.gb28181.sip.server-id', type: 'gbId', default: '34020000002000000001', doc: '20-digit platform SIP id, identical on all instances; realm = first 10 digits' },
   { key: 'vms.gb28181.sip.password', type: 'string', secret: true, default: 'none (no digest auth)', doc: 'device digest password; a per-device password overrides it' },
   { key: 'vms.gb28181.sip.register-expires-max', type: 'expiresSeconds', default: '3600', doc: 'longest REGISTER lifetime granted, seconds (a longer Expires is cut to it; the 200 carries the granted value)' },

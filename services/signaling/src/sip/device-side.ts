@@ -1,7 +1,7 @@
 // The GB28181 device side of one instance (SPEC §8): binds SIP, answers REGISTER and MESSAGE,
 // runs the offline scan, and offers the DeviceControlService the HTTP API calls. createApp wires it;
 // nothing here knows HTTP or the cluster.
-import { DigestServer, type ServerContext, type SipRequest, type SipStack } from '@vms/sip';
+import { DigestServer, ownUdpSocketInode, type ServerContext, type SipRequest, type SipStack } from '@vms/sip';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SipSettings } from '../config/config.types.ts';
@@ -126,6 +126,8 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
     flows,
     log,
     sipPort: stack.port,
+    // instances sharing the port each have a socket and a queue of their own there: read this one's
+    ...(o.sip.portSharing === null ? {} : { sipSocketInode: ownUdpSocketInode(stack.port) ?? undefined }),
     challenge,
     setReceiveBuffer: (bytes) => stack.setUdpReceiveBuffer(bytes),
     receiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES,

@@ -36,6 +36,8 @@ export interface RegisterAdmissionOptions {
   readonly log: Logger;
   /** The SIP UDP port, whose receive queue is the main signal. */
   readonly sipPort: number;
+  /** Its socket's inode when the port is shared with other instances (ShedSamplerOptions.sipSocketInode). */
+  readonly sipSocketInode?: string | undefined;
   readonly random?: () => number;
   /** The shedder's marks (vms.limits.register-shed-*); default DEFAULT_SHED_POLICY. */
   readonly policy?: ShedPolicy;
@@ -54,6 +56,7 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
   const sampler = createShedSampler({
     log: o.log,
     sipPort: o.sipPort,
+    sipSocketInode: o.sipSocketInode,
     pending: () => pending,
     ...(o.policy === undefined ? {} : { policy: o.policy }),
     ...(o.setReceiveBuffer === undefined ? {} : { setReceiveBuffer: o.setReceiveBuffer }),

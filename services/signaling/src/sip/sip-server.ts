@@ -34,6 +34,7 @@ export function startSipServer(o: SipServerOptions): Promise<SipStack> {
     userAgent: o.userAgent,
     // SPEC §8 NAT: many devices omit `;rport`; answering the source port is what reaches them anyway.
     forceRport: true,
+    ...(o.sip.portSharing === null ? {} : { portSharing: o.sip.portSharing }),
     limits: { ...o.limits, udpReceiveBufferBytes: UDP_RECEIVE_BUFFER_BYTES },
     ...(o.timers === undefined ? {} : { timers: o.timers }),
   });

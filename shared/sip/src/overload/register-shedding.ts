@@ -257,9 +257,10 @@ export function fromUser(from: string): string | undefined {
 /**
  * rx_queue of the UDP socket bound to `port` in the text of /proc/net/udp or /proc/net/udp6 (proc(5):
  * `local_address` is ADDR:PORT in hex, `tx_queue:rx_queue` in hex), summed over the sockets bound to
- * that port; null when none is listed.
+ * that port, or only the one with `inode` (field 10) when the port is shared with other instances
+ * (SO_REUSEPORT: each has its own socket and its own queue); null when none is listed.
  */
-export function udpReceiveQueueBytes(procNetUdp: string, port: number): number | null {
+export function udpReceiveQueueBytes(procNetUdp: string, port: number, inode?: string): number | null {
   const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   const needle = `${suffix} `;
   let total: number | null = null;
@@ -275,6 +276,7 @@ export function udpReceiveQueueBytes(procNetUdp: string, port: number): number |
     from = end;
     const f = procNetUdp.slice(start, end).trim().split(/\s+/);
     if (f.length < 5 || f[1]?.endsWith(suffix) !== true) continue; // the port was the remote one
+    if (inode !== undefined && f[9] !== inode) continue; // another instance's socket on a shared port
     const rx = Number.parseInt(f[4]?.split(':')[1] ?? '', 16);
     if (Number.isFinite(rx)) total = (total ?? 0) + rx;
   }

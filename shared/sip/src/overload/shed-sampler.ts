@@ -28,6 +28,8 @@ export interface ShedSamplerOptions {
   readonly log: SipLogger;
   /** The SIP UDP port, whose receive queue is the main signal. */
   readonly sipPort: number;
+  /** The SIP UDP socket's inode when the port is shared with other instances: only its queue is read (ownUdpSocketInode). */
+  readonly sipSocketInode?: string | undefined;
   /** The shedder's marks; default DEFAULT_SHED_POLICY. */
   readonly policy?: ShedPolicy;
   /** Handlers in flight now (ShedSample.pending); default none. */
@@ -79,7 +81,7 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
       'too many UDP sockets in this network namespace to read the SIP receive queue from /proc/net/udp: registration shedding decides by event-loop utilization',
     );
   };
-  const readQueue = o.readReceiveQueue ?? ((port: number) => readReceiveQueue(port, crowded));
+  const readQueue = o.readReceiveQueue ?? ((port: number) => readReceiveQueue(port, crowded, undefined, o.sipSocketInode));
   /** No receive-queue read before this (performance.now()): the read's cost is bounded (QUEUE_READ_BUDGET). */
   let queueReadAfter = 0;
   let queueReads = 0;

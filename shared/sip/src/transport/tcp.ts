@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { SipStreamFramer } from '../message/framer.ts';
 import type { Flow } from './flow.ts';
+import type { PortSharing } from './port-sharing.ts';
 
 export interface TcpLimits {
   /** Inbound + outbound connections; beyond it new inbound connections are refused. */
@@ -176,11 +177,14 @@ export class TcpTransport {
     private readonly events: TcpEvents,
   ) {}
 
-  static async listen(host: string, port: number, limits: TcpLimits, events: TcpEvents): Promise<TcpTransport> {
+  static async listen(host: string, port: number, limits: TcpLimits, events: TcpEvents, sharing?: PortSharing): Promise<TcpTransport> {
     const server = net.createServer({ noDelay: true });
+    // `reusePort` is in Node's net from 22.12 (the caller checks nodeSetsReusePort); @types/node 20 lacks it
+    const at: (net.ListenOptions & { reusePort?: boolean }) | { fd: number } =
+      sharing?.kind === 'inherited' ? { fd: sharing.tcpFd } : { host, port, exclusive: true, ...(sharing?.kind === 'reuse-port' ? { reusePort: true } : {}) };
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ host, port, exclusive: true }, () => {
+      server.listen(at, () => {
         server.off('error', reject);
         resolve();
       });

@@ -12,6 +12,7 @@ import { badRequestFor, checkRequiredHeaders, MessageSerializer, rewriteTopVia, 
 import { DEFAULT_MAX_STREAM_MESSAGE_BYTES } from '../message/framer.ts';
 import { TcpTransport, type TcpCloseReason, type TcpConnection, type TcpLimits } from './tcp.ts';
 import { UdpSocket } from './udp.ts';
+import type { PortSharing } from './port-sharing.ts';
 import { DEFAULT_SIP_PORT, responseDestination, stampReceived } from './via-stamp.ts';
 
 export const MAX_UDP_MESSAGE_BYTES = 65_535; // IPv4 datagram ceiling; GB28181 RecordInfo answers reach ~8 KB
@@ -42,6 +43,8 @@ export interface TransportOptions {
   /** Treat every request as if it carried `;rport` (NAT'd devices that forget it). */
   forceRport?: boolean;
   logger?: SipLogger;
+  /** The port is shared with other instances on the host (port-sharing.ts); both transports must be on. */
+  portSharing?: PortSharing | undefined;
 }
 
 export type InboundHandler = (msg: SipMessage, flow: Flow) => void;
@@ -160,22 +163,39 @@ export class SipTransport {
       maxMessageBytes: this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       connectTimeoutMs: this.opts.tcpConnectTimeoutMs ?? DEFAULT_TCP_CONNECT_TIMEOUT_MS,
     };
+    const sharing = this.opts.portSharing;
     for (let attempt = 1; ; attempt++) {
       let tcp: TcpTransport | undefined;
       try {
-        if (wantTcp) tcp = await TcpTransport.listen(host, this.opts.port, limits, this.#tcpEvents());
+        if (wantTcp) tcp = await TcpTransport.listen(host, this.opts.port, limits, this.#tcpEvents(), sharing);
         const port = tcp?.address.port ?? this.opts.port;
         if (wantUdp) {
-          this.#udp = await UdpSocket.bind(host, port, (d, a, p) => this.#onDatagram(d, a, p), (err) => this.#onUdpError(err), this.opts.udpReceiveBufferBytes);
+          this.#udp = await UdpSocket.bind(host, port, (d, a, p) => this.#onDatagram(d, a, p), (err) => this.#onUdpError(err), this.opts.udpReceiveBufferBytes, sharing);
         }
         this.#tcp = tcp;
+        if (sharing?.kind === 'inherited') this.#checkInheritedPorts();
         return;
       } catch (err) {
         await tcp?.close();
+        await this.#udp?.close();
+        this.#udp = undefined;
         const retry = this.opts.port === 0 && (err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < BIND_ATTEMPTS;
         if (!retry) throw err;
       }
     }
+  }
+
+  /**
+   * Sockets a launcher opened are bound already: they must be on the port configured (Via, Contact and
+   * every device's configuration name it) and on one port for both transports (RFC 3261 §18).
+   */
+  #checkInheritedPorts(): void {
+    const udp = this.#udp?.address.port;
+    const tcp = this.#tcp?.address.port;
+    const want = this.opts.port;
+    if (udp !== undefined && tcp !== undefined && udp !== tcp) throw new Error(`the inherited SIP sockets are on two ports: UDP ${udp}, TCP ${tcp}`);
+    const bound = udp ?? tcp;
+    if (want !== 0 && bound !== want) throw new Error(`the inherited SIP sockets are bound to port ${bound}, not the configured ${want}`);
   }
 
   /** Resizes the UDP socket's receive buffer (SO_RCVBUF); no-op without UDP. */

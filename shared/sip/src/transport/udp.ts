@@ -1,6 +1,7 @@
 import dgram from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
+import type { PortSharing } from './port-sharing.ts';
 
 /** One datagram: its bytes and where it came from (no wrapper object: this runs per keepalive). */
 export type UdpDatagramHandler = (data: Buffer, remoteAddress: string, remotePort: number) => void;
@@ -53,18 +54,25 @@ export class UdpSocket {
     onDatagram: UdpDatagramHandler,
     onError: (err: Error) => void,
     receiveBufferBytes?: number,
+    sharing?: PortSharing,
   ): Promise<UdpSocket> {
-    const socket = dgram.createSocket({
+    // `reusePort` is in Node's dgram from 22.12 (the caller checks nodeSetsReusePort); @types/node 20 lacks it
+    const options: dgram.SocketOptions & { reusePort?: boolean } = {
       type: isIP(host) === 6 ? 'udp6' : 'udp4',
       lookup: literalFirstLookup,
       ...(receiveBufferBytes === undefined ? {} : { recvBufferSize: receiveBufferBytes }),
-    });
+      ...(sharing?.kind === 'reuse-port' ? { reusePort: true } : {}),
+    };
+    const socket = dgram.createSocket(options);
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(port, host, () => {
+      const bound = (): void => {
         socket.off('error', reject);
         resolve();
-      });
+      };
+      // an inherited socket is bound already: its own address stands (the caller checks the port)
+      if (sharing?.kind === 'inherited') socket.bind({ fd: sharing.udpFd }, bound);
+      else socket.bind(port, host, bound);
     });
     const udp = new UdpSocket(socket);
     socket.on('message', (data, rinfo) => onDatagram(data, rinfo.address, rinfo.port));

@@ -113,6 +113,7 @@ export class SipStack {
       tcpConnectTimeoutMs: opts.limits?.tcpConnectTimeoutMs,
       forceRport: opts.forceRport,
       logger: log,
+      portSharing: opts.portSharing,
     });
     return new SipStack(transport, opts.clock ?? systemClock, resolveTimers(opts.timers), log, opts, transports);
   }

@@ -6,6 +6,7 @@ import type { SipRequest, SipResponse, SipUri } from '../message/types.ts';
 import type { TimerConfig } from '../transaction/timers.ts';
 import type { Flow, SendTarget, TransportName } from '../transport/flow.ts';
 import type { SipLogger } from '../transport/logger.ts';
+import type { PortSharing } from '../transport/port-sharing.ts';
 
 export type { HeaderInput } from '../message/header-input.ts';
 export type { ReplyOptions, RequestContext } from './request-context.ts';
@@ -46,6 +47,8 @@ export interface SipStackOptions {
   };
   /** Reply to NAT'd UDP clients at their source port even without `;rport` (RFC 3581 behaviour forced). */
   forceRport?: boolean;
+  /** The port is shared with other instances on the host (transport/port-sharing.ts). */
+  portSharing?: PortSharing;
 }
 
 export interface DigestAuth {
