@@ -3,7 +3,7 @@
 // and restores it once shedding stops, and logs entering and leaving shedding once each, not per window.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createShedSampler } from '../src/overload/shed-sampler.ts';
+import { createShedSampler, readCostMs } from '../src/overload/shed-sampler.ts';
 import { DEFAULT_SHED_POLICY, FAR_BEHIND } from '../src/overload/register-shedding.ts';
 import type { SipLogger } from '../src/transport/logger.ts';
 
@@ -95,6 +95,32 @@ describe('shed sampler: a window whose queue read waits for the budget', () => {
       clearInterval(arrivals);
       over.close();
       unreadable.close();
+    }
+  });
+});
+
+describe('shed sampler: what a read cost', () => {
+  it('readCostMs: the wall time of a read that worked throughout, the CPU of one that was preempted', () => {
+    assert.equal(readCostMs(0.05, { user: 40, system: 10 }), 0.05);
+    assert.equal(readCostMs(25, { user: 80, system: 20 }), 0.1, 'descheduled for most of 25 ms: its cost is the 0.1 ms it ran');
+  });
+
+  it('a read that waited without working does not hold the next one back: every busy window has its reading', async () => {
+    const shared = new Int32Array(new SharedArrayBuffer(4));
+    // 20 ms asleep in the read (as when preempted): paced by wall time the next read would wait a second
+    const sleepyRead = (): number => {
+      Atomics.wait(shared, 0, 0, 20);
+      return 0;
+    };
+    const sampler = createShedSampler({ log: recordingLogger([]), sipPort: 5060, readReceiveQueue: sleepyRead, utilization: () => 1 });
+    const arrivals = setInterval(() => sampler.arrived(), 5);
+    try {
+      await new Promise((r) => setTimeout(r, 850));
+      assert.ok(sampler.queueReads >= 5, `${sampler.queueReads} reads in ~8 windows`);
+      assert.equal(sampler.shedder.fraction, 0, 'an empty queue read every window: a busy loop is not shed');
+    } finally {
+      clearInterval(arrivals);
+      sampler.close();
     }
   });
 });
