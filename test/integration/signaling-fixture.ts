@@ -13,6 +13,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = join(HERE, '..', '..');
 export const SIPP_DIR = join(HERE, '..', 'sipp');
 const MAIN = join(REPO_ROOT, 'services', 'signaling', 'src', 'main.ts');
+const SOCKET_ACTIVATE = join(REPO_ROOT, 'scripts', 'socket-activate.py');
 
 export const SERVER_ID = '34020000002000000001';
 export const REALM = SERVER_ID.slice(0, 10);
@@ -50,17 +51,24 @@ export function operatorToken(key = SIGNING_KEY, tenantId = '000000'): string {
  * MySQL its embedded store is in a throwaway data directory (removed by `stop`) unless `extraEnv`
  * names one (VMS_DATA_DIR).
  */
-export async function startInstance(extraEnv: Record<string, string> = {}): Promise<Instance> {
+/**
+ * `sharedSipPort`: started through scripts/socket-activate.py on that port, which hands the instance a
+ * SO_REUSEPORT UDP and TCP socket there (LISTEN_FDS), as instances sharing one SIP port are on Node 20.
+ */
+export async function startInstance(extraEnv: Record<string, string> = {}, o: { readonly sharedSipPort?: number } = {}): Promise<Instance> {
   const ownDataDir = extraEnv['VMS_DATA_DIR'] === undefined ? mkdtempSync(join(tmpdir(), 'vms-signaling-')) : null;
+  const shared = o.sharedSipPort;
   const proc = await startService({
     name: 'signaling',
     cwd: REPO_ROOT,
-    args: tsxArgs(MAIN),
+    ...(shared === undefined
+      ? { args: tsxArgs(MAIN) }
+      : { command: 'python3', args: [SOCKET_ACTIVATE, '127.0.0.1', String(shared), '--', process.execPath, ...tsxArgs(MAIN)] }),
     env: async () => ({
       SERVER_PORT: String(await freePort()),
       SERVER_ADDRESS: '127.0.0.1',
       VMS_GB28181_SIP_HOST: '127.0.0.1',
-      VMS_GB28181_SIP_PORT: String(await freePort({ udp: true })),
+      VMS_GB28181_SIP_PORT: String(shared ?? (await freePort({ udp: true }))),
       VMS_GB28181_SIP_PASSWORD: PASSWORD,
       VMS_AUTH_SIGNING_KEY: SIGNING_KEY,
       LOG_LEVEL: 'info',

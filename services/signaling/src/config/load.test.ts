@@ -296,6 +296,27 @@ describe('loadConfig', () => {
     }
   });
 
+  it('a SIP port shared with other instances (issue 11): off by default; sockets from LISTEN_FDS; reuse-port on a Node that sets it; what it needs named by key', () => {
+    const at = (nodeVersion: string, pid = 77): ConfigIo => ({ ...io(), pid, nodeVersion });
+    const handedOver = { LISTEN_FDS: '2', LISTEN_PID: '77', LISTEN_FDNAMES: 'sip-udp:sip-tcp' };
+    const id = { VMS_GB28181_SIP_INSTANCE_ID: 'shard-1' };
+    assert.equal(loadConfig([], {}, at('20.20.2')).sip.portSharing, null);
+    assert.equal(loadConfig([], { ...handedOver, LISTEN_PID: '78' }, at('20.20.2')).sip.portSharing, null, "another process's sockets");
+    assert.deepEqual(loadConfig([], { ...handedOver, ...id }, at('20.20.2')).sip.portSharing, { kind: 'inherited', udpFd: 3, tcpFd: 4 });
+    assert.deepEqual(loadConfig([], { VMS_GB28181_SIP_REUSE_PORT: 'true', ...id }, at('22.12.0')).sip.portSharing, { kind: 'reuse-port' });
+    assert.deepEqual(loadConfig([], { VMS_GB28181_SIP_REUSE_PORT: 'true', ...handedOver, ...id }, at('20.20.2')).sip.portSharing, { kind: 'inherited', udpFd: 3, tcpFd: 4 }, 'handed-over sockets need no SO_REUSEPORT from Node');
+
+    const problems = (env: Record<string, string>, nodeVersion = '22.12.0') => issuesOf(() => loadConfig([], env, at(nodeVersion)));
+    const oldNode = problems({ VMS_GB28181_SIP_REUSE_PORT: 'true', ...id }, '20.20.2');
+    assert.deepEqual(oldNode.map((i) => [i.key, i.env]), [['vms.gb28181.sip.reuse-port', 'VMS_GB28181_SIP_REUSE_PORT']]);
+    assert.match(oldNode[0]?.problem ?? '', /Node \(20\.20\.2\) cannot set SO_REUSEPORT.*socket-activate\.py/);
+    const noId = problems(handedOver, '20.20.2');
+    assert.deepEqual(noId.map((i) => i.key), ['vms.gb28181.sip.instance-id']);
+    assert.match(noId[0]?.problem ?? '', /unique to each instance/);
+    assert.deepEqual(problems({ VMS_GB28181_SIP_REUSE_PORT: 'true', VMS_GB28181_SIP_PORT: '0', ...id }).map((i) => i.key), ['vms.gb28181.sip.port']);
+    assert.deepEqual(problems({ ...handedOver, LISTEN_FDNAMES: 'sip-udp', ...id }).map((i) => [i.key, i.env]), [['LISTEN_FDS', 'LISTEN_FDS']]);
+  });
+
   it('routing settings: defaults, values, an unknown time zone and a timeout over the interval named by key', () => {
     assert.deepEqual(loadConfig([], {}, io()).routing, { timeZone: 'Asia/Shanghai', pollIntervalMs: 5000, probeIntervalMs: 10_000, probeTimeoutMs: 3000, buildThreadIdleMs: null });
     const c = loadConfig(
