@@ -20,6 +20,7 @@ command -v sipp >/dev/null 2>&1 || need_apt+=(sip-tester)
 [ "$bench" -eq 0 ] || command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 # the anchor of test/bench/fleet.ts (Kamailio 5.6 beside the platform)
 [ "$bench" -eq 0 ] || [ -x /usr/sbin/kamailio ] || need_apt+=(kamailio)
+# python3 also runs scripts/socket-activate.py (instances sharing one SIP port on Node 20).
 # better-sqlite3 (the embedded store of `npm start`) compiles its native module when no prebuilt binary
 # can be downloaded: node-gyp needs python3, make and a C++ compiler.
 need_build=()
