@@ -85,4 +85,5 @@ export {
   queueSampleNeeded, receiveBufferStep, RegisterShedder, shedBufferHidesMark, udpReceiveQueueBytes, udpSocketsInUse, type ShedPolicy, type ShedSample,
 } from './overload/register-shedding.ts';
 export { ownUdpSocketInode, readReceiveQueue, udpSocketsOfNamespace } from './overload/receive-queue.ts';
+export { QueueProbe, QueueDelayReading } from './overload/queue-probe.ts';
 export { createShedSampler, QUEUE_READING_FRESH_MS, SAMPLE_MS, type ShedSampler, type ShedSamplerOptions } from './overload/shed-sampler.ts';

@@ -372,6 +372,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       registerShed: {
         highQueueBytes: get('vms.limits.register-shed-queue-high') ?? DEFAULT_SHED_POLICY.highQueueBytes,
         lowQueueBytes: get('vms.limits.register-shed-queue-low') ?? DEFAULT_SHED_POLICY.lowQueueBytes,
+        highQueueDelayMs: DEFAULT_SHED_POLICY.highQueueDelayMs,
+        lowQueueDelayMs: DEFAULT_SHED_POLICY.lowQueueDelayMs,
         maxPending: get('vms.limits.register-shed-max-pending') ?? DEFAULT_SHED_POLICY.maxPending,
         highUtilization: (get('vms.limits.register-shed-utilization-high') ?? DEFAULT_SHED_POLICY.highUtilization * 100) / 100,
         lowUtilization: (get('vms.limits.register-shed-utilization-low') ?? DEFAULT_SHED_POLICY.lowUtilization * 100) / 100,

@@ -122,10 +122,14 @@ export async function startDeviceSide(o: DeviceSideOptions): Promise<DeviceSide>
   // issue 11: past the ceiling, new REGISTERs get 503 + Retry-After on the shortcut instead of queueing;
   // the first leg's 401 is answered there too, statelessly (register-challenge.ts)
   const challenge = createStatelessChallenge({ password: o.sip.password, registerExpiresMin: o.sip.registerExpiresMin, digest, clock: o.clock });
+  // where the socket's queue cannot be read from /proc (a namespace crowded with UDP sockets), its delay is probed
+  const probe = await stack.openQueueProbe();
+  if (probe === null) log.info('no queue probe reached the SIP socket: where its queue cannot be read, registration shedding decides by event-loop utilization');
   const admission = createRegisterAdmission({
     flows,
     log,
     sipPort: stack.port,
+    ...(probe === null ? {} : { queueDelay: () => probe.sample() }),
     // instances sharing the port each have a socket and a queue of their own there: read this one's
     ...(o.sip.portSharing === null ? {} : { sipSocketInode: ownUdpSocketInode(stack.port) ?? undefined }),
     challenge,

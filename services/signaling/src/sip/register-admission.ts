@@ -38,6 +38,8 @@ export interface RegisterAdmissionOptions {
   readonly sipPort: number;
   /** Its socket's inode when the port is shared with other instances (ShedSamplerOptions.sipSocketInode). */
   readonly sipSocketInode?: string | undefined;
+  /** Its queueing delay where its queue cannot be read (ShedSamplerOptions.queueDelay). */
+  readonly queueDelay?: () => number | null;
   readonly random?: () => number;
   /** The shedder's marks (vms.limits.register-shed-*); default DEFAULT_SHED_POLICY. */
   readonly policy?: ShedPolicy;
@@ -57,6 +59,7 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
     log: o.log,
     sipPort: o.sipPort,
     sipSocketInode: o.sipSocketInode,
+    ...(o.queueDelay === undefined ? {} : { queueDelay: o.queueDelay }),
     pending: () => pending,
     ...(o.policy === undefined ? {} : { policy: o.policy }),
     ...(o.setReceiveBuffer === undefined ? {} : { setReceiveBuffer: o.setReceiveBuffer }),

@@ -10,10 +10,11 @@
 // a refresh from a registered device (it keeps the device online), keepalives (their own bucket).
 //
 // The signal is measured, not guessed: the bytes waiting in the SIP UDP socket's receive queue (Linux
-// /proc/net/udp rx_queue: what has arrived and not been read, i.e. how far the instance is behind), the
-// registrations in flight (handlers awaiting the store, Redis or MySQL) and, where the queue cannot be
-// read, event-loop utilization (perf_hooks; on a machine shared with other work it reads busy while the
-// process merely waits for a core, hence only the fallback). The shed fraction rises while a signal is
+// /proc/net/udp rx_queue: what has arrived and not been read, i.e. how far the instance is behind) or,
+// where that table cannot be read, how long a datagram waits there before it is read (queue-probe.ts: a
+// probe timed from send to read); the registrations in flight (handlers awaiting the store, Redis or
+// MySQL); and, where neither queue signal exists, event-loop utilization (perf_hooks; on a machine
+// shared with other work it reads busy while the process merely waits for a core, hence only the fallback). The shed fraction rises while a signal is
 // over its mark and falls back slowly, so the instance settles at the rate it can finish; pure, with the
 // sample passed in (the sampler is shed-sampler.ts, the /proc reads receive-queue.ts). Used by the
 // signaling instances (services/signaling register-admission.ts) and by the SIP edge in front of them
@@ -35,6 +36,16 @@ export interface ShedPolicy {
   readonly highQueueBytes: number;
   /** Queue bytes under which it falls (between the two it holds). */
   readonly lowQueueBytes: number;
+  /**
+   * Queueing delay of the SIP socket (queue-probe.ts: a probe datagram's wait from send to read), ms, over
+   * which the shed fraction rises where the queue's bytes cannot be read (a namespace crowded with UDP
+   * sockets: QUEUE_READ_MAX_SOCKETS), instead of utilization. Not the first signal (yet): as the only one,
+   * two instances sharing a port at 6,000 registrations/s shed 70 % of a step they answer cleanly by the
+   * bytes, a probe dropped from a queue at the shrunk shedding buffer reading as a second's delay (issue 11).
+   */
+  readonly highQueueDelayMs: number;
+  /** Delay under which it falls, then. */
+  readonly lowQueueDelayMs: number;
   /** Event-loop utilization (0..1) over which the shed fraction rises, when the queue is unknown. */
   readonly highUtilization: number;
   /** Utilization under which it falls, when the queue is unknown. */
@@ -73,6 +84,10 @@ export const DEFAULT_SHED_POLICY: ShedPolicy = {
   // 4 % of the fleet bench's 4,000/s step, which the instance answers cleanly with this mark (issue 11)
   highQueueBytes: 1024 * 1024,
   lowQueueBytes: 256 * 1024,
+  // what the 1 MiB mark is in time at ~4,000 registrations/s is ~60 ms: over 100 ms the requests wait a
+  // fifth of the sender's 500 ms retransmission timer; under 25 ms the queue is a few windows' arrivals
+  highQueueDelayMs: 100,
+  lowQueueDelayMs: 25,
   highUtilization: 0.9,
   lowUtilization: 0.75,
   maxPending: 1000,
@@ -111,6 +126,8 @@ export const FAR_BEHIND = 4;
 export interface ShedSample {
   /** Bytes in the SIP UDP socket's receive queue now; null where it cannot be read (not Linux). */
   readonly queueBytes: number | null;
+  /** Queueing delay of the socket, ms (queue-probe.ts), used where `queueBytes` is null; null or absent: utilization decides. */
+  readonly queueDelayMs?: number | null;
   /** performance.eventLoopUtilization() over the last window, 0..1. */
   readonly utilization: number;
   /** REGISTER handlers started and not yet settled. */
@@ -134,10 +151,12 @@ export class RegisterShedder {
   /** One window's measurements: moves the shed fraction (bounded to [0, maxFraction]). */
   observe(s: ShedSample): void {
     const p = this.#policy;
-    const high = s.queueBytes === null ? s.utilization > p.highUtilization : s.queueBytes > p.highQueueBytes;
-    const low = s.queueBytes === null ? s.utilization < p.lowUtilization : s.queueBytes < p.lowQueueBytes;
+    // the queue's bytes where readable, else its probed delay where measured, else the loop's utilization
+    const delay = s.queueDelayMs ?? null;
+    const high = s.queueBytes !== null ? s.queueBytes > p.highQueueBytes : delay !== null ? delay > p.highQueueDelayMs : s.utilization > p.highUtilization;
+    const low = s.queueBytes !== null ? s.queueBytes < p.lowQueueBytes : delay !== null ? delay < p.lowQueueDelayMs : s.utilization < p.lowUtilization;
     if (s.arrivals > 0 && (high || s.pending > p.maxPending)) {
-      const farBehind = s.queueBytes !== null && s.queueBytes > FAR_BEHIND * p.highQueueBytes;
+      const farBehind = s.queueBytes !== null ? s.queueBytes > FAR_BEHIND * p.highQueueBytes : delay !== null && delay > FAR_BEHIND * p.highQueueDelayMs;
       this.#fraction = farBehind ? p.maxFraction : Math.min(p.maxFraction, 1 - (1 - this.#fraction) * p.cut);
     } else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
     if (this.#fraction >= p.maxFraction) this.#spread = Math.min(p.retryAfterMaxSpreadSec, Math.max(this.#spread, 1) * SPREAD_GROWTH);

@@ -40,6 +40,12 @@ export interface ShedSamplerOptions {
   readonly receiveBufferBytes?: number;
   /** Reads the receive queue of the socket on a port (default: /proc/net/udp and udp6); for tests. */
   readonly readReceiveQueue?: (port: number) => number | null;
+  /**
+   * The SIP socket's queueing delay now, ms (QueueProbe.sample), asked in the windows that want the queue
+   * and cannot read its bytes (a namespace crowded with UDP sockets): the shedder then decides by it
+   * instead of by utilization. Absent: utilization decides there.
+   */
+  readonly queueDelay?: () => number | null;
   /** Event-loop utilization of the window since `last` (default perf_hooks); for tests. */
   readonly utilization?: () => number;
 }
@@ -115,12 +121,15 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
     // (keepalive-callgrind bills every instruction of the process to its keepalives)
     if (arrivals === 0 && inFlight === 0 && shedder.fraction === 0) return;
     // a calm window (few arrivals, the loop idle part of it) decides by utilization, without the /proc read
-    const queueBytes = queueSampleNeeded(shedder, { utilization, pending: inFlight, arrivals }, policy) ? sampleQueue() : null;
+    const wanted = queueSampleNeeded(shedder, { utilization, pending: inFlight, arrivals }, policy);
+    const queueBytes = wanted ? sampleQueue() : null;
     if (queueBytes === HOLD) {
       arrivals = 0;
       return;
     }
-    shedder.observe({ queueBytes, utilization, pending: inFlight, arrivals });
+    // where the bytes cannot be read (a crowded namespace), the probed delay before utilization
+    const queueDelayMs = wanted && queueBytes === null ? (o.queueDelay?.() ?? null) : null;
+    shedder.observe({ queueBytes, queueDelayMs, utilization, pending: inFlight, arrivals });
     arrivals = 0;
     if (o.setReceiveBuffer !== undefined && o.receiveBufferBytes !== undefined) {
       // at the cap the kernel drops what would be answered after the sender retransmitted it anyway;
@@ -134,7 +143,7 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
     const shedding = shedder.fraction > 0;
     if (shedding !== wasShedding) {
       // transitions only: a log line per window would itself be load
-      if (shedding) o.log.warn({ pending: inFlight, queueBytes, utilization, shedTotal: shedder.shed }, 'overloaded: shedding new registrations with 503');
+      if (shedding) o.log.warn({ pending: inFlight, queueBytes, queueDelayMs, utilization, shedTotal: shedder.shed }, 'overloaded: shedding new registrations with 503');
       else o.log.info({ shedTotal: shedder.shed }, 'load back under the mark: registrations admitted again');
       wasShedding = shedding;
     }

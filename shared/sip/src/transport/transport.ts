@@ -13,6 +13,7 @@ import { DEFAULT_MAX_STREAM_MESSAGE_BYTES } from '../message/framer.ts';
 import { TcpTransport, type TcpCloseReason, type TcpConnection, type TcpLimits } from './tcp.ts';
 import { UdpSocket } from './udp.ts';
 import type { PortSharing } from './port-sharing.ts';
+import { QueueProbe } from '../overload/queue-probe.ts';
 import { DEFAULT_SIP_PORT, responseDestination, stampReceived } from './via-stamp.ts';
 
 export const MAX_UDP_MESSAGE_BYTES = 65_535; // IPv4 datagram ceiling; GB28181 RecordInfo answers reach ~8 KB
@@ -91,6 +92,9 @@ export class SipTransport {
   readonly #closeWatchers = new Map<number, (reason: TcpCloseReason) => void>();
   #shortcut: DatagramShortcut | undefined;
   #lastRejectLog = 0;
+  /** The queueing-delay probe of the UDP socket, and where its datagrams come from (openQueueProbe). */
+  #probe: QueueProbe | undefined;
+  #probeFrom = { address: '', port: -1 };
 
   private constructor(private readonly opts: TransportOptions) {
     this.#log = opts.logger ?? silentLogger;
@@ -198,6 +202,29 @@ export class SipTransport {
     if (want !== 0 && bound !== want) throw new Error(`the inherited SIP sockets are bound to port ${bound}, not the configured ${want}`);
   }
 
+  /**
+   * A probe of the UDP socket's queueing delay (overload/queue-probe.ts), or null without UDP, or when none
+   * of `attempts` probes came back within `waitMs`: on a port shared with other instances the kernel hashes
+   * each probe's source port to one of their sockets, so a few sources are tried until one reaches this one.
+   */
+  async openQueueProbe(attempts = 8, waitMs = 250): Promise<QueueProbe | null> {
+    for (let i = 0; i < attempts; i++) {
+      const udp = this.#udp;
+      if (udp === undefined || this.#closed) return null;
+      const probe = await QueueProbe.open(udp.address);
+      this.#probe?.close();
+      this.#probe = probe;
+      this.#probeFrom = probe.source;
+      probe.sample();
+      for (const until = performance.now() + waitMs; !probe.measured && performance.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+      if (probe.measured) return probe;
+    }
+    this.#probe?.close();
+    this.#probe = undefined;
+    this.#probeFrom = { address: '', port: -1 };
+    return null;
+  }
+
   /** Resizes the UDP socket's receive buffer (SO_RCVBUF); no-op without UDP. */
   setUdpReceiveBuffer(bytes: number): void {
     this.#udp?.setReceiveBuffer(bytes);
@@ -253,8 +280,11 @@ export class SipTransport {
     if (udp === undefined) return;
     const local = udp.address;
     const flow: Flow = { transport: 'udp', remoteAddress, remotePort, localAddress: local.address, localPort: local.port };
-    // RFC 5626 §4.4.1 STUN keepalives and stray CRLFs on UDP: nothing to answer.
-    if (data.length <= 4 && data.every((b) => b === 13 || b === 10)) return;
+    // RFC 5626 §4.4.1 STUN keepalives and stray CRLFs on UDP: nothing to answer. Our own queue probe is one of them.
+    if (data.length <= 4 && data.every((b) => b === 13 || b === 10)) {
+      if (remotePort === this.#probeFrom.port && remoteAddress === this.#probeFrom.address) this.#probe?.arrived(data.length);
+      return;
+    }
     if (data.length > (this.opts.maxMessageBytes ?? MAX_UDP_MESSAGE_BYTES)) {
       this.#counters.oversize++;
       this.#drop(flow, 'oversize');
@@ -467,6 +497,7 @@ export class SipTransport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#probe?.close();
     await Promise.all([this.#udp?.close(), this.#tcp?.close()]);
   }
 }

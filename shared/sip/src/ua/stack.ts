@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { Dialog, type DialogHost } from '../dialog/dialog.ts';
 import type { DialogState } from '../dialog/dialog-state.ts';
 import { DialogRegistry } from '../dialog/registry.ts';
+import type { QueueProbe } from '../overload/queue-probe.ts';
 import { getCSeq } from '../message/accessors.ts';
 import type { SipRequest, SipResponse, SipUri } from '../message/types.ts';
 import { parseUri } from '../message/uri.ts';
@@ -133,6 +134,11 @@ export class SipStack {
    */
   setUdpReceiveBuffer(bytes: number): void {
     this.transport.setUdpReceiveBuffer(bytes);
+  }
+
+  /** A probe of the UDP socket's queueing delay, for the REGISTER shedder (SipTransport.openQueueProbe). */
+  openQueueProbe(): Promise<QueueProbe | null> {
+    return this.transport.openQueueProbe();
   }
 
   /** Our Contact value for `user` (e.g. the platform id), e.g. for a REGISTER 200 or a custom request. */
