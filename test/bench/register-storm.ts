@@ -11,7 +11,8 @@
 // Printed: time until all N are registered (counted from the product: Redis owner keys naming the instance,
 // and the store's online devices through the API), 503s sent (the instance's /metrics) and received
 // (SIPp), SIPp failures, registered, lost = N − registered; keepalive p99 / unanswered / offline.
-// Run from the repository root: npx tsx test/bench/register-storm.ts [--quick] [--devices N] [--rate R]
+// Run from the repository root: npx tsx test/bench/register-storm.ts [--quick] [--devices N] [--rate R] [--crowd N]
+import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -38,7 +39,7 @@ const INSTANCE_ID = 'storm-bench-a';
 
 const QUICK = isQuick();
 const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean' }, devices: { type: 'string' }, rate: { type: 'string' }, 'keepalive-devices': { type: 'string' } },
+  options: { quick: { type: 'boolean' }, devices: { type: 'string' }, rate: { type: 'string' }, 'keepalive-devices': { type: 'string' }, crowd: { type: 'string' } },
 });
 const DEVICES = Number(args.devices ?? (QUICK ? 10_000 : 100_000));
 /** SIPp's call rate: above what it can create, so it creates as fast as it can (printed: the rate it reached). */
@@ -50,6 +51,22 @@ const KA_RATE = QUICK ? 100 : 200;
 /** Give up on the storm after this long (a device still not registered by then is lost). */
 const DEADLINE_MS = (QUICK ? 180 : 900) * 1000;
 const TARGET_P99_MS = 500;
+/**
+ * UDP sockets the bench holds open in the namespace through the run (--crowd N; none by default): a host
+ * crowded like one with a media server's RTP ports, past QUEUE_READ_MAX_SOCKETS, where the instance cannot
+ * read its receive queue from /proc/net/udp and sheds by its queue's probed delay (queue-probe.ts).
+ */
+const CROWD = Number(args.crowd ?? 0);
+
+async function crowdNamespace(count: number): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let i = 0; i < count; i++) {
+    const s = createSocket('udp4');
+    await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
+    sockets.push(s);
+  }
+  return sockets;
+}
 
 interface Platform {
   readonly server: ServiceProcess;
@@ -143,6 +160,8 @@ const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
 async function main(): Promise<void> {
   requireBinary('sip-tester', 'sipp');
   process.stdout.write(`machine: ${cpus().length} cores, load ${load()}; storm of ${DEVICES} devices (SIPp -r ${RATE}), ${KA_DEVICES} registered devices keeping alive at ${KA_RATE}/s beside it\n`);
+  const crowd = await crowdNamespace(CROWD);
+  if (CROWD > 0) process.stdout.write(`namespace crowded with ${CROWD} more UDP sockets (--crowd): the instance sheds by its queue's probed delay\n`);
   const redisServer = await startRedis();
   const platform = await startPlatform(redisServer);
   const redis = new Redis(redisServer.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
@@ -259,13 +278,15 @@ async function main(): Promise<void> {
       what: `${DEVICES.toLocaleString('en')} devices registering at once (REGISTER + digest, SIPp at ~${Math.round(createRate)}/s) on one instance with Redis ownership, registered devices keeping alive beside it`,
       figures:
         `all registered in ${allMs === null ? '—' : `${(allMs / 1000).toFixed(0)} s`}, lost ${lost}, 503 ${shedSent}, SIPp failed ${failedSipp}; ` +
-        `keepalive p99 ${kaP99.toFixed(0)} ms, unanswered ${kaUnanswered}, offline ${kaOffline} (load ${load()})`,
+        `keepalive p99 ${kaP99.toFixed(0)} ms, unanswered ${kaUnanswered}, offline ${kaOffline} (load ${load()})` +
+        (CROWD > 0 ? `; namespace crowded with ${CROWD} more UDP sockets` : ''),
       target: `0 lost; keepalive p99 < ${TARGET_P99_MS} ms, none unanswered, none offline`,
       met,
     });
   } finally {
     for (const r of runs) await r.kill().catch(() => undefined);
     redis.disconnect();
+    for (const c of crowd) c.close();
     await platform.server.stop();
     rmSync(platform.dataDir, { recursive: true, force: true });
     await redisServer.stop();
