@@ -5,7 +5,9 @@
 
 Opens a UDP socket and a listening TCP socket on HOST:PORT with SO_REUSEPORT, hands them to COMMAND as
 file descriptors 3 and 4 the way systemd's socket activation does (LISTEN_FDS=2, LISTEN_PID, and
-LISTEN_FDNAMES=sip-udp:sip-tcp), and becomes COMMAND (exec, same pid). Run it once per instance: the
+LISTEN_FDNAMES=sip-udp:sip-tcp), and becomes COMMAND (exec, same pid). COMMAND must be the instance's
+own process, as LISTEN_PID names it: `node --import tsx services/signaling/src/main.ts`, not `npm start`
+or `npx tsx`, which run it as a child. Run it once per instance: the
 kernel then keeps each device's source address:port on one of them (docs/architecture.md, "Instances
 sharing a port").
 
