@@ -25,7 +25,19 @@ export interface StepOptions {
   /** Billed separately, e.g. redis-server behind the platform. */
   readonly sidePids?: () => readonly number[];
   readonly recvTimeoutMs?: number;
+  /**
+   * 'u1' (default): every call from one SIPp socket, `localPort`. 'un': a socket per call, i.e. per
+   * device, as a real fleet sends: each call has its own source port, which is what the kernel's
+   * SO_REUSEPORT hash spreads over instances sharing one port (with 'u1' all land on one of them).
+   */
+  readonly transport?: 'u1' | 'un';
 }
+
+/**
+ * With -t un SIPp refuses to start when its socket bound (default 50,000) is above the open-file limit
+ * (20,000 here); 16,000 concurrent calls is far above what any step holds while it passes.
+ */
+const MAX_SOCKETS_UN = 16_000;
 
 export interface StepResult {
   readonly rate: number;
@@ -99,7 +111,7 @@ export async function sippStep(o: StepOptions): Promise<StepResult> {
     scenario: o.scenario,
     remote: o.remote,
     localPort: o.localPort,
-    transport: 'u1',
+    transport: o.transport ?? 'u1',
     calls: o.calls,
     rate: o.rate,
     limit: Math.max(1000, o.rate * 2),
@@ -108,7 +120,7 @@ export async function sippStep(o: StepOptions): Promise<StepResult> {
     traceMessages: false,
     recvTimeoutMs,
     timeoutMs: (o.calls / o.rate) * 1000 + recvTimeoutMs + 60_000,
-    extraArgs: ['-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(4 * 1024 * 1024), '-trace_rtt', '-rtt_freq', '100', '-trace_counts', '-max_recv_loops', '10000', '-max_sched_loops', '10000'],
+    extraArgs: ['-auth_uri', `${SERVER_ID}@${DOMAIN}`, '-buff_size', String(4 * 1024 * 1024), '-trace_rtt', '-rtt_freq', '100', '-trace_counts', '-max_recv_loops', '10000', '-max_sched_loops', '10000', ...(o.transport === 'un' ? ['-max_socket', String(MAX_SOCKETS_UN)] : [])],
   });
   const r = await run.done;
   const wall = (performance.now() - started) / 1000;
