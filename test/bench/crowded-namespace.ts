@@ -24,3 +24,20 @@ export function watchUdpCrowding(): CrowdingWatch {
         : null,
   };
 }
+
+/**
+ * The most UDP sockets the namespace held while `work` ran, sampled every 200 ms. With SIPp's `-t un`
+ * (a socket per call) SIPp's own sockets count: past QUEUE_READ_MAX_SOCKETS the shedder decides by
+ * utilization, so a step whose calls pile up beyond that is judged by the fallback, not the queue.
+ */
+export async function udpSocketPeak<T>(work: Promise<T>): Promise<{ readonly result: T; readonly peak: number }> {
+  let peak = udpSocketsOfNamespace() ?? 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, udpSocketsOfNamespace() ?? 0);
+  }, 200);
+  try {
+    return { result: await work, peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
