@@ -49,7 +49,7 @@ const STEP_SECONDS = QUICK ? 3 : 10;
 const UN_STEP_RATES = QUICK ? [1000, 2000] : [4000, 6000, 8000, 10_000, 12_000];
 const SHARED_INSTANCES = 2;
 /** Its warm-up before the counted steps (JIT, stores), as the other series get from their keepalive and register phases. */
-const UN_WARMUP = { rate: 500, calls: QUICK ? 1500 : 4000 };
+const UN_WARMUP = { rate: 500, calls: 4000 };
 const TARGET = { registerCpu: 3, registerRate: 0.5, keepalive: 1.5, keepaliveRedis: 2 };
 
 /** Each step registers fresh device ids: a storm is new devices, not refreshes. */
