@@ -30,13 +30,14 @@ export function watchUdpCrowding(): CrowdingWatch {
  * (a socket per call) SIPp's own sockets count: past QUEUE_READ_MAX_SOCKETS the shedder decides by
  * utilization, so a step whose calls pile up beyond that is judged by the fallback, not the queue.
  */
-export async function udpSocketPeak<T>(work: Promise<T>): Promise<{ readonly result: T; readonly peak: number }> {
+export async function udpSocketPeak<T>(work: Promise<T>): Promise<{ readonly result: T; readonly peak: number; readonly crowded: boolean }> {
   let peak = udpSocketsOfNamespace() ?? 0;
   const timer = setInterval(() => {
     peak = Math.max(peak, udpSocketsOfNamespace() ?? 0);
   }, 200);
   try {
-    return { result: await work, peak };
+    const result = await work;
+    return { result, peak, crowded: peak > QUEUE_READ_MAX_SOCKETS };
   } finally {
     clearInterval(timer);
   }
