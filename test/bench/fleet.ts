@@ -274,8 +274,9 @@ async function main(): Promise<void> {
   const pUnRate = bestClean(pUn);
   const kUnReached = kUn.length === UN_STEP_RATES.length && kUn.every((s) => s.clean) ? ` (≥, top step ${UN_STEP_RATES.at(-1)}/s clean)` : '';
   // target 1b on the better of the two series: one socket, one instance; or a socket per device, instances sharing the port
-  const rateRatio = pRate / kRate;
-  const unRateRatio = pUnRate / kUnRate;
+  // a series where Kamailio had no clean step (a starved run) has no ratio: NaN, never the better one
+  const rateRatio = kRate > 0 ? pRate / kRate : NaN;
+  const unRateRatio = kUnRate > 0 ? pUnRate / kUnRate : NaN;
   const unBetter = unRateRatio > rateRatio || (Number.isFinite(unRateRatio) && !Number.isFinite(rateRatio));
   const bestRateRatio = unBetter ? unRateRatio : rateRatio;
   const rateSeries = unBetter ? `a socket per device, ${SHARED_INSTANCES} instances sharing one port` : 'one SIPp socket, one instance';
