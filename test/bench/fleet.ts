@@ -142,7 +142,7 @@ async function stepUp(t: Target, stepRates: readonly number[], transport: 'u1' |
       // SIPp's own sockets are in the namespace: say how many there were (crowded-namespace.ts)
       const { result, peak, crowded } = await udpSocketPeak(step);
       s = result;
-      process.stdout.write(line(`${t.name} step -t un`, s) + `    UDP sockets in the namespace: up to ${peak}${crowded ? ' (too many for the shedder to read its queue: it decided by loop utilization)' : ''}\n`);
+      process.stdout.write(line(`${t.name} step -t un`, s) + `    UDP sockets in the namespace: up to ${peak}${crowded ? ' (too many for the shedder to read its queue from /proc: it decided by the probed delay)' : ''}\n`);
     } else {
       s = await step;
       crowding.check();
