@@ -84,10 +84,11 @@ export const DEFAULT_SHED_POLICY: ShedPolicy = {
   // 4 % of the fleet bench's 4,000/s step, which the instance answers cleanly with this mark (issue 11)
   highQueueBytes: 1024 * 1024,
   lowQueueBytes: 256 * 1024,
-  // what the 1 MiB mark is in time at ~4,000 registrations/s is ~60 ms: over 100 ms the requests wait a
-  // fifth of the sender's 500 ms retransmission timer; under 25 ms the queue is a few windows' arrivals
-  highQueueDelayMs: 100,
-  lowQueueDelayMs: 25,
+  // about what the 1 MiB mark is in time at 4,000–5,000 registrations/s (45–60 ms). A reading lags up to
+  // a window (one probe in flight): with 100 ms the register-storm bench in a crowded namespace let a
+  // 3.5 MiB queue build and its keepalives' p99 reached 504 ms (3 Dec)
+  highQueueDelayMs: 50,
+  lowQueueDelayMs: 15,
   highUtilization: 0.9,
   lowUtilization: 0.75,
   maxPending: 1000,
