@@ -1,7 +1,7 @@
 // The receive queue of a UDP socket on Linux, read from /proc (the I/O beside register-shedding.ts's
 // parsers): what has arrived on the SIP port and not been read yet, i.e. how far the process is behind.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { QUEUE_READ_MAX_SOCKETS, udpReceiveQueueBytes, udpSocketsInUse } from './register-shedding.ts';
+import { localPortSuffix, QUEUE_READ_MAX_SOCKETS, udpReceiveQueueBytes, udpSocketsInUse } from './register-shedding.ts';
 
 const readProc = (file: string): string => readFileSync(file, 'latin1');
 
@@ -63,7 +63,7 @@ function ownSocketInodes(): Set<string> {
  * summed over the port: conservative, an instance sheds when the host is behind).
  */
 export function ownUdpSocketInode(port: number, read: (file: string) => string = readProc, mine: () => Set<string> = ownSocketInodes): string | null {
-  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const suffix = localPortSuffix(port);
   let inodes: Set<string>;
   try {
     inodes = mine();

@@ -274,6 +274,11 @@ export function fromUser(from: string): string | undefined {
   return from.slice(sip + 4, at);
 }
 
+/** How /proc/net/udp(6) ends a `local_address` on `port`: `:` and the port in 4 upper-case hex digits. */
+export function localPortSuffix(port: number): string {
+  return `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
 /**
  * rx_queue of the UDP socket bound to `port` in the text of /proc/net/udp or /proc/net/udp6 (proc(5):
  * `local_address` is ADDR:PORT in hex, `tx_queue:rx_queue` in hex), summed over the sockets bound to
@@ -281,7 +286,7 @@ export function fromUser(from: string): string | undefined {
  * (SO_REUSEPORT: each has its own socket and its own queue); null when none is listed.
  */
 export function udpReceiveQueueBytes(procNetUdp: string, port: number, inode?: string): number | null {
-  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const suffix = localPortSuffix(port);
   const needle = `${suffix} `;
   let total: number | null = null;
   // Only the lines naming the port are split: the sampler runs every SAMPLE_MS during a storm, and the
