@@ -271,7 +271,10 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     const writtenBefore = readAllNextCheck ? Infinity : now - checkAfterMs + o.ttlMs;
     readAllNextCheck = false;
     const ids: DeviceId[] = [];
-    for (const id of [...leases.keys()]) if (live(id, now) && (leases.get(id) as number) <= writtenBefore) ids.push(id);
+    for (const [id, until] of leases) {
+      if (until <= now) leases.delete(id); // OWN-2, as live() does (deleting the entry a Map iterator is on is safe)
+      else if (until <= writtenBefore) ids.push(id);
+    }
     const reclaim: { deviceId: DeviceId; ttlMs: number }[] = [];
     try {
       for (let i = 0; i < ids.length; i += chunk) {
@@ -385,15 +388,25 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
     isLocallyOwned: (deviceId) => live(deviceId, o.clock.now()),
 
+    // These walk every lease (a shard's whole fleet, every heartbeat): entries read in place, with no copy
+    // of the keys and no second lookup per device; lapsed ones dropped on the way, as live() does.
     localDevices() {
       const now = o.clock.now();
-      return [...leases.keys()].filter((id) => live(id, now));
+      const ids: DeviceId[] = [];
+      for (const [id, until] of leases) {
+        if (until > now) ids.push(id);
+        else leases.delete(id);
+      }
+      return ids;
     },
 
     localCount() {
       const now = o.clock.now();
       let n = 0;
-      for (const id of [...leases.keys()]) if (live(id, now)) n++;
+      for (const [id, until] of leases) {
+        if (until > now) n++;
+        else leases.delete(id);
+      }
       return n;
     },
 

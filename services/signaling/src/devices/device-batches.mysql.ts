@@ -7,10 +7,18 @@ import { DEFAULT_TENANT, type ChannelInput, type Device, type DeviceId, type Dev
 
 /** Rows per multi-row statement. */
 const CHUNK = 500;
+/**
+ * Devices per keepalive UPDATE. Its `CASE device_id WHEN … THEN …` is searched linearly for every row it
+ * updates (MariaDB's Item_func_case_simple::find_item, one collation compare per WHEN), so a statement of
+ * n devices costs ~n²/2 compares: at 500 that search was a quarter of mariadbd's CPU in the fleet-kill
+ * bench (3 shards, ~2,700 keepalives/s). At 64 the search costs an eighth of that per row, for 8× the
+ * statements, which are cheap beside it (docs/benchmarks.md § fleet-kill).
+ */
+const KEEPALIVE_CHUNK = 64;
 
-function chunks<T>(items: readonly T[]): T[][] {
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
 
@@ -39,9 +47,9 @@ export async function writeRegistrations(pool: Pool, batch: readonly DeviceRegis
   return devices;
 }
 
-/** One UPDATE per 500 devices; keepalive_at only moves forward (a late batch never rewinds it). */
+/** One UPDATE per KEEPALIVE_CHUNK devices; keepalive_at only moves forward (a late batch never rewinds it). */
 export async function writeKeepalives(pool: Pool, batch: ReadonlyMap<DeviceId, number>): Promise<void> {
-  for (const part of chunks([...batch])) {
+  for (const part of chunks([...batch], KEEPALIVE_CHUNK)) {
     const cases = part.map(() => 'WHEN ? THEN CAST(? AS DATETIME(3))').join(' ');
     const params: unknown[] = part.flatMap(([id, at]) => [id, new Date(at)]);
     await pool.query(
