@@ -215,18 +215,26 @@ function failureKinds(results: readonly SippResult[]): string {
 }
 
 /** pino lines at warn or above in `output`, counted by message, most frequent first. */
+/** Warnings and errors by message, each with the error of its first occurrence (what to look at). */
 function warnings(output: string): string {
-  const kinds = new Map<string, number>();
+  const kinds = new Map<string, { n: number; err: string }>();
   for (const line of output.split('\n')) {
     if (!line.startsWith('{')) continue;
     try {
-      const rec = JSON.parse(line) as { level?: number; msg?: string };
-      if ((rec.level ?? 0) >= 40) kinds.set(String(rec.msg), (kinds.get(String(rec.msg)) ?? 0) + 1);
+      const rec = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
+      if ((rec.level ?? 0) < 40) continue;
+      const kind = kinds.get(String(rec.msg)) ?? { n: 0, err: String(rec.err?.message ?? '').slice(0, 160) };
+      kind.n++;
+      kinds.set(String(rec.msg), kind);
     } catch {
       // a line cut by the output limit
     }
   }
-  return [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, n]) => `${n} × ${k}`).join('; ');
+  return [...kinds]
+    .sort((a, b) => b[1].n - a[1].n)
+    .slice(0, 6)
+    .map(([k, { n, err }]) => `${n} × ${k}${err === '' ? '' : ` (first: ${err})`}`)
+    .join('; ');
 }
 
 async function main(): Promise<void> {
