@@ -214,8 +214,7 @@ function failureKinds(results: readonly SippResult[]): string {
   return [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, n]) => `${n} × ${k}`).join('; ');
 }
 
-/** pino lines at warn or above in `output`, counted by message, most frequent first. */
-/** Warnings and errors by message, each with the error of its first occurrence (what to look at). */
+/** pino lines at warn or above in `output`, counted by message, most frequent first, each with the error of its first occurrence. */
 function warnings(output: string): string {
   const kinds = new Map<string, { n: number; err: string }>();
   for (const line of output.split('\n')) {
