@@ -180,6 +180,17 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     leases.delete(deviceId); // OWN-2: an unrenewed lease lapses with the claim
     return false;
   };
+  /**
+   * Every live lease, read in place (a shard's whole fleet, every heartbeat: no copy of the keys, no second
+   * lookup per device); lapsed ones are dropped on the way, as live() does. Deleting the entry a Map
+   * iterator is on is safe.
+   */
+  const eachLive = (now: number, visit: (deviceId: DeviceId, until: number) => void): void => {
+    for (const [id, until] of leases) {
+      if (until > now) visit(id, until);
+      else leases.delete(id);
+    }
+  };
 
   const claimWritten = (): void => {
     if (!claimsFailing) return;
@@ -271,10 +282,9 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
     const writtenBefore = readAllNextCheck ? Infinity : now - checkAfterMs + o.ttlMs;
     readAllNextCheck = false;
     const ids: DeviceId[] = [];
-    for (const [id, until] of leases) {
-      if (until <= now) leases.delete(id); // OWN-2, as live() does (deleting the entry a Map iterator is on is safe)
-      else if (until <= writtenBefore) ids.push(id);
-    }
+    eachLive(now, (id, until) => {
+      if (until <= writtenBefore) ids.push(id);
+    });
     const reclaim: { deviceId: DeviceId; ttlMs: number }[] = [];
     try {
       for (let i = 0; i < ids.length; i += chunk) {
@@ -388,25 +398,15 @@ export function createOwnershipRecorder(o: OwnershipRecorderOptions): OwnershipR
 
     isLocallyOwned: (deviceId) => live(deviceId, o.clock.now()),
 
-    // These walk every lease (a shard's whole fleet, every heartbeat): entries read in place, with no copy
-    // of the keys and no second lookup per device; lapsed ones dropped on the way, as live() does.
     localDevices() {
-      const now = o.clock.now();
       const ids: DeviceId[] = [];
-      for (const [id, until] of leases) {
-        if (until > now) ids.push(id);
-        else leases.delete(id);
-      }
+      eachLive(o.clock.now(), (id) => ids.push(id));
       return ids;
     },
 
     localCount() {
-      const now = o.clock.now();
       let n = 0;
-      for (const [id, until] of leases) {
-        if (until > now) n++;
-        else leases.delete(id);
-      }
+      eachLive(o.clock.now(), () => n++);
       return n;
     },
 

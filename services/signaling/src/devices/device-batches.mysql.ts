@@ -10,7 +10,7 @@ const CHUNK = 500;
 /**
  * Devices per keepalive UPDATE. Its `CASE device_id WHEN … THEN …` is searched linearly for every row it
  * updates (MariaDB's Item_func_case_simple::find_item, one collation compare per WHEN), so a statement of
- * n devices costs ~n²/2 compares: at 500 that search was a quarter of mariadbd's CPU in the fleet-kill
+ * n devices costs ~n²/2 compares: at 500 that search was about a fifth of mariadbd's CPU in the fleet-kill
  * bench (3 shards, ~2,700 keepalives/s). At 64 the search costs an eighth of that per row, for 8× the
  * statements, which are cheap beside it (docs/benchmarks.md § fleet-kill).
  */
