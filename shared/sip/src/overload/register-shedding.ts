@@ -38,6 +38,7 @@
 // it replaces doubled each second at the cap up to 600 s whatever the backlog: in the 150,000-device
 // fleet-kill 46,174 of the 50,115 moved devices were back in 123 s, and the last 8 % waited until 526 s
 // for survivors idle long before. A few shed devices still get the ordinary small spread (retryAfterSpreadSec).
+// The calendar's clock is the sum of the windows observed (ShedSample.windowMs): pure, like the rest.
 
 import { ReturnCalendar } from './return-calendar.ts';
 
