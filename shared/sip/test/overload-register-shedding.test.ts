@@ -140,7 +140,8 @@ const holding: ShedSample = { ...calm, queueBytes: (DEFAULT_SHED_POLICY.lowQueue
 /** A shedder that has been shedding for `seconds` while letting `perSec` first REGISTERs through a second. */
 function admitting(perSec: number, seconds = 5): RegisterShedder {
   const s = new RegisterShedder();
-  s.observe(behind);
+  // the window that crosses the mark: all its arrivals admitted (calm until then), at the same rate
+  s.observe({ ...behind, arrivals: perSec / 10 });
   for (let w = 0; w < seconds * 10; w++) {
     for (let i = 0; i < perSec / 10; i++) assert.equal(s.shouldShed(0.999), false);
     s.observe(holding);
@@ -151,7 +152,7 @@ function admitting(perSec: number, seconds = 5): RegisterShedder {
 describe('register shedding: Retry-After sized by the backlog (the return calendar)', () => {
   const p = DEFAULT_SHED_POLICY;
 
-  it('measures the first REGISTERs admitted per second while shedding, smoothed, from a floor', () => {
+  it('measures the first REGISTERs admitted per second, smoothed, from a floor; the episode keeps its peak', () => {
     assert.equal(new RegisterShedder().admittedPerSec, MIN_ADMITTED_PER_SEC);
     const s = admitting(100);
     assert.ok(Math.abs(s.admittedPerSec - 100) <= 1, `${s.admittedPerSec}`);
@@ -161,22 +162,34 @@ describe('register shedding: Retry-After sized by the backlog (the return calend
       s.observe({ ...holding, windowMs: 200 });
     }
     assert.ok(Math.abs(s.admittedPerSec - 200) <= 2, `${s.admittedPerSec}`);
-    // a stalled instance (nothing admitted while shedding) falls to the floor, not to 0
+    // still shedding and admitting none of the arrivals: the peak of the episode holds (what the instance took)
     for (let w = 0; w < 100; w++) s.observe(holding);
+    assert.ok(s.fraction > 0);
+    assert.ok(Math.abs(s.admittedPerSec - 200) <= 2, `${s.admittedPerSec}`);
+  });
+
+  it('calm again, the estimate follows the rate down: a stalled instance falls to the floor, not to 0', () => {
+    const s = admitting(200);
+    while (s.fraction > 0) s.observe({ ...calm, arrivals: 0 });
+    for (let w = 0; w < 100; w++) s.observe({ ...calm, arrivals: 0 });
     assert.equal(s.admittedPerSec, MIN_ADMITTED_PER_SEC);
   });
 
-  it('at the cap the admitted rate (the cap\'s 1 % of arrivals) only raises the estimate', () => {
-    const s = admitting(100);
-    const far: ShedSample = { ...behind, queueBytes: FAR_BEHIND * p.highQueueBytes + 1 };
-    for (let i = 0; i < 10; i++) s.shouldShed(0.999);
+  it('at the cap (the cap\'s 1 % of arrivals) the estimate keeps the peak the storm\'s start measured', () => {
+    const s = new RegisterShedder();
+    // a storm of 1,500/s: the window that crosses the mark admitted all 150, then the cut, then the cap
+    s.observe({ ...behind, arrivals: 150 });
+    for (let i = 0; i < 38; i++) s.shouldShed(0.999);
+    const far: ShedSample = { ...behind, arrivals: 150, queueBytes: FAR_BEHIND * p.highQueueBytes + 1 };
     s.observe(far);
     assert.ok(s.atCap);
-    for (let w = 0; w < 50; w++) {
+    const peak = s.admittedPerSec;
+    assert.ok(peak > 100, `peak ${peak}`);
+    for (let w = 0; w < 300; w++) {
       s.shouldShed(0.9999);
       s.observe(far);
     }
-    assert.ok(s.admittedPerSec >= 99, `${s.admittedPerSec}`);
+    assert.equal(s.admittedPerSec, peak, 'held through 30 s at the cap');
   });
 
   it('10,000 devices shed while admitting 100/s: no second gets more than that, the last told ~100 s, not 600', () => {

@@ -33,7 +33,7 @@
 // Retry-After is sized by the backlog (issue 11 target 5): the shedder keeps a return calendar
 // (return-calendar.ts), the devices it told to come back in each of the next seconds, and tells the next
 // one the earliest second, from retryAfterMinSec on, that is not yet full; full is the rate of first
-// REGISTERs it has been admitting while shedding (admittedPerSec). 10,000 devices shed by an instance
+// REGISTERs it admitted a second, the highest smoothed rate since the shedding began (admittedPerSec). 10,000 devices shed by an instance
 // admitting 100/s are told 5..~105 s, the last back when the instance can take it, not later. The spread
 // it replaces doubled each second at the cap up to 600 s whatever the backlog: in the 150,000-device
 // fleet-kill 46,174 of the 50,115 moved devices were back in 123 s, and the last 8 % waited until 526 s
@@ -191,11 +191,20 @@ export class RegisterShedder {
   /** First REGISTERs let through (shouldShed false) since the last observe(). */
   #admittedInWindow = 0;
   /**
-   * Smoothed first REGISTERs admitted per second while shedding, from MIN_ADMITTED_PER_SEC: not from the
-   * first window's count, a quarter of the storm's arrivals after one cut (1,000/s of a 4,000/s storm),
-   * which would tell the storm to come back nearly as fast as it came.
+   * Smoothed first REGISTERs (and refreshes) admitted per second over the windows observed: all of a
+   * calm window's arrivals, the ones shouldShed let through in a shedding one.
    */
-  #admittedPerSec = MIN_ADMITTED_PER_SEC;
+  #admittedRate = 0;
+  /**
+   * The highest #admittedRate since the current shedding episode began (the window before it included):
+   * what sizes the return calendar. At the cap the rate falls to the cap's 1 % of arrivals, the
+   * controller's choice while a storm's 503s fill the instance, not what it can take once they stop: the
+   * fleet-kill's survivors registered ~175 devices/s each while their shedders sat at the cap, and a
+   * calendar sized by the cap's ~15/s would have told 50,000 devices to wait past 600 s. The peak errs
+   * high (the window that crossed the mark admitted more than the instance finishes): a device back too
+   * early is shed again (a few µs) and booked later; one told too late waits for nothing.
+   */
+  #episodePeak = MIN_ADMITTED_PER_SEC;
   /** Devices told to come back, per second of the next retryAfterMinSec + retryAfterMaxSpreadSec. */
   readonly #calendar: ReturnCalendar;
 
@@ -208,7 +217,8 @@ export class RegisterShedder {
   observe(s: ShedSample): void {
     const p = this.#policy;
     const windowMs = Math.max(0, s.windowMs ?? SHED_WINDOW_MS);
-    this.#measureAdmitted(windowMs);
+    const wasShedding = this.#fraction > 0;
+    this.#measureAdmitted(windowMs, s.arrivals);
     this.#clockMs += windowMs;
     this.#calendar.advanceTo(this.#clockMs / 1000);
     // the queue's bytes where readable, else its probed delay where measured, else the loop's utilization
@@ -219,23 +229,27 @@ export class RegisterShedder {
       const farBehind = s.queueBytes !== null ? s.queueBytes > FAR_BEHIND * p.highQueueBytes : delay !== null && delay > FAR_BEHIND * p.highQueueDelayMs;
       this.#fraction = farBehind ? p.maxFraction : Math.min(p.maxFraction, 1 - (1 - this.#fraction) * p.cut);
     } else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
+    this.#holdPeak(wasShedding);
   }
 
   /**
-   * The window just ended, shed at the fraction in force during it: its admissions into the rate. Only a
-   * shedding window counts: the callers ask shouldShed only then, so a calm one counts nothing and says
-   * nothing of what the instance can take. At the cap the admitted share is the cap's (1 % of arrivals),
-   * the controller's choice rather than what the instance can finish, and it only raises the rate:
-   * counted, it would size the calendar by the cap and tell the storm to wait longer than needed.
+   * The window just ended, at the fraction in force during it: its admissions into the smoothed rate (a
+   * calm window admitted every arrival), and the rate into the episode's peak while shedding; calm again,
+   * the peak follows the rate (the next storm measures its own).
    */
-  #measureAdmitted(windowMs: number): void {
-    const admitted = this.#admittedInWindow;
+  #measureAdmitted(windowMs: number, arrivals: number): void {
+    const admitted = this.#fraction === 0 ? arrivals : this.#admittedInWindow;
     this.#admittedInWindow = 0;
-    if (this.#fraction === 0 || windowMs === 0) return;
-    const rate = (admitted * 1000) / windowMs;
-    const was = this.#admittedPerSec;
-    if (this.atCap) this.#admittedPerSec = Math.max(was, rate);
-    else this.#admittedPerSec = was + (rate - was) * (1 - Math.exp(-windowMs / ADMITTED_RATE_SMOOTHING_MS));
+    if (windowMs > 0) {
+      const rate = (admitted * 1000) / windowMs;
+      this.#admittedRate += (rate - this.#admittedRate) * (1 - Math.exp(-windowMs / ADMITTED_RATE_SMOOTHING_MS));
+    }
+  }
+
+  /** After the fraction moved: the episode's peak held while shedding, reset by calm. */
+  #holdPeak(wasShedding: boolean): void {
+    if (this.#fraction === 0) this.#episodePeak = this.#admittedRate;
+    else this.#episodePeak = wasShedding ? Math.max(this.#episodePeak, this.#admittedRate) : this.#admittedRate;
   }
 
   /** Share of new registrations answered 503 now. */
@@ -244,13 +258,13 @@ export class RegisterShedder {
   }
 
   /**
-   * Room of a second of the return calendar: the first REGISTERs admitted per second while shedding
-   * (smoothed), at least MIN_ADMITTED_PER_SEC. All of it, not a share: the rate was measured with the
+   * Room of a second of the return calendar: the highest smoothed rate of first REGISTERs admitted since
+   * this shedding episode began (#episodePeak), at least MIN_ADMITTED_PER_SEC. All of it, not a share: the rate was measured with the
    * refreshes, keepalives and 503s of the storm already served beside it, and the 503s are gone when
    * the devices return; devices still arriving for the first time then are shed and booked after them.
    */
   get admittedPerSec(): number {
-    return Math.max(MIN_ADMITTED_PER_SEC, Math.round(this.#admittedPerSec));
+    return Math.max(MIN_ADMITTED_PER_SEC, Math.round(this.#episodePeak));
   }
 
   /** Devices told to come back and not yet due (for the metrics and the log). */
