@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const shards = createPolledShardSource({ registry, onlineWindowMs: config.onlineWindowMs, pollMs: config.pollMs, log });
   await shards.refresh();
   const edge = await startEdge({ ...config, shards, log });
-  const metrics = config.metricsPort === 0 ? null : await startMetricsServer(createEdgeMetrics({ counters: edge.counters, shards, links: edge.links, shedShare: () => edge.overload.shedder.fraction }), { host: config.metricsHost, port: config.metricsPort });
+  const metrics = config.metricsPort === 0 ? null : await startMetricsServer(createEdgeMetrics({ counters: edge.counters, shards, links: edge.links, shedShare: () => edge.overload.shedder.fraction, returnsBooked: () => edge.overload.shedder.returnsBooked }), { host: config.metricsHost, port: config.metricsPort });
   if (metrics !== null) log.info({ port: metrics.port, host: config.metricsHost }, 'sip edge metrics listening');
   let stopping = false;
   const stop = (): void => {

@@ -16,6 +16,8 @@ export interface EdgeMetricsSources {
   readonly links?: ShardLinks | null;
   /** Share (0..1) of new REGISTERs the overload control answers 503 now (overload.ts). */
   readonly shedShare?: () => number;
+  /** Devices told by a 503 to come back and not yet due (the overload control's return calendar). */
+  readonly returnsBooked?: () => number;
   /** Node.js process metrics (event-loop lag, heap, CPU). Default true. */
   readonly defaultMetrics?: boolean;
 }
@@ -107,6 +109,17 @@ export function createEdgeMetrics(s: EdgeMetricsSources): EdgeMetrics {
       registers: [registry],
       collect() {
         this.set(shedShare());
+      },
+    });
+  }
+  const returnsBooked = s.returnsBooked;
+  if (returnsBooked !== undefined) {
+    new Gauge({
+      name: 'vms_edge_register_returns_booked',
+      help: 'devices answered 503 whose Retry-After has not yet come: the backlog the edge spread over the coming seconds at the rate it admits',
+      registers: [registry],
+      collect() {
+        this.set(returnsBooked());
       },
     });
   }

@@ -9,7 +9,8 @@
 //
 // The controller and its sampler are the shards' (@vms/sip overload/: the receive queue from
 // /proc/net/udp, event-loop utilization where that cannot be read; the shed share cut TCP-like while
-// over the marks, given back slowly; Retry-After spread; the receive buffer shrunk at the cap). What the
+// over the marks, given back slowly; Retry-After sized by the backlog, a return calendar booked at the
+// rate of first REGISTERs admitted while shedding; the receive buffer shrunk at the cap). What the
 // edge sheds, decided here from the bytes: a REGISTER without Authorization from a flow it forwards for
 // no device (flow-devices.ts) — a device starting to register. Never shed: the answer to a challenge
 // (Authorization: finishing it is cheaper than starting over), a refresh by the device that last spoke
@@ -73,6 +74,8 @@ export function createEdgeOverload(o: EdgeOverloadOptions): EdgeOverload {
       if (peeked === undefined) return undefined; // not answerable from the bytes: forwarded, the shard decides
       // a refresh: the device that last spoke on this flow registering again. Another id from a known flow
       // is a new device (several share one flow behind a NAT or a lower platform) and is shed like any
+      // (shouldShed was asked before this check, which needs the peek: a refresh drawn to go on counts in
+      // the admitted rate that sizes Retry-After, the admitted share of refreshes, 1 % at the cap)
       const known = o.devices.deviceOn(flow);
       if (known !== undefined && known === fromUser(peeked.from)) return undefined;
       // RFC 3261 §8.2.6: Via (stamped, §18.2.1), From, To (+ tag), Call-ID and CSeq of the request; sent

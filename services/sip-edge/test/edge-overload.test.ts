@@ -155,9 +155,11 @@ describe('sip edge overload control on UDP', () => {
 
       assert.equal(edge.stats().shed, 2);
       assert.equal(edge.counters.shed[SHED_BOUNDS.indexOf('overload')], 2);
-      const text = await createEdgeMetrics({ counters: edge.counters, shards: edge.shards, shedShare: () => edge.overload.shedder.fraction, defaultMetrics: false }).render();
+      const text = await createEdgeMetrics({ counters: edge.counters, shards: edge.shards, shedShare: () => edge.overload.shedder.fraction, returnsBooked: () => edge.overload.shedder.returnsBooked, defaultMetrics: false }).render();
       assert.match(text, /\nvms_edge_shed_total\{bound="overload"\} 2\n/);
       assert.match(text, /\nvms_edge_register_shed_share [\d.]+\n/);
+      // both 503s told to come back at least retryAfterMinSec later: still booked
+      assert.match(text, /\nvms_edge_register_returns_booked 2\n/);
     } finally {
       await edge.close();
     }

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readReceiveQueue } from '../src/overload/receive-queue.ts';
-import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, udpReceiveQueueBytes, udpSocketsInUse, type ShedSample } from '../src/overload/register-shedding.ts';
+import { ReturnCalendar } from '../src/overload/return-calendar.ts';
+import { CALM_ARRIVALS, DEFAULT_SHED_POLICY, FAR_BEHIND, fromUser, MIN_ADMITTED_PER_SEC, nextQueueReadAt, QUEUE_READ_BUDGET, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, RETURN_JITTER_SEC, SHED_WINDOW_MS, udpReceiveQueueBytes, udpSocketsInUse, type ShedSample } from '../src/overload/register-shedding.ts';
 
 const calm: ShedSample = { queueBytes: 0, utilization: 0.2, pending: 0, arrivals: 100 };
 /** Over the high mark, under FAR_BEHIND × it (which sheds at the cap at once). */
@@ -109,30 +110,184 @@ describe('register shedding controller', () => {
     assert.equal(s.fraction, 0);
   });
 
-  it('at the cap the Retry-After spread doubles each second up to its maximum, and is back to the ordinary one once shedding stops', () => {
-    // issue 11: 100,000 devices told to come back within 25 s came back at 4,000/s, all the 503s the
-    // instance could answer, and the registrations starved behind them
-    const s = new RegisterShedder();
-    const p = DEFAULT_SHED_POLICY;
-    const far: ShedSample = { ...behind, queueBytes: FAR_BEHIND * p.highQueueBytes + 1 };
-    for (let i = 0; i < 10; i++) s.observe(far);
-    assert.ok(s.retryAfterSpreadSec >= 2 * p.retryAfterSpreadSec - 1 && s.retryAfterSpreadSec <= 2 * p.retryAfterSpreadSec, `after 1 s: ${s.retryAfterSpreadSec}`);
-    for (let i = 0; i < 1000; i++) s.observe(far);
-    assert.equal(s.retryAfterSpreadSec, p.retryAfterMaxSpreadSec);
-    assert.equal(s.retryAfterSec(0.999999), p.retryAfterMinSec + p.retryAfterMaxSpreadSec);
-    s.observe(behind);
-    s.observe(calm);
-    assert.equal(s.retryAfterSpreadSec, p.retryAfterMaxSpreadSec, 'still shedding: the devices shed are still coming back');
-    for (let i = 0; i < 20; i++) s.observe(calm);
-    assert.equal(s.fraction, 0);
-    assert.equal(s.retryAfterSpreadSec, p.retryAfterSpreadSec);
-  });
-
-  it('Retry-After spreads retries over [min, min + spread] seconds', () => {
+  it('Retry-After spreads retries over [min, min + spread] seconds while the calendar has room there', () => {
     const s = new RegisterShedder();
     const p = DEFAULT_SHED_POLICY;
     assert.equal(s.retryAfterSec(0), p.retryAfterMinSec);
     assert.equal(s.retryAfterSec(0.999999), p.retryAfterMinSec + p.retryAfterSpreadSec);
+    // a few devices shed (under the floor's room a second): the ordinary spread, whatever the random
+    const random = lcg(7);
+    for (let i = 0; i < 100; i++) {
+      const wait = s.retryAfterSec(random());
+      assert.ok(wait >= p.retryAfterMinSec && wait <= p.retryAfterMinSec + p.retryAfterSpreadSec, `${wait}`);
+    }
+    assert.equal(s.returnsBooked, 102);
+  });
+});
+
+/** A deterministic random in [0, 1) (a 32-bit LCG), so a failure repeats. */
+function lcg(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** Queue between the marks: the shed fraction holds. */
+const holding: ShedSample = { ...calm, queueBytes: (DEFAULT_SHED_POLICY.lowQueueBytes + DEFAULT_SHED_POLICY.highQueueBytes) / 2 };
+
+/** A shedder that has been shedding for `seconds` while letting `perSec` first REGISTERs through a second. */
+function admitting(perSec: number, seconds = 5): RegisterShedder {
+  const s = new RegisterShedder();
+  // the window that crosses the mark: all its arrivals admitted (calm until then), at the same rate
+  s.observe({ ...behind, arrivals: perSec / 10 });
+  for (let w = 0; w < seconds * 10; w++) {
+    for (let i = 0; i < perSec / 10; i++) assert.equal(s.shouldShed(0.999), false);
+    s.observe(holding);
+  }
+  return s;
+}
+
+describe('register shedding: Retry-After sized by the backlog (the return calendar)', () => {
+  const p = DEFAULT_SHED_POLICY;
+
+  it('measures the first REGISTERs admitted per second, smoothed, from a floor; the episode keeps its peak', () => {
+    assert.equal(new RegisterShedder().admittedPerSec, MIN_ADMITTED_PER_SEC);
+    const s = admitting(100);
+    assert.ok(Math.abs(s.admittedPerSec - 100) <= 1, `${s.admittedPerSec}`);
+    // windows of another length (the sampler measures them): 40 in 200 ms is 200/s
+    for (let w = 0; w < 50; w++) {
+      for (let i = 0; i < 40; i++) s.shouldShed(0.999);
+      s.observe({ ...holding, windowMs: 200 });
+    }
+    assert.ok(Math.abs(s.admittedPerSec - 200) <= 2, `${s.admittedPerSec}`);
+    // still shedding and admitting none of the arrivals: the peak of the episode holds (what the instance took)
+    for (let w = 0; w < 100; w++) s.observe(holding);
+    assert.ok(s.fraction > 0);
+    assert.ok(Math.abs(s.admittedPerSec - 200) <= 2, `${s.admittedPerSec}`);
+  });
+
+  it('calm again, the estimate follows the rate down: a stalled instance falls to the floor, not to 0', () => {
+    const s = admitting(200);
+    while (s.fraction > 0) s.observe({ ...calm, arrivals: 0 });
+    for (let w = 0; w < 100; w++) s.observe({ ...calm, arrivals: 0 });
+    assert.equal(s.admittedPerSec, MIN_ADMITTED_PER_SEC);
+  });
+
+  it('at the cap (the cap\'s 1 % of arrivals) the estimate keeps the peak the storm\'s start measured', () => {
+    const s = new RegisterShedder();
+    // a storm of 1,500/s: the window that crosses the mark admitted all 150, then the cut, then the cap
+    s.observe({ ...behind, arrivals: 150 });
+    for (let i = 0; i < 38; i++) s.shouldShed(0.999);
+    const far: ShedSample = { ...behind, arrivals: 150, queueBytes: FAR_BEHIND * p.highQueueBytes + 1 };
+    s.observe(far);
+    assert.ok(s.atCap);
+    const peak = s.admittedPerSec;
+    assert.ok(peak > 100, `peak ${peak}`);
+    for (let w = 0; w < 300; w++) {
+      s.shouldShed(0.9999);
+      s.observe(far);
+    }
+    assert.equal(s.admittedPerSec, peak, 'held through 30 s at the cap');
+  });
+
+  it('10,000 devices shed while admitting 100/s: no second gets more than that, the last told ~100 s, not 600', () => {
+    const s = admitting(100);
+    const room = s.admittedPerSec;
+    const random = lcg(1);
+    const due = new Map<number, number>();
+    for (let i = 0; i < 10_000; i++) {
+      const wait = s.retryAfterSec(random());
+      due.set(wait, (due.get(wait) ?? 0) + 1);
+    }
+    const waits = [...due.keys()];
+    for (const [wait, n] of due) assert.ok(n <= room, `${n} due at ${wait} s, room ${room}`);
+    assert.equal(Math.min(...waits), p.retryAfterMinSec);
+    const last = Math.max(...waits);
+    // 10,000 / 100 seconds of room from the minimum on, a few more for the jitter's gaps
+    assert.ok(last >= p.retryAfterMinSec + Math.floor(10_000 / room) - 1, `last ${last}`);
+    assert.ok(last <= p.retryAfterMinSec + 10_000 / room + RETURN_JITTER_SEC + 2, `last ${last}`);
+    assert.equal(s.returnsBooked, 10_000);
+  });
+
+  it('a storm shed over 20 s comes back no faster than the rate admitted, each second counted on the clock', () => {
+    const s = admitting(100);
+    const random = lcg(2);
+    const returns = new Map<number, number>();
+    let clockMs = 5_100; // admitting(): the first observe and 50 windows
+    for (let w = 0; w < 200; w++) {
+      for (let i = 0; i < 10; i++) s.shouldShed(0.999);
+      for (let i = 0; i < 50; i++) {
+        assert.equal(s.shouldShed(0), true);
+        const back = Math.floor(clockMs / 1000) + s.retryAfterSec(random());
+        returns.set(back, (returns.get(back) ?? 0) + 1);
+      }
+      s.observe(holding);
+      clockMs += SHED_WINDOW_MS;
+    }
+    for (const [second, n] of returns) assert.ok(n <= 101, `${n} back at second ${second}`);
+    const last = Math.max(...returns.keys());
+    assert.ok(last <= 5 + p.retryAfterMinSec + 10_000 / 100 + RETURN_JITTER_SEC + 2, `last back at ${last} s`);
+  });
+
+  it('Retry-After is never under the minimum nor over min + retryAfterMaxSpreadSec; every second full: spread over all of it', () => {
+    const s = new RegisterShedder(); // the floor's room: 10 a second
+    const horizon = p.retryAfterMinSec + p.retryAfterMaxSpreadSec;
+    const random = lcg(3);
+    const seen = new Set<number>();
+    for (let i = 0; i < (horizon + 1) * MIN_ADMITTED_PER_SEC + 20_000; i++) {
+      const wait = s.retryAfterSec(random());
+      assert.ok(wait >= p.retryAfterMinSec && wait <= horizon, `${wait}`);
+      seen.add(wait);
+    }
+    assert.equal(seen.size, p.retryAfterMaxSpreadSec + 1, 'every second from min to the horizon');
+    assert.equal(s.retryAfterSec(0), p.retryAfterMinSec);
+    assert.equal(s.retryAfterSec(0.999999), horizon);
+    assert.equal(s.retryAfterSec(0.5), p.retryAfterMinSec + Math.floor(0.5 * (p.retryAfterMaxSpreadSec + 1)));
+  });
+
+  it('seconds gone by are emptied: the calendar is the next min + max seconds, never more', () => {
+    const s = admitting(100);
+    for (let i = 0; i < 30_000; i++) s.retryAfterSec(i / 30_000);
+    assert.equal(s.returnsBooked, 30_000);
+    for (let w = 0; w < 10 * (p.retryAfterMinSec + p.retryAfterMaxSpreadSec + 1); w++) s.observe(calm);
+    assert.equal(s.returnsBooked, 0);
+    assert.equal(s.fraction, 0);
+    // calm again: the ordinary spread
+    assert.equal(s.retryAfterSec(0.999999), p.retryAfterMinSec + p.retryAfterSpreadSec);
+  });
+});
+
+describe('return calendar', () => {
+  it('counts bookings per second in a ring of horizon + 1 buckets, reused as time passes', () => {
+    const c = new ReturnCalendar(10);
+    assert.equal(c.horizonSec, 10);
+    c.book(0);
+    c.book(3);
+    c.book(3);
+    c.book(99); // clamped to the horizon
+    assert.deepEqual([c.dueAt(0), c.dueAt(3), c.dueAt(10), c.dueAt(11), c.total], [1, 2, 1, 0, 4]);
+    c.advanceTo(2.5);
+    assert.deepEqual([c.dueAt(1), c.dueAt(8), c.total], [2, 1, 3]);
+    assert.equal(c.dueAt(9), 0, 'the slot of second 0, reused for second 11, starts empty');
+    c.advanceTo(1); // never back
+    assert.equal(c.dueAt(1), 2);
+    c.advanceTo(1_000);
+    assert.equal(c.total, 0);
+  });
+
+  it('finds the earliest second with room, after the ones it found full', () => {
+    const c = new ReturnCalendar(5);
+    for (let i = 0; i < 3; i++) c.book(1);
+    c.book(2);
+    assert.equal(c.firstWithRoom(1, 5, 1), 3);
+    assert.equal(c.firstWithRoom(0, 5, 1), 3, 'the cursor: seconds found full are not searched again');
+    assert.equal(c.firstWithRoom(1, 5, 2), 2, 'more room: searched again from the start');
+    for (let i = 3; i <= 5; i++) c.book(i);
+    assert.equal(c.firstWithRoom(1, 5, 1), undefined);
+    c.advanceTo(1);
+    assert.equal(c.firstWithRoom(1, 5, 1), 5, 'a new second at the far end');
   });
 });
 
@@ -225,7 +380,7 @@ describe('register shedding: when the sampler reads the receive queue', () => {
       without.observe({ ...quiet, queueBytes: null });
       withQueue.observe({ ...quiet, queueBytes: DEFAULT_SHED_POLICY.lowQueueBytes - 1 });
     }
-    assert.deepEqual([without.fraction, without.retryAfterSpreadSec, without.atCap], [withQueue.fraction, withQueue.retryAfterSpreadSec, withQueue.atCap]);
+    assert.deepEqual([without.fraction, without.admittedPerSec, without.atCap], [withQueue.fraction, withQueue.admittedPerSec, withQueue.atCap]);
     assert.equal(without.fraction, 0);
   });
 });

@@ -29,6 +29,18 @@
 // of a core let ~150/s through, about all the CPU it had; the 503s then waited behind them, the receive
 // queue filled (7.5 MiB), SIPp's retransmissions doubled the arrivals and the registered devices'
 // keepalives waited 6 s (p99).
+//
+// Retry-After is sized by the backlog (issue 11 target 5): the shedder keeps a return calendar
+// (return-calendar.ts), the devices it told to come back in each of the next seconds, and tells the next
+// one the earliest second, from retryAfterMinSec on, that is not yet full; full is the rate of first
+// REGISTERs it admitted a second, the highest smoothed rate since the shedding began (admittedPerSec). 10,000 devices shed by an instance
+// admitting 100/s are told 5..~105 s, the last back when the instance can take it, not later. The spread
+// it replaces doubled each second at the cap up to 600 s whatever the backlog: in the 150,000-device
+// fleet-kill 46,174 of the 50,115 moved devices were back in 123 s, and the last 8 % waited until 526 s
+// for survivors idle long before. A few shed devices still get the ordinary small spread (retryAfterSpreadSec).
+// The calendar's clock is the sum of the windows observed (ShedSample.windowMs): pure, like the rest.
+
+import { ReturnCalendar } from './return-calendar.ts';
 
 /** Marks of the controller; defaults in DEFAULT_SHED_POLICY. */
 export interface ShedPolicy {
@@ -65,14 +77,20 @@ export interface ShedPolicy {
    * retransmitted meanwhile, and each copy is answered too.
    */
   readonly sheddingReceiveBufferBytes: number;
-  /** Retry-After: from `retryAfterMinSec`, spread over `retryAfterSpreadSec` so retries do not come back together. */
+  /** Retry-After, s, at least: a device told less would be back while the storm that shed it is still queued. */
   readonly retryAfterMinSec: number;
+  /**
+   * The ordinary spread, s: a shed device is told `retryAfterMinSec` + random 0..this while that second of
+   * the return calendar has room, so a few shed devices do not come back together (and not in the same
+   * order as they were shed). Once those seconds are full the calendar decides (retryAfterMaxSpreadSec).
+   */
   readonly retryAfterSpreadSec: number;
   /**
-   * Highest spread while shedding at the cap: the spread doubles each second there, back to
-   * `retryAfterSpreadSec` once shedding stops. The devices told to come back within 25 s come back at
-   * (devices shed) / 25 per second: 100,000 of them at 4,000/s, as many 503s a second as the instance
-   * could answer, and registrations starved behind them (register-storm bench, issue 11).
+   * The farthest Retry-After past `retryAfterMinSec`, s, and the length of the return calendar (one
+   * counter a second: its memory). A device is told the earliest second with room (admittedPerSec due in
+   * it), so the waits grow with the backlog: (devices shed) / (rate admitted), not to this bound. Only when
+   * every second up to it is full are the devices spread uniformly over all of it (an instance admitting
+   * 10/s holds 6,000 in 600 s): each comes back, is shed again if there is still no room, and is booked then.
    */
   readonly retryAfterMaxSpreadSec: number;
 }
@@ -118,8 +136,30 @@ export function shedBufferHidesMark(p: Pick<ShedPolicy, 'sheddingReceiveBufferBy
   return 2 * p.sheddingReceiveBufferBytes <= p.highQueueBytes;
 }
 
-/** Growth of the Retry-After spread per window at the cap: 2^(1/10), twice per second of 10 windows. */
-const SPREAD_GROWTH = 2 ** 0.1;
+/** The sampler's window (shed-sampler.ts SAMPLE_MS), ms: what one observe() stands for when the sample does not say. */
+export const SHED_WINDOW_MS = 100;
+
+/**
+ * Lowest admitted rate the return calendar is sized by, REGISTERs/s: an instance that admitted nothing
+ * measurable (stalled, or shedding only briefly) still spreads its retries at 10 a second rather than
+ * telling all of them the same second. A device back too early costs a 503 (a few µs) and is booked
+ * again; one told too late waits for nothing, so the floor errs high: a quarter of a core registered
+ * ~150/s (register-storm bench), and 10/s fills 600 s with 6,000 devices.
+ */
+export const MIN_ADMITTED_PER_SEC = 10;
+
+/**
+ * Time constant of the admitted rate's smoothing, ms: the controller cuts and gives back the admitted share
+ * every window (AIMD), so one window's count swings by several times; a second of them is its rate.
+ */
+export const ADMITTED_RATE_SMOOTHING_MS = 1000;
+
+/**
+ * Past the ordinary spread, a booking lands in a random one of the first seconds with room over this
+ * many, not all on the earliest: the calendar's second is the shedder's clock, up to a window stale
+ * (a second in a window that holds, shed-sampler.ts), and devices add their own delays.
+ */
+export const RETURN_JITTER_SEC = 3;
 
 /** A receive queue this many times its high mark holds seconds of work: shed at the cap at once. */
 export const FAR_BEHIND = 4;
@@ -135,23 +175,52 @@ export interface ShedSample {
   readonly pending: number;
   /** REGISTERs received in the window: no registrations, nothing to shed (start-up work is not a storm). */
   readonly arrivals: number;
+  /**
+   * Time since the previous observe(), ms (the sampler measures it: it skips calm windows); default
+   * SHED_WINDOW_MS. The shedder's clock: the return calendar and the admitted rate run on it.
+   */
+  readonly windowMs?: number;
 }
 
 export class RegisterShedder {
   readonly #policy: ShedPolicy;
   #fraction = 0;
-  /** Retry-After spread now, s: grows while at the cap (see retryAfterMaxSpreadSec). */
-  #spread: number;
   #shed = 0;
+  /** The shedder's clock, ms: the sum of the windows observed. */
+  #clockMs = 0;
+  /** First REGISTERs let through (shouldShed false) since the last observe(). */
+  #admittedInWindow = 0;
+  /**
+   * Smoothed first REGISTERs (and refreshes) admitted per second over the windows observed: all of a
+   * calm window's arrivals, the ones shouldShed let through in a shedding one.
+   */
+  #admittedRate = 0;
+  /**
+   * The highest #admittedRate since the current shedding episode began (the window before it included):
+   * what sizes the return calendar. At the cap the rate falls to the cap's 1 % of arrivals, the
+   * controller's choice while a storm's 503s fill the instance, not what it can take once they stop: the
+   * fleet-kill's survivors registered ~175 devices/s each while their shedders sat at the cap, and a
+   * calendar sized by the cap's ~15/s would have told 50,000 devices to wait past 600 s. The peak errs
+   * high (the window that crossed the mark admitted more than the instance finishes): a device back too
+   * early is shed again (a few µs) and booked later; one told too late waits for nothing.
+   */
+  #episodePeak = MIN_ADMITTED_PER_SEC;
+  /** Devices told to come back, per second of the next retryAfterMinSec + retryAfterMaxSpreadSec. */
+  readonly #calendar: ReturnCalendar;
 
   constructor(policy: ShedPolicy = DEFAULT_SHED_POLICY) {
     this.#policy = policy;
-    this.#spread = policy.retryAfterSpreadSec;
+    this.#calendar = new ReturnCalendar(policy.retryAfterMinSec + policy.retryAfterMaxSpreadSec);
   }
 
-  /** One window's measurements: moves the shed fraction (bounded to [0, maxFraction]). */
+  /** One window's measurements: moves the shed fraction (bounded to [0, maxFraction]), the clock and the admitted rate. */
   observe(s: ShedSample): void {
     const p = this.#policy;
+    const windowMs = Math.max(0, s.windowMs ?? SHED_WINDOW_MS);
+    const wasShedding = this.#fraction > 0;
+    this.#measureAdmitted(windowMs, s.arrivals);
+    this.#clockMs += windowMs;
+    this.#calendar.advanceTo(this.#clockMs / 1000);
     // the queue's bytes where readable, else its probed delay where measured, else the loop's utilization
     const delay = s.queueDelayMs ?? null;
     const high = s.queueBytes !== null ? s.queueBytes > p.highQueueBytes : delay !== null ? delay > p.highQueueDelayMs : s.utilization > p.highUtilization;
@@ -160,8 +229,27 @@ export class RegisterShedder {
       const farBehind = s.queueBytes !== null ? s.queueBytes > FAR_BEHIND * p.highQueueBytes : delay !== null && delay > FAR_BEHIND * p.highQueueDelayMs;
       this.#fraction = farBehind ? p.maxFraction : Math.min(p.maxFraction, 1 - (1 - this.#fraction) * p.cut);
     } else if (s.arrivals === 0 || (low && s.pending <= p.maxPending)) this.#fraction = Math.max(0, this.#fraction - p.fall);
-    if (this.#fraction >= p.maxFraction) this.#spread = Math.min(p.retryAfterMaxSpreadSec, Math.max(this.#spread, 1) * SPREAD_GROWTH);
-    else if (this.#fraction === 0) this.#spread = p.retryAfterSpreadSec;
+    this.#holdPeak(wasShedding);
+  }
+
+  /**
+   * The window just ended, at the fraction in force during it: its admissions into the smoothed rate (a
+   * calm window admitted every arrival), and the rate into the episode's peak while shedding; calm again,
+   * the peak follows the rate (the next storm measures its own).
+   */
+  #measureAdmitted(windowMs: number, arrivals: number): void {
+    const admitted = this.#fraction === 0 ? arrivals : this.#admittedInWindow;
+    this.#admittedInWindow = 0;
+    if (windowMs > 0) {
+      const rate = (admitted * 1000) / windowMs;
+      this.#admittedRate += (rate - this.#admittedRate) * (1 - Math.exp(-windowMs / ADMITTED_RATE_SMOOTHING_MS));
+    }
+  }
+
+  /** After the fraction moved: the episode's peak held while shedding, reset by calm. */
+  #holdPeak(wasShedding: boolean): void {
+    if (this.#fraction === 0) this.#episodePeak = this.#admittedRate;
+    else this.#episodePeak = wasShedding ? Math.max(this.#episodePeak, this.#admittedRate) : this.#admittedRate;
   }
 
   /** Share of new registrations answered 503 now. */
@@ -169,9 +257,19 @@ export class RegisterShedder {
     return this.#fraction;
   }
 
-  /** The Retry-After spread now, s. */
-  get retryAfterSpreadSec(): number {
-    return Math.floor(this.#spread);
+  /**
+   * Room of a second of the return calendar: the highest smoothed rate of first REGISTERs admitted since
+   * this shedding episode began (#episodePeak), at least MIN_ADMITTED_PER_SEC. All of it, not a share: the rate was measured with the
+   * refreshes, keepalives and 503s of the storm already served beside it, and the 503s are gone when
+   * the devices return; devices still arriving for the first time then are shed and booked after them.
+   */
+  get admittedPerSec(): number {
+    return Math.max(MIN_ADMITTED_PER_SEC, Math.round(this.#episodePeak));
+  }
+
+  /** Devices told to come back and not yet due (for the metrics and the log). */
+  get returnsBooked(): number {
+    return this.#calendar.total;
   }
 
   /** Shedding at the cap: the receive buffer shrinks to `sheddingReceiveBufferBytes` until shedding stops. */
@@ -186,13 +284,36 @@ export class RegisterShedder {
 
   /** `random` in [0, 1): the caller's Math.random(), passed in so tests decide it. */
   shouldShed(random: number): boolean {
-    if (this.#fraction === 0 || random >= this.#fraction) return false;
+    if (this.#fraction === 0 || random >= this.#fraction) {
+      this.#admittedInWindow++;
+      return false;
+    }
     this.#shed++;
     return true;
   }
 
+  /**
+   * Retry-After of a device shed now, s, booked in the return calendar; `random` in [0, 1) as in
+   * shouldShed. The ordinary spread's second while it has room, else the earliest second with room
+   * (jittered over RETURN_JITTER_SEC), else (all full) anywhere up to retryAfterMaxSpreadSec.
+   */
   retryAfterSec(random: number): number {
-    return this.#policy.retryAfterMinSec + Math.floor(random * (Math.floor(this.#spread) + 1));
+    const p = this.#policy;
+    const calendar = this.#calendar;
+    const room = this.admittedPerSec;
+    const min = p.retryAfterMinSec;
+    const max = min + p.retryAfterMaxSpreadSec;
+    let at = Math.min(max, min + Math.floor(random * (p.retryAfterSpreadSec + 1)));
+    if (calendar.dueAt(at) >= room) {
+      const first = calendar.firstWithRoom(min, max, room);
+      if (first === undefined) at = min + Math.floor(random * (p.retryAfterMaxSpreadSec + 1));
+      else {
+        const jittered = first + Math.floor(random * RETURN_JITTER_SEC);
+        at = jittered <= max && calendar.dueAt(jittered) < room ? jittered : first;
+      }
+    }
+    calendar.book(at);
+    return at;
   }
 }
 

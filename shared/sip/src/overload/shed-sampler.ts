@@ -1,16 +1,17 @@
 // Feeds a RegisterShedder (register-shedding.ts) every SAMPLE_MS: the SIP UDP socket's receive queue
 // (receive-queue.ts, its cost bounded by QUEUE_READ_BUDGET), event-loop utilization (perf_hooks), the
-// REGISTERs counted by the caller and the handlers it has in flight; shrinks the socket's receive
-// buffer at the cap and restores it after; logs entering and leaving shedding (not each request).
+// REGISTERs counted by the caller, the handlers it has in flight and the time since the last window;
+// shrinks the socket's receive buffer at the cap and restores it after; logs entering and leaving
+// shedding (not each request).
 // Shared by the signaling instances (register-admission.ts) and the SIP edge (overload.ts): what they
 // do with the shedder's verdict is theirs.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { SipLogger } from '../transport/logger.ts';
 import { readReceiveQueue } from './receive-queue.ts';
-import { DEFAULT_SHED_POLICY, nextQueueReadAt, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, type ShedPolicy } from './register-shedding.ts';
+import { DEFAULT_SHED_POLICY, nextQueueReadAt, QUEUE_READ_MAX_SOCKETS, queueSampleNeeded, receiveBufferStep, RegisterShedder, SHED_WINDOW_MS, type ShedPolicy } from './register-shedding.ts';
 
 /** Window of one utilization sample: short enough to react before the 500 ms retransmission timer. */
-export const SAMPLE_MS = 100;
+export const SAMPLE_MS = SHED_WINDOW_MS;
 
 /**
  * A window whose receive-queue read waits for the budget (QUEUE_READ_BUDGET: the previous read was slow,
@@ -102,6 +103,8 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
   /** No receive-queue read before this (performance.now()): the read's cost is bounded (QUEUE_READ_BUDGET). */
   let queueReadAfter = 0;
   let queueReads = 0;
+  /** When the shedder last observed a window (performance.now()). */
+  let observedAt = performance.now();
   /** When the queue was last read with an answer (performance.now()). */
   let lastReadingAt = -Infinity;
   const sampleQueue = (): number | null | typeof HOLD => {
@@ -129,7 +132,12 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
     }
     // where the bytes cannot be read (a crowded namespace), the probed delay before utilization
     const queueDelayMs = wanted && queueBytes === null ? (o.queueDelay?.() ?? null) : null;
-    shedder.observe({ queueBytes, queueDelayMs, utilization, pending: inFlight, arrivals });
+    // the shedder's clock (its return calendar, its admitted rate): the time since it last observed,
+    // calm and holding windows included
+    const now = performance.now();
+    const windowMs = now - observedAt;
+    observedAt = now;
+    shedder.observe({ queueBytes, queueDelayMs, utilization, pending: inFlight, arrivals, windowMs });
     arrivals = 0;
     if (o.setReceiveBuffer !== undefined && o.receiveBufferBytes !== undefined) {
       // at the cap the kernel drops what would be answered after the sender retransmitted it anyway;
@@ -144,7 +152,7 @@ export function createShedSampler(o: ShedSamplerOptions): ShedSampler {
     if (shedding !== wasShedding) {
       // transitions only: a log line per window would itself be load
       if (shedding) o.log.warn({ pending: inFlight, queueBytes, queueDelayMs, utilization, shedTotal: shedder.shed }, 'overloaded: shedding new registrations with 503');
-      else o.log.info({ shedTotal: shedder.shed }, 'load back under the mark: registrations admitted again');
+      else o.log.info({ shedTotal: shedder.shed, returnsBooked: shedder.returnsBooked, admittedPerSec: shedder.admittedPerSec }, 'load back under the mark: registrations admitted again');
       wasShedding = shedding;
     }
   }, SAMPLE_MS);
