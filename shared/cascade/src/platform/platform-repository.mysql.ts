@@ -10,6 +10,7 @@ import type { PlatformRepository } from './platform-repository.port.ts';
 import { platformFromRow, platformRowValues, PLATFORM_COLUMNS, sharedChannelFromRow, type PlatformRow, type SharedChannelRow } from './platform-row.ts';
 import { validateSharedChannel, validateUpstreamPlatform } from './platform.validate.ts';
 import { toStoreError } from './store-errors.ts';
+import { batchableShareLookup, createDeviceShareLookups, selectSharesOfDevice, SHARE_COLUMNS } from './device-shares.mysql.ts';
 
 const COLUMNS = PLATFORM_COLUMNS;
 
@@ -33,7 +34,6 @@ ON DUPLICATE KEY UPDATE
   catalog_group_id = VALUES(catalog_group_id),
   catalog_group_name = VALUES(catalog_group_name)`;
 
-const SHARE_COLUMNS = 'platform_id, device_id, channel_id, catalog_group_id, parent_id';
 const UPSERT_SHARES_TAIL = `
 ON DUPLICATE KEY UPDATE catalog_group_id = VALUES(catalog_group_id), parent_id = VALUES(parent_id)`;
 
@@ -56,6 +56,8 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
       throw toStoreError(err, what);
     }
   };
+  // read on every device online/offline event, in batches under a storm (device-shares.mysql.ts)
+  const deviceShares = createDeviceShareLookups(pool);
   const select = async (where: string, params: unknown[]): Promise<UpstreamPlatform[]> => {
     const [rows] = await pool.query<PlatformRecord[]>(`SELECT ${COLUMNS} FROM upstream_platform ${where} ORDER BY server_id`, params);
     return rows.map(platformFromRow);
@@ -124,13 +126,7 @@ export function createMysqlPlatformRepository(pool: Pool): PlatformRepository {
         return rows.map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }));
       }),
     sharesOfDevice: (deviceId, limit) =>
-      run('sharesOfDevice', async () => {
-        const [rows] = await pool.query<ShareRecord[]>(
-          `SELECT ${SHARE_COLUMNS} FROM upstream_platform_channel WHERE device_id = ? ORDER BY channel_id, platform_id LIMIT ?`,
-          [deviceId, limit],
-        );
-        return rows.map((r): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id }));
-      }),
+      run('sharesOfDevice', () => (batchableShareLookup(deviceId, limit) ? deviceShares.load(deviceId, limit) : selectSharesOfDevice(pool, deviceId, limit))),
     forgetChannels: (deviceId, channelId) =>
       run('forgetChannels', async () => {
         const [res] =
