@@ -14,6 +14,7 @@ import type { ChannelRow, CountRow, DeviceRow } from './device-rows.mysql.ts';
 import { DEFAULT_TENANT, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';
+import { batchableId, createMysqlLookups } from '../storage/batched-lookups.mysql.ts';
 
 export interface MysqlDeviceRepositoryOptions extends DeviceRepositoryLimits {
   readonly pool: Pool;
@@ -76,6 +77,22 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
     return row === undefined ? null : withPending(deviceFromRow(row));
   };
 
+  // getDevice, once per REGISTER, is read in batches (issue 11: the survivors of a dead shard take
+  // 50,000-100,000 registrations within minutes): a lone read goes at once by the prepared statement
+  // above, those arriving while reads are in flight go together as one `IN (...)` (text protocol: a
+  // prepared statement per list length would fill the server's prepared-statement cache).
+  const deviceLookups = createMysqlLookups<DeviceId, Device | null>({
+    absent: () => null,
+    fetch: async (ids) => {
+      if (ids.length === 1) {
+        const device = await selectDevice(pool, ids[0] as DeviceId);
+        return new Map(device === null ? [] : [[device.deviceId, device]]);
+      }
+      const [rows] = await pool.query<DeviceRow[]>(`SELECT ${DEVICE_COLUMNS} FROM gb_device WHERE device_id IN (?)`, [[...ids]]);
+      return new Map(rows.map((r) => [r.device_id, deviceFromRow(r)]));
+    },
+  });
+
   const requireDevice = async (conn: PoolConnection, deviceId: DeviceId): Promise<void> => {
     if ((await selectDevice(conn, deviceId, true)) === null) throw new DeviceNotFoundError(deviceId);
   };
@@ -125,7 +142,13 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
         if (res.affectedRows === 0) throw new DeviceNotFoundError(deviceId);
       }),
 
-    getDevice: (deviceId) => guard('getDevice', () => selectDevice(pool, deviceId)),
+    getDevice: (deviceId) =>
+      guard('getDevice', async () => {
+        if (!batchableId(deviceId)) return selectDevice(pool, deviceId);
+        const device = await deviceLookups.load(deviceId);
+        // the keepalive buffer as it is now, not as it was when the batch was read
+        return device === null ? null : withPending(device);
+      }),
 
     listDevices: (filter: DeviceFilter) =>
       guard('listDevices', async () => {

@@ -4,8 +4,9 @@
 // `totalTrimEvery` writes of this instance. Strings longer than their column are cut, never refused:
 // a device's oversized field loses its tail, not the alarm.
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import type { PageRequest } from '../devices/device.types.ts';
+import type { DeviceId, PageRequest } from '../devices/device.types.ts';
 import { normalizePage, offsetOf } from '../devices/paging.ts';
+import { batchableId, createMysqlLookups } from '../storage/batched-lookups.mysql.ts';
 import {
   DEFAULT_REPORT_BOUNDS,
   NO_SUBSCRIPTIONS,
@@ -14,6 +15,7 @@ import {
   type PositionRecord,
   type ReportBounds,
   type ReportStore,
+  type SubscriptionSettings,
   type TrackQuery,
 } from './report-store.port.ts';
 
@@ -113,6 +115,23 @@ export function createMysqlReportStore(o: MysqlReportStoreOptions): ReportStore 
     return { items: rows.map(map), total: Number(count[0]?.['n'] ?? 0), page: p.page, size: p.size };
   };
 
+  const settingsOf = (r: RowDataPacket): SubscriptionSettings => ({
+    catalog: Number(r['catalog']) === 1,
+    alarm: Number(r['alarm']) === 1,
+    mobileposition: Number(r['mobile_position']) === 1,
+    intervalS: Number(r['interval_s']),
+  });
+  const selectSubscriptions = async (deviceIds: readonly DeviceId[]): Promise<Map<DeviceId, SubscriptionSettings>> => {
+    const [rows] =
+      deviceIds.length === 1
+        ? await pool.query<RowDataPacket[]>('SELECT device_id, catalog, alarm, mobile_position, interval_s FROM device_subscription WHERE device_id = ?', [deviceIds[0]])
+        : await pool.query<RowDataPacket[]>('SELECT device_id, catalog, alarm, mobile_position, interval_s FROM device_subscription WHERE device_id IN (?)', [[...deviceIds]]);
+    return new Map(rows.map((r) => [String(r['device_id']), settingsOf(r)]));
+  };
+  // Read once per device coming online (issue 11: a storm of them on the survivors of a dead shard): a
+  // lone read goes at once, those arriving while reads are in flight go together (@vms/batch).
+  const subscriptionLookups = createMysqlLookups<DeviceId, SubscriptionSettings>({ fetch: selectSubscriptions, absent: () => NO_SUBSCRIPTIONS });
+
   return {
     async addAlarm(a) {
       const [res] = await pool.query<ResultSetHeader>(
@@ -146,10 +165,12 @@ export function createMysqlReportStore(o: MysqlReportStoreOptions): ReportStore 
       return page('device_position', where(q.deviceId, q.from, q.to), 'ASC', req, positionOf);
     },
     async subscriptionSettings(deviceId) {
-      const [rows] = await pool.query<RowDataPacket[]>('SELECT catalog, alarm, mobile_position, interval_s FROM device_subscription WHERE device_id = ?', [deviceId]);
-      const r = rows[0];
-      if (r === undefined) return NO_SUBSCRIPTIONS;
-      return { catalog: Number(r['catalog']) === 1, alarm: Number(r['alarm']) === 1, mobileposition: Number(r['mobile_position']) === 1, intervalS: Number(r['interval_s']) };
+      if (!batchableId(deviceId)) {
+        const [alone] = (await selectSubscriptions([deviceId])).values(); // the row the collation matched
+        return alone ?? NO_SUBSCRIPTIONS;
+      }
+      const settings = await subscriptionLookups.load(deviceId);
+      return settings === NO_SUBSCRIPTIONS ? settings : { ...settings }; // a caller's own copy, as before
     },
     async saveSubscriptionSettings(deviceId, s) {
       await pool.query(
