@@ -11,6 +11,7 @@ export { startService, tsxArgs, type StartServiceOptions, type ServiceProcess, t
 export { startRedis, type StartRedisOptions, type RedisServer } from './redis.ts';
 export { startRedisCluster, type StartRedisClusterOptions, type RedisClusterHandle } from './redis-cluster.ts';
 export { startMariaDb, type StartMariaDbOptions, type MariaDbServer, type MariaDbTimings } from './mariadb.ts';
+export { countStatements, type CountedPool } from './statement-counter.ts';
 export {
   runSipp,
   writeInjectionCsv,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool, migrate } from '@vms/cluster';
-import { startMariaDb, type MariaDbServer } from '@vms/harness';
+import { countStatements, startMariaDb, type MariaDbServer } from '@vms/harness';
 import { createMysqlDeviceRepository } from '../../src/devices/device-repository.mysql.ts';
 import { deviceRepositoryContract } from '../devices/device-repository.contract.ts';
 import { SQL_DIR } from '../../src/storage/sql-dir.ts';
@@ -56,16 +56,9 @@ describe('MySQL device repository', () => {
 
   it('a registration storm shares statements, each registration answered with its own row', async () => {
     const pool = await freshDatabase(db);
-    let statements = 0;
-    const counted = new Proxy(pool, {
-      get(target, prop) {
-        const v: unknown = Reflect.get(target, prop, target);
-        if (prop === 'query' || prop === 'execute') return (...args: unknown[]) => (statements++, (v as (...a: unknown[]) => unknown).apply(target, args));
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
+    const counted = countStatements(pool);
     try {
-      const repo = createMysqlDeviceRepository({ pool: counted, keepaliveFlushMs: 60_000 });
+      const repo = createMysqlDeviceRepository({ pool: counted.pool, keepaliveFlushMs: 60_000 });
       const at = Date.UTC(2024, 5, 1, 12, 0, 0);
       const ids = Array.from({ length: 1000 }, (_, i) => `3402000000132${String(i).padStart(7, '0')}`);
       // every device once, and the first hundred a second time from another port (the later one wins)
@@ -76,11 +69,37 @@ describe('MySQL device repository', () => {
         assert.equal(d.deviceId, storm[i]?.id);
         assert.equal(d.online, true);
       }
-      assert.ok(statements <= 20, `1,100 registrations in ${statements} statements (two per registration before)`);
+      assert.ok(counted.statements <= 20, `1,100 registrations in ${counted.statements} statements (two per registration before)`);
       const [rows] = await pool.query('SELECT COUNT(*) AS n FROM gb_device WHERE online = 1');
       assert.deepEqual(rows, [{ n: 1000 }]);
       assert.equal((await repo.getDevice(ids[5] ?? ''))?.remotePort, 6000, 'the later registration of a device wins');
       assert.equal((await repo.getDevice(ids[500] ?? ''))?.remotePort, 5560);
+      await repo.close();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('300 concurrent getDevice share a few statements and answer as 300 single ones (unknown ids null, buffered keepalives applied)', async () => {
+    const pool = await freshDatabase(db);
+    const counted = countStatements(pool);
+    try {
+      const repo = createMysqlDeviceRepository({ pool: counted.pool, keepaliveFlushMs: 60_000 });
+      const at = Date.UTC(2024, 5, 1, 12, 0, 0);
+      const ids = Array.from({ length: 300 }, (_, i) => `3402000000132${String(i).padStart(7, '0')}`);
+      const known = ids.filter((_, i) => i % 3 !== 0); // every third one never registered
+      await Promise.all(known.map((id, i) => repo.registerDevice({ deviceId: id, transport: 'UDP', remoteIp: '10.0.0.9', remotePort: 5060 + i, expiresSec: 3600, at })));
+      repo.touchKeepalive(ids[1] ?? '', at + 5000); // buffered, not written yet
+      const singles = [];
+      for (const id of ids) singles.push(await repo.getDevice(id));
+      const before = counted.statements;
+      const together = await Promise.all(ids.map((id) => repo.getDevice(id)));
+      const statements = counted.statements - before;
+      assert.deepEqual(together, singles);
+      assert.equal(singles.filter((d) => d === null).length, 100);
+      assert.deepEqual(together.map((d) => d?.deviceId ?? null), ids.map((id, i) => (i % 3 === 0 ? null : id)));
+      assert.equal(together[1]?.keepaliveAt, at + 5000, 'the buffered keepalive overlays the batched row');
+      assert.ok(statements <= 4, `300 lookups in ${statements} statements (one each before)`);
       await repo.close();
     } finally {
       await pool.end();

@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMysqlPool, migrate } from '@vms/cluster';
-import { startMariaDb, type MariaDbServer } from '@vms/harness';
+import { countStatements, startMariaDb, type MariaDbServer } from '@vms/harness';
 import { createMysqlReportStore } from '../../src/reports/report-store.mysql.ts';
+import { NO_SUBSCRIPTIONS } from '../../src/reports/report-store.port.ts';
 import { SQL_DIR } from '../../src/storage/sql-dir.ts';
 import { alarm, DEV, reportStoreContract } from '../reports/report-store.contract.ts';
 
@@ -36,6 +37,30 @@ describe('MySQL report store', () => {
       assert.equal(a?.description?.length, 512);
       assert.equal(a?.type?.length, 16);
       assert.equal(a?.sourceId.length, 64);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('300 concurrent subscriptionSettings share a few statements and answer as 300 single ones (none stored: NO_SUBSCRIPTIONS)', async () => {
+    const pool = await fresh();
+    const counted = countStatements(pool);
+    try {
+      const store = createMysqlReportStore({ pool: counted.pool });
+      const ids = Array.from({ length: 300 }, (_, i) => `3402000000132${String(i).padStart(7, '0')}`);
+      for (const [i, id] of ids.entries()) {
+        if (i % 3 === 0) continue; // every third device never subscribed
+        await store.saveSubscriptionSettings(id, { catalog: i % 2 === 0, alarm: i % 5 === 0, mobileposition: true, intervalS: 1 + (i % 7) });
+      }
+      const singles = [];
+      for (const id of ids) singles.push(await store.subscriptionSettings(id));
+      const before = counted.statements;
+      const together = await Promise.all(ids.map((id) => store.subscriptionSettings(id)));
+      const statements = counted.statements - before;
+      assert.deepEqual(together, singles);
+      assert.equal(together.filter((s) => s === NO_SUBSCRIPTIONS).length, 100);
+      assert.deepEqual(together[4], { catalog: true, alarm: false, mobileposition: true, intervalS: 5 });
+      assert.ok(statements <= 4, `300 lookups in ${statements} statements (one each before)`);
     } finally {
       await pool.end();
     }
