@@ -11,7 +11,9 @@
  *    deadline also covers waiting for a connection and an `execute`'s PREPARE (mysql2 times neither);
  *  - a connection whose statement timed out is destroyed, never returned to the pool (its answer may
  *    still arrive and would be read as the next statement's);
- *  - at most `queueLimit` callers wait for a connection; more are refused at once (POOL_QUEUE_FULL);
+ *  - at most `queueLimit` callers wait for a connection (plus up to `connectionLimit` being connected);
+ *    more are refused at once (POOL_QUEUE_FULL), by this bound and never by mysql2's own queue limit,
+ *    whose refusal carries no code ("Queue limit reached.": read as a query error, not 'unavailable');
  *  - after a timeout, statements are refused at once but for one probe at a time until the server
  *    answers (mysql-gate.ts), so a request reading twice waits one statement timeout, not two.
  * The errors carry codes that @vms/mysql-errors classifies as 'unavailable' (retry later).
@@ -59,12 +61,16 @@ export function parseMysqlUrl(url: string): Pick<PoolOptions, 'host' | 'port' | 
 
 export function createMysqlPool(url: string, opts: MysqlPoolOptions = {}): Pool {
   const queueLimit = opts.queueLimit ?? DEFAULT_MYSQL_QUEUE_LIMIT;
+  const connectionLimit = opts.connectionLimit ?? 10;
   const pool = createPool({
     ...parseMysqlUrl(url),
-    connectionLimit: opts.connectionLimit ?? 10,
+    connectionLimit,
     connectTimeout: opts.connectTimeoutMs ?? 1500,
     waitForConnections: true,
-    queueLimit,
+    // boundPool refuses past queueLimit + connectionLimit acquisitions in progress, all of which can sit in
+    // the driver's queue while every connection is busy: its limit must not be the lower one (a fleet-kill
+    // storm had 114 cascade lookups refused by it with "Queue limit reached.", uncoded; issue 11)
+    queueLimit: queueLimit + connectionLimit,
     enableKeepAlive: true,
     timezone: 'Z',
     dateStrings: false,
@@ -74,7 +80,7 @@ export function createMysqlPool(url: string, opts: MysqlPoolOptions = {}): Pool 
   pool.pool.on('connection', (conn) => {
     conn.query("SET time_zone = '+00:00'", () => undefined);
   });
-  const bounded = boundPool(pool, { statementTimeoutMs: opts.statementTimeoutMs ?? DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, queueLimit, connectionLimit: opts.connectionLimit ?? 10 });
+  const bounded = boundPool(pool, { statementTimeoutMs: opts.statementTimeoutMs ?? DEFAULT_MYSQL_STATEMENT_TIMEOUT_MS, queueLimit, connectionLimit });
   return instrumentMysqlPool(bounded); // vms.store.command events (store-diagnostics.ts)
 }
 

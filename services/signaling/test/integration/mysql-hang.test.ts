@@ -58,6 +58,22 @@ describe('MariaDB stops answering (SIGSTOP)', () => {
     }
   });
 
+  it('every connection busy: the waiters past the bound are refused with POOL_QUEUE_FULL, never by the driver\'s own queue limit', async () => {
+    const pool = createMysqlPool(url, { connectionLimit: 2, statementTimeoutMs: 5000, queueLimit: 3 });
+    try {
+      const busy = [pool.query('SELECT SLEEP(0.6)'), pool.query('SELECT SLEEP(0.6)')];
+      await new Promise((r) => setTimeout(r, 200)); // both connections hold a statement
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => pool.query('SELECT ? AS n', [i])));
+      await Promise.all(busy);
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code?: string; message?: string }).code ?? String((r.reason as Error).message)] : []));
+      // mysql2 with queueLimit 3 refused the 4th and 5th waiter with "Queue limit reached." (no code)
+      assert.ok(refused.length > 0 && refused.every((c) => c === POOL_QUEUE_FULL), refused.join());
+      assert.ok(results.filter((r) => r.status === 'fulfilled').length >= 3, 'queueLimit waiters served');
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('an instance answers API requests within 3 s with the storage error, and serves again after SIGCONT', async () => {
     const env = { SERVER_PORT: '0', SERVER_ADDRESS: '127.0.0.1', VMS_GB28181_SIP_HOST: '127.0.0.1', VMS_GB28181_SIP_PORT: '0', VMS_GB28181_SIP_INSTANCE_ID: 'node-h', VMS_AUTH_SIGNING_KEY: KEY, MYSQL_URL: url };
     const app: App = createApp(loadConfig([], env), { logger: pino({ level: 'silent' }) });
