@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
-import { freePort, freePorts, parseSippStats, tmpDir, waitFor, WaitTimeoutError, writeInjectionCsv } from './index.ts';
+import { freePort, freePorts, parseSippStats, spawnManaged, tmpDir, waitFor, WaitTimeoutError, writeInjectionCsv } from './index.ts';
 
 describe('freePort', () => {
   it('returns a port that can be bound on 127.0.0.1', async () => {
@@ -80,5 +80,19 @@ describe('sipp helpers', () => {
   it('writes injection CSVs with the read order first', () => {
     const path = writeInjectionCsv([['a', 'b'], ['c', 'd']], 'RANDOM');
     assert.equal(readFileSync(path, 'utf8'), 'RANDOM\na;b\nc;d\n');
+  });
+});
+
+describe('spawnManaged output', () => {
+  it('keeps the last outputLimit characters of many small chunks, in order', async () => {
+    // 400 lines of 10 characters, written one by one: 4,000 characters through a 1,000-character window
+    const script = "let i = 0; const t = setInterval(() => { process.stdout.write(String(i).padStart(9, '0') + '\\n'); if (++i === 400) { clearInterval(t); } }, 0);";
+    const proc = spawnManaged(process.execPath, ['-e', script], { outputLimit: 1000 });
+    await proc.exited;
+    const out = proc.output();
+    assert.equal(out.length, 1000);
+    assert.ok(out.endsWith('000000399\n'), out.slice(-20));
+    assert.ok(out.startsWith('000000300\n'), out.slice(0, 20));
+    await proc.waitForOutput('000000399');
   });
 });
