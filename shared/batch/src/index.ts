@@ -7,3 +7,4 @@ export {
   type LookupBatcher,
   type LookupBatcherOptions,
 } from './lookup-batcher.ts';
+export { batchableDeviceId } from './device-keys.ts';

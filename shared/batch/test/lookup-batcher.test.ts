@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLookupBatcher, LookupQueueFullError, type LookupBatcherOptions } from '../src/index.ts';
+import { batchableDeviceId, createLookupBatcher, LookupQueueFullError, type LookupBatcherOptions } from '../src/index.ts';
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -142,5 +142,12 @@ describe('lookup batcher', () => {
   it('refuses bounds that would block every lookup', () => {
     const store = manualStore();
     for (const bad of [{ maxBatch: 0 }, { maxInFlight: 0 }, { maxQueued: 0 }, { maxBatch: 1.5 }]) assert.throws(() => batcher(store, bad), RangeError);
+  });
+});
+
+describe('batchableDeviceId', () => {
+  it('takes digits-only ids (GB/T 28181), refuses what a collation would match otherwise', () => {
+    assert.equal(batchableDeviceId('34020000001320000001'), true);
+    for (const id of ['', 'abc', 'ABC', '3402000000132000000 ', ' 1', '1'.repeat(65)]) assert.equal(batchableDeviceId(id), false, JSON.stringify(id));
   });
 });

@@ -14,7 +14,8 @@ import type { ChannelRow, CountRow, DeviceRow } from './device-rows.mysql.ts';
 import { DEFAULT_TENANT, type Device, type DeviceFilter, type DeviceId } from './device.types.ts';
 import { createKeepaliveBuffer } from './keepalive-buffer.ts';
 import { normalizePage, offsetOf } from './paging.ts';
-import { batchableId, createMysqlLookups } from '../storage/batched-lookups.mysql.ts';
+import { batchableDeviceId } from '@vms/batch';
+import { createMysqlLookups } from '../storage/batched-lookups.mysql.ts';
 
 export interface MysqlDeviceRepositoryOptions extends DeviceRepositoryLimits {
   readonly pool: Pool;
@@ -144,7 +145,7 @@ export function createMysqlDeviceRepository(options: MysqlDeviceRepositoryOption
 
     getDevice: (deviceId) =>
       guard('getDevice', async () => {
-        if (!batchableId(deviceId)) return selectDevice(pool, deviceId);
+        if (!batchableDeviceId(deviceId)) return selectDevice(pool, deviceId);
         const device = await deviceLookups.load(deviceId);
         // the keepalive buffer as it is now, not as it was when the batch was read
         return device === null ? null : withPending(device);

@@ -6,7 +6,8 @@
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import type { DeviceId, PageRequest } from '../devices/device.types.ts';
 import { normalizePage, offsetOf } from '../devices/paging.ts';
-import { batchableId, createMysqlLookups } from '../storage/batched-lookups.mysql.ts';
+import { batchableDeviceId } from '@vms/batch';
+import { createMysqlLookups } from '../storage/batched-lookups.mysql.ts';
 import {
   DEFAULT_REPORT_BOUNDS,
   NO_SUBSCRIPTIONS,
@@ -165,7 +166,7 @@ export function createMysqlReportStore(o: MysqlReportStoreOptions): ReportStore 
       return page('device_position', where(q.deviceId, q.from, q.to), 'ASC', req, positionOf);
     },
     async subscriptionSettings(deviceId) {
-      if (!batchableId(deviceId)) {
+      if (!batchableDeviceId(deviceId)) {
         const [alone] = (await selectSubscriptions([deviceId])).values(); // the row the collation matched
         return alone ?? NO_SUBSCRIPTIONS;
       }

@@ -4,7 +4,7 @@
 // the order of the single-device statement (MariaDB 10.2+), so no device's rows past its limit leave
 // the server.
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { createLookupBatcher, type LookupBatcher } from '@vms/batch';
+import { batchableDeviceId, createLookupBatcher, type LookupBatcher } from '@vms/batch';
 import { POOL_QUEUE_FULL } from '@vms/mysql-errors';
 import type { ChannelShare } from './platform.ts';
 import { sharedChannelFromRow, type SharedChannelRow } from './platform-row.ts';
@@ -15,12 +15,8 @@ interface ShareRecord extends RowDataPacket, SharedChannelRow {}
 
 const shareOf = (r: ShareRecord): ChannelShare => ({ ...sharedChannelFromRow(r), platformId: r.platform_id });
 
-/**
- * Whether a batch may carry this device id and limit. Rows are matched to the asked ids by string
- * equality, `device_id = ?` by the column's PAD SPACE collation; a digits-only id (every GB/T 28181 id)
- * reads the same either way. Anything else (and a limit the server would refuse) is read alone, as before.
- */
-export const batchableShareLookup = (deviceId: string, limit: number): boolean => /^[0-9]{1,64}$/.test(deviceId) && Number.isSafeInteger(limit) && limit >= 0;
+/** Whether a batch may carry this lookup: the id by @vms/batch's rule, a limit the server takes; else it is read alone. */
+export const batchableShareLookup = (deviceId: string, limit: number): boolean => batchableDeviceId(deviceId) && Number.isSafeInteger(limit) && limit >= 0;
 
 /** One device's shares by channel then platform, at most `limit`: the statement of a lone lookup. */
 export async function selectSharesOfDevice(pool: Pick<Pool, 'query'>, deviceId: string, limit: number): Promise<ChannelShare[]> {
