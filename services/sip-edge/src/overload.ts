@@ -10,7 +10,7 @@
 // The controller and its sampler are the shards' (@vms/sip overload/: the receive queue from
 // /proc/net/udp, event-loop utilization where that cannot be read; the shed share cut TCP-like while
 // over the marks, given back slowly; Retry-After sized by the backlog, a return calendar booked at the
-// rate of first REGISTERs admitted while shedding; the receive buffer shrunk at the cap). What the
+// peak rate of first REGISTERs admitted since shedding began; the receive buffer shrunk at the cap). What the
 // edge sheds, decided here from the bytes: a REGISTER without Authorization from a flow it forwards for
 // no device (flow-devices.ts) — a device starting to register. Never shed: the answer to a challenge
 // (Authorization: finishing it is cheaper than starting over), a refresh by the device that last spoke

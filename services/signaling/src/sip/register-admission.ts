@@ -74,7 +74,7 @@ export function createRegisterAdmission(o: RegisterAdmissionOptions): RegisterAd
     if (req.hasHeader('Authorization')) return undefined; // answers our challenge: finish it
     const deviceId = fromUser(req.from);
     if (deviceId !== undefined && o.flows.get(deviceId) !== undefined) return undefined; // refresh keeps it online
-    // asked for first REGISTERs only: the ones it lets through are the admitted rate that sizes Retry-After
+    // asked for first REGISTERs only: the ones it lets through count in the admitted rate whose peak sizes Retry-After
     if (!shedder.shouldShed(random())) return undefined;
     // the earliest second in which the shedder has room for it (its return calendar), booked there
     return { status: SipStatus.ServiceUnavailable, headers: [['Retry-After', String(shedder.retryAfterSec(random()))]] };
